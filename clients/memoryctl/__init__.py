@@ -1,0 +1,1 @@
+"""memoryctl: the thin human CLI for memoryd. Plain `socket` + `json`; nothing heavy."""

@@ -1,0 +1,209 @@
+"""memoryctl: one subcommand per memoryd tool, plus status, tools and raw calls.
+
+Talks to the daemon over its socket with plain `socket` + `json` and starts in a
+few tens of milliseconds: it must never import trio, chromadb, onnxruntime or
+structlog.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from memoryctl import render
+from memoryctl.client import Client, DaemonUnavailable, RpcFailure, resolve_root, resolve_socket
+
+CATEGORIES = ["soul", "character", "people", "project", "date", "knowledge", "feedback",
+              "preferences", "decisions", "lessons", "habits", "skills", "inbox", "reminders"]
+TYPES = ["episodic", "semantic", "procedural", "working"]
+
+
+def _csv(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", default=argparse.SUPPRESS,
+                        help="memory root (default: $MEMORY_HOME, else ~/.memory)")
+    common.add_argument("--socket", default=argparse.SUPPRESS,
+                        help="socket path (default: <root>/memory.sock or $MEMORY_SOCKET)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print the raw JSON result")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = argparse.ArgumentParser(
+        prog="memoryctl", parents=[common],
+        description="Talk to memoryd, the memory daemon for LLM agents.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def cmd(name: str, help_: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help_, description=help_)
+
+    p = cmd("write", "remember a note (TEXT, or - to read it from stdin)")
+    p.add_argument("text")
+    p.add_argument("--category", choices=CATEGORIES)
+    p.add_argument("--tags", type=_csv, help="comma-separated tags")
+    p.add_argument("--scope", help="global, agent:NAME or user:NAME")
+    p.add_argument("--source", default="memoryctl")
+    p.add_argument("--type", choices=TYPES)
+    p.add_argument("--importance", type=float)
+    p.add_argument("--session")
+    p.add_argument("--role", choices=["user", "assistant"])
+    p.add_argument("--created-at", dest="created_at", help="ISO 8601 time (imports)")
+
+    cmd("read", "show one memory").add_argument("id")
+
+    p = cmd("update", "change a memory (content, category, tags, type, importance)")
+    p.add_argument("id")
+    p.add_argument("--content", help="new content (- to read it from stdin)")
+    p.add_argument("--category", choices=CATEGORIES)
+    p.add_argument("--tags", type=_csv, help="replace the tags (comma-separated)")
+    p.add_argument("--type", choices=TYPES)
+    p.add_argument("--importance", type=float)
+    p.add_argument("--version", type=int, help="fail unless the memory is at this version")
+
+    cmd("delete", "move a memory to the trash").add_argument("id")
+
+    p = cmd("list", "list memories, newest first")
+    p.add_argument("--phase", choices=["inbox", "organized"])
+    p.add_argument("--category", choices=CATEGORIES)
+    p.add_argument("--scope")
+    p.add_argument("--source")
+    p.add_argument("--tags", type=_csv)
+    p.add_argument("--limit", type=int)
+    p.add_argument("--offset", type=int)
+
+    p = cmd("search", "exact keyword search (every word must occur), newest first")
+    p.add_argument("query")
+    p.add_argument("--tags", type=_csv)
+    p.add_argument("--scope")
+    p.add_argument("--phase", choices=["inbox", "organized"])
+    p.add_argument("--category", choices=CATEGORIES)
+    p.add_argument("--kind", choices=["note", "fact", "turn", "summary", "reminder"])
+    p.add_argument("--type", choices=TYPES)
+    p.add_argument("--session")
+    p.add_argument("--from", dest="from_", metavar="YYYY-MM-DD")
+    p.add_argument("--to", metavar="YYYY-MM-DD")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--offset", type=int)
+
+    p = cmd("tag", "add or remove tags")
+    p.add_argument("id")
+    p.add_argument("--add", type=_csv, default=[])
+    p.add_argument("--remove", type=_csv, default=[])
+
+    for name, help_ in (("link", "link two memories (both directions)"),
+                        ("unlink", "remove the link between two memories")):
+        p = cmd(name, help_)
+        p.add_argument("source")
+        p.add_argument("target")
+
+    cmd("backlinks", "memories that link to ID").add_argument("id")
+
+    p = cmd("upgrade", "promote an inbox memory to organized")
+    p.add_argument("id")
+    p.add_argument("--category", choices=[c for c in CATEGORIES if c != "inbox"])
+
+    cmd("status", "is the daemon up? counts and health")
+    cmd("tools", "list the daemon's tools")
+    p = cmd("call", "send any method with JSON params (for debugging)")
+    p.add_argument("method")
+    p.add_argument("params", nargs="?", default="{}", help="JSON object")
+    return parser
+
+
+# Subcommand -> (method, the argparse names that are tool params).
+TOOL_COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "write": ("memory_write", ("category", "tags", "scope", "source", "type", "importance",
+                               "session", "role", "created_at")),
+    "read": ("memory_read", ("id",)),
+    "update": ("memory_update", ("id", "content", "category", "tags", "type", "importance",
+                                 "version")),
+    "delete": ("memory_delete", ("id",)),
+    "list": ("memory_list", ("phase", "category", "scope", "source", "tags", "limit", "offset")),
+    "search": ("memory_search", ("query", "tags", "scope", "phase", "category", "kind", "type",
+                                 "session", "from_", "to", "limit", "offset")),
+    "tag": ("memory_tag", ("id", "add", "remove")),
+    "link": ("memory_link", ("source", "target")),
+    "unlink": ("memory_unlink", ("source", "target")),
+    "backlinks": ("memory_backlinks", ("id",)),
+    "upgrade": ("memory_upgrade", ("id", "category")),
+}
+
+
+def tool_params(args: argparse.Namespace) -> dict[str, Any]:
+    _method, names = TOOL_COMMANDS[args.command]
+    params: dict[str, Any] = {}
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None:
+            params["from" if name == "from_" else name] = value
+    if args.command == "write":
+        params["content"] = sys.stdin.read() if args.text == "-" else args.text
+    if args.command == "update" and params.get("content") == "-":
+        params["content"] = sys.stdin.read()
+    return params
+
+
+def show(command: str, result: Any) -> str:
+    if command in ("list", "search", "backlinks"):
+        return render.memories(result["memories"], result.get("total"))
+    if command == "delete":
+        return f"deleted {result['id']} (moved to {result['trash']})"
+    if command in ("link", "unlink"):
+        verb = "linked" if result["linked"] else "unlinked"
+        return f"{verb} {result['source']} <-> {result['target']}"
+    if command == "tools":
+        return render.table([[t["name"], t["description"].splitlines()[0]]
+                             for t in result["tools"]], ["TOOL", "DESCRIPTION"], flex=1)
+    if command == "status":
+        return render.mapping(result)
+    if isinstance(result, dict) and "content" in result and "id" in result:
+        return render.memory(result)
+    return json.dumps(result, indent=2, ensure_ascii=False)
+
+
+def run(args: argparse.Namespace, client: Client) -> Any:
+    if args.command in TOOL_COMMANDS:
+        return client.call(TOOL_COMMANDS[args.command][0], tool_params(args))
+    if args.command == "status":
+        return client.call("stats")
+    if args.command == "tools":
+        return client.call("tools/list")
+    if args.command == "call":
+        try:
+            params = json.loads(args.params)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"memoryctl: params are not valid JSON: {exc}") from None
+        return client.call(args.method, params)
+    raise SystemExit(f"memoryctl: unknown command {args.command}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    root, sock = getattr(args, "root", None), getattr(args, "socket", None)
+    socket_path = resolve_socket(root, sock)
+    try:
+        with Client(socket_path) as client:
+            result = run(args, client)
+    except DaemonUnavailable:
+        print(f"memoryctl: no memoryd is answering on {socket_path}.\n"
+              f"Start one with:  memoryd serve --root {resolve_root(root)}", file=sys.stderr)
+        return 3
+    except RpcFailure as exc:
+        print(f"memoryctl: {exc.message} (error {exc.code})", file=sys.stderr)
+        return 1
+    except (TimeoutError, OSError) as exc:
+        print(f"memoryctl: talking to {socket_path} failed: {exc}", file=sys.stderr)
+        return 1
+    if getattr(args, "json", False):
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(show(args.command, result))
+    return 0

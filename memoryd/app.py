@@ -1,0 +1,36 @@
+"""App: what every tool and server method can reach — the engine, config, counters."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd import __version__
+from memoryd.config import Config
+from memoryd.engine import Engine
+
+
+@dataclass
+class App:
+    engine: Engine
+    config: Config
+    root: Path
+    socket_path: Path
+    started: float = field(default_factory=time.monotonic)
+    connections: int = 0
+    requests: int = 0
+    stopping: bool = False
+
+    def health(self) -> dict[str, object]:
+        return {
+            "status": "stopping" if self.stopping else "ok",
+            "version": __version__,
+            "pid": os.getpid(),
+            "root": str(self.root),
+            "socket": str(self.socket_path),
+            "uptime_s": round(time.monotonic() - self.started, 3),
+            "connections": self.connections,
+            "requests": self.requests,
+        }

@@ -1,0 +1,115 @@
+"""`config.yaml` read into msgspec Structs; every key has a default.
+
+Every key is documented in `config.example.yaml` (a test keeps the two in step).
+A bad file or key fails at start with the key named (exit code 2).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class Duration(float):
+    """Seconds, written in config as `168h`, `30d`, `90s`, `1h30m`, `250ms` or a number."""
+
+    @classmethod
+    def parse(cls, value: Any) -> Duration:
+        if isinstance(value, bool):
+            raise ValueError(f"expected a duration like 30s, 10m, 168h or 30d, got {value!r}")
+        if isinstance(value, int | float):
+            if value < 0:
+                raise ValueError("a duration must not be negative")
+            return cls(value)
+        if not isinstance(value, str):
+            raise ValueError(f"expected a duration like 30s, 10m, 168h or 30d, got {value!r}")
+        text = value.strip().replace(" ", "")
+        pos, total = 0, 0.0
+        for match in _DURATION_RE.finditer(text):
+            if match.start() != pos:
+                break
+            total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+            pos = match.end()
+        if pos != len(text) or not text:
+            raise ValueError(f"expected a duration like 30s, 10m, 168h or 30d, got {value!r}")
+        return cls(total)
+
+
+class StorageConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    inbox_ttl: Duration = Duration(7 * 86400)
+
+
+class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    max_connections: int = 256
+    drain_timeout: Duration = Duration(10)
+
+
+class WatcherConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    enabled: bool = True
+    quiet_period: Duration = Duration(0.3)
+
+
+class StatsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    flush_interval: Duration = Duration(60)
+
+
+class LoggingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console", "journal"] = "auto"
+
+
+class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    socket: str | None = None
+    storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
+    server: ServerConfig = msgspec.field(default_factory=ServerConfig)
+    watcher: WatcherConfig = msgspec.field(default_factory=WatcherConfig)
+    stats: StatsConfig = msgspec.field(default_factory=StatsConfig)
+    logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
+
+
+class ConfigError(Exception):
+    """The config file is unreadable or a key is wrong; the message names the key."""
+
+
+def _dec_hook(type_: type, obj: Any) -> Any:
+    if type_ is Duration:
+        return Duration.parse(obj)
+    raise NotImplementedError(f"unsupported config type {type_}")
+
+
+def _key_path(message: str) -> str:
+    return message.replace("`$.", "`").replace("`$`", "the top level")
+
+
+def parse_config(data: Any, source: str = "config.yaml") -> Config:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of keys at the top level")
+    try:
+        config = msgspec.convert(data, Config, dec_hook=_dec_hook)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{source}: {_key_path(str(exc))}") from None
+    if config.server.max_connections < 1:
+        raise ConfigError(f"{source}: server.max_connections must be at least 1")
+    return config
+
+
+def load_config(path: Path | None) -> Config:
+    """Read `path`; a missing default file means all defaults."""
+    if path is None or not path.exists():
+        return Config()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return parse_config(data, str(path))

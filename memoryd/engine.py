@@ -1,0 +1,455 @@
+"""Engine: every change to the memories goes through here.
+
+Files are the truth. A change is made durable in its file first, then the index
+is updated, and only then does the caller get its answer, so a client reads its
+own writes. Writes are serialised by one lock and run in a worker thread (fsync
+and SQLite block); reads run in a reader thread. Hand edits reach the index
+through `sync_paths`, which compares each file's sha256 with the index's record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+import trio
+
+from memoryd.access import Caller
+from memoryd.config import Config
+from memoryd.errors import Conflict, InvalidParams, NotFound
+from memoryd.events import EventBus
+from memoryd.schema import (
+    CATEGORIES,
+    Memory,
+    as_aware,
+    content_hash,
+    is_valid_id,
+    is_valid_scope,
+    new_id,
+    utcnow,
+)
+from memoryd.stats import AccessStats
+from memoryd.store import frontmatter
+from memoryd.store.files import MarkdownStore, file_sha
+from memoryd.store.keyword import Filters, KeywordIndex
+
+log = structlog.get_logger("memoryd.engine")
+T = TypeVar("T")
+
+# Keys a file must carry; a file missing any of them is completed and rewritten.
+_REQUIRED_KEYS = frozenset({"id", "content_hash", "kind", "phase", "category", "type", "scope",
+                            "created_at", "updated_at", "version"})
+
+
+@dataclass
+class NewMemory:
+    content: str
+    category: str | None = None
+    tags: list[str] | None = None
+    scope: str | None = None
+    source: str | None = None
+    type: str | None = None
+    importance: float | None = None
+    session: str | None = None
+    role: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass
+class Changes:
+    content: str | None = None
+    category: str | None = None
+    tags: list[str] | None = None
+    type: str | None = None
+    importance: float | None = None
+
+
+class Engine:
+    def __init__(self, root: Path, config: Config) -> None:
+        self.root = root
+        self.config = config
+        self.files = MarkdownStore(root)
+        self.index = KeywordIndex(root / "index" / "keyword.sqlite")
+        self.stats = AccessStats()
+        self.events = EventBus()
+        self._write_lock = trio.Lock()
+        self._folded: dict[str, int] = {}  # hits `_load` folded in, per id (writer thread)
+        self._read_limiter = trio.CapacityLimiter(1)
+
+    def close(self) -> None:
+        self.index.close()
+
+    # -- thread plumbing -------------------------------------------------------
+    async def _writing(self, fn: Callable[..., T], *args: Any) -> T:
+        # Not abandoned on cancel: a started write always finishes.
+        async with self._write_lock:
+            return await trio.to_thread.run_sync(fn, *args)
+
+    async def _reading(self, fn: Callable[..., T], *args: Any) -> T:
+        return await trio.to_thread.run_sync(fn, *args, limiter=self._read_limiter)
+
+    # -- file <-> index --------------------------------------------------------
+    def _load(self, memory_id: str) -> tuple[Memory, str]:
+        """The memory as its file says now (the truth), and its path."""
+        record = self.index.record_by_id(memory_id)
+        if record is None:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        data = self.files.read_bytes(record.path)
+        if data is None:  # deleted by hand a moment ago; the watcher will catch up
+            raise NotFound(f"no memory with id {memory_id!r} (its file is gone)")
+        parsed = frontmatter.parse(data.decode("utf-8", errors="replace"), memory_id)
+        memory = parsed.memory
+        memory.id = memory_id
+        pending = self.stats.pending(memory_id)
+        if pending:
+            memory.access_count += pending.count
+            memory.last_accessed_at = pending.last  # type: ignore[assignment]
+            self._folded[memory_id] = pending.count
+        return memory, record.path
+
+    def _save(self, memory: Memory, path: str, old_path: str | None = None) -> None:
+        """Durably write `memory` at `path` (moving it from `old_path`), then index it."""
+        data = frontmatter.render(memory)
+        if old_path is not None and old_path != path:
+            self.files.write_atomic(old_path, data)
+            self.files.move(old_path, path)
+        else:
+            self.files.write_atomic(path, data)
+        with self.index.transaction():
+            self.index.upsert(memory, path, file_sha(data))
+        self.stats.consumed(memory.id, self._folded.pop(memory.id, 0))
+
+    def _index_file(self, path: str, now: datetime) -> str | None:
+        """Bring the index in step with one file; returns what changed, if anything."""
+        record = self.index.record_by_path(path)
+        data = self.files.read_bytes(path)
+        if data is None:
+            if record is None:
+                return None
+            with self.index.transaction():
+                self.index.delete_path(path)
+            return "deleted"
+        sha = file_sha(data)
+        if record is not None and record.file_sha == sha:
+            return None
+        try:
+            text = data.decode("utf-8")
+            parsed = frontmatter.parse(text, self.files.id_from_filename(path))
+        except (UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
+            log.warning("store.unreadable_file", path=path, error=str(exc))
+            if record is not None:
+                with self.index.transaction():
+                    self.index.delete_path(path)
+            return None
+        memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present or parsed.dropped)
+        for key, why in parsed.dropped.items():
+            log.warning("store.ignored_value", path=path, key=key, error=why)
+        rewrite |= self._complete(memory, path, record, now)
+        if rewrite:
+            data = frontmatter.render(memory)
+            self.files.write_atomic(path, data)
+            sha = file_sha(data)
+        with self.index.transaction():
+            self.index.upsert(memory, path, sha)
+        return "updated" if record is not None else "added"
+
+    def _complete(self, memory: Memory, path: str, record: Any, now: datetime) -> bool:
+        """Fill in and correct what a hand-written file lacks; True if anything changed."""
+        before = frontmatter.render(memory)
+        taken = self.index.record_by_id(memory.id)
+        if not is_valid_id(memory.id) or (taken is not None and taken.path != path):
+            fallback = self.files.id_from_filename(path)
+            other = self.index.record_by_id(fallback)
+            valid = is_valid_id(fallback) and (other is None or other.path == path)
+            memory.id = fallback if valid else new_id()
+        for key, value in self.files.layout_facts(path).items():
+            setattr(memory, key, value)
+        if memory.category not in CATEGORIES:
+            memory.category = "inbox"
+        if memory.kind == "turn" and memory.type == "semantic":
+            memory.type = "episodic"
+        if not is_valid_scope(memory.scope):
+            memory.scope = "global"
+        memory.created_at = as_aware(memory.created_at)
+        memory.updated_at = as_aware(memory.updated_at)
+        fresh_hash = content_hash(memory.content)
+        if memory.content_hash != fresh_hash:
+            if memory.content_hash and record is not None:  # edited by hand
+                memory.version += 1
+                memory.updated_at = now
+            memory.content_hash = fresh_hash
+        if memory.phase == "inbox" and memory.expires_at is None and record is None:
+            memory.expires_at = now + timedelta(seconds=self.config.storage.inbox_ttl)
+        return frontmatter.render(memory) != before
+
+    def sync_paths_blocking(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        now = utcnow()
+        changed: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
+        for path in paths:
+            outcome = self._index_file(path, now)
+            if outcome:
+                changed[outcome].append(path)
+        return changed
+
+    async def sync_paths(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """Re-read these files (hand edits) and index what changed."""
+        changed = await self._writing(self.sync_paths_blocking, list(paths))
+        for kind, paths_ in changed.items():
+            for path in paths_:
+                event = {"added": "written", "updated": "updated", "deleted": "deleted"}[kind]
+                self.events.publish("notifications/memory",
+                                    {"event": event, "path": path, "by": "hand edit"})
+        return changed
+
+    def reconcile_blocking(self) -> dict[str, int]:
+        """Start-up: make the index agree with every file (content hash per file)."""
+        stale = self.files.remove_stale_temp_files()
+        known = self.index.all_records()
+        on_disk = set(self.files.iter_files())
+        gone = [p for p in known if p not in on_disk]
+        changed = self.sync_paths_blocking([*sorted(on_disk), *gone])
+        return {k: len(v) for k, v in changed.items()} | {"files": len(on_disk),
+                                                          "stale_temp_files": stale}
+
+    async def reconcile(self) -> dict[str, int]:
+        return await self._writing(self.reconcile_blocking)
+
+    # -- writes ----------------------------------------------------------------
+    async def write(self, new: NewMemory, caller: Caller) -> tuple[Memory, bool]:
+        """Store a new memory; an exact duplicate in the same scope returns the original."""
+        scope = new.scope or caller.default_scope
+        caller.check(scope)
+        memory = self._build(new, scope)
+        memory, created = await self._writing(self._write_blocking, memory)
+        if created:
+            self.events.publish("notifications/memory",
+                                {"event": "written", "id": memory.id}, memory.scope)
+        return memory, created
+
+    def _build(self, new: NewMemory, scope: str) -> Memory:
+        content = new.content.strip()
+        if not content:
+            raise InvalidParams("content", "must not be empty or only white space")
+        now = utcnow()
+        created = as_aware(new.created_at) if new.created_at else now
+        is_turn = new.role is not None
+        if is_turn and not new.session:
+            raise InvalidParams("session", "a turn (a write with `role`) needs its session")
+        category = new.category or "inbox"
+        organized = category != "inbox"
+        return Memory(
+            id=new_id(), content=content, content_hash=content_hash(content),
+            kind="turn" if is_turn else "note",
+            phase="organized" if organized or is_turn else "inbox",
+            category=category,
+            type=new.type or ("episodic" if is_turn else "semantic"),
+            scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
+            tags=_clean_tags(new.tags or []), source=new.source or "",
+            importance=0.5 if new.importance is None else new.importance,
+            created_at=created, updated_at=now,
+            expires_at=None if organized or is_turn else now + timedelta(
+                seconds=self.config.storage.inbox_ttl),
+        )
+
+    def _write_blocking(self, memory: Memory) -> tuple[Memory, bool]:
+        if memory.kind != "turn":
+            duplicate = self.index.find_duplicate(memory.content_hash, memory.scope)
+            if duplicate is not None:
+                with contextlib.suppress(NotFound):
+                    return self._load(duplicate)[0], False
+        self._save(memory, self.files.relpath_for(memory))
+        return memory, True
+
+    async def update(self, memory_id: str, changes: Changes, caller: Caller,
+                     expected_version: int | None = None) -> Memory:
+        def change(memory: Memory) -> None:
+            if expected_version is not None and expected_version != memory.version:
+                raise Conflict(f"memory {memory_id} is at version {memory.version}, not "
+                               f"{expected_version}: re-read it and apply your change again")
+            if changes.content is not None:
+                content = changes.content.strip()
+                if not content:
+                    raise InvalidParams("content", "must not be empty or only white space")
+                memory.content, memory.content_hash = content, content_hash(content)
+            if changes.category is not None and memory.kind != "turn":
+                memory.category = changes.category  # type: ignore[assignment]
+                memory.phase = "inbox" if changes.category == "inbox" else "organized"
+                if memory.phase == "organized":
+                    memory.expires_at = None
+            if changes.tags is not None:
+                memory.tags = _clean_tags(changes.tags)
+            if changes.type is not None:
+                memory.type = changes.type  # type: ignore[assignment]
+            if changes.importance is not None:
+                memory.importance = changes.importance
+
+        return await self._modify(memory_id, caller, change, "updated")
+
+    async def _modify(self, memory_id: str, caller: Caller,
+                      change: Callable[[Memory], None], event: str) -> Memory:
+        def run() -> Memory:
+            memory, path = self._load(memory_id)
+            caller.check(memory.scope)
+            change(memory)
+            memory.version += 1
+            memory.updated_at = utcnow()
+            self._save(memory, self.files.relpath_for(memory), old_path=path)
+            return memory
+
+        memory = await self._writing(run)
+        self.events.publish("notifications/memory", {"event": event, "id": memory_id},
+                            memory.scope)
+        return memory
+
+    async def delete(self, memory_id: str, caller: Caller) -> str:
+        def run() -> tuple[str, str]:
+            memory, path = self._load(memory_id)
+            caller.check(memory.scope)
+            for peer in memory.links:
+                self._drop_link(peer, memory_id)
+            trash = self.files.trash_path(path)
+            self.files.move(path, trash)
+            with self.index.transaction():
+                self.index.delete(memory_id)
+            self.stats.forget(memory_id)
+            if memory.kind == "turn":
+                self.files.remove_empty_dirs(path)
+            return trash, memory.scope
+
+        trash, scope = await self._writing(run)
+        self.events.publish("notifications/memory", {"event": "deleted", "id": memory_id}, scope)
+        return trash
+
+    async def tag(self, memory_id: str, add: list[str], remove: list[str],
+                  caller: Caller) -> Memory:
+        dropping = set(_clean_tags(remove))
+
+        def change(memory: Memory) -> None:
+            tags = [t for t in memory.tags if t not in dropping]
+            memory.tags = _clean_tags(tags + [t for t in add if t not in dropping])
+
+        return await self._modify(memory_id, caller, change, "updated")
+
+    async def upgrade(self, memory_id: str, category: str | None, caller: Caller) -> Memory:
+        def change(memory: Memory) -> None:
+            if memory.phase != "inbox":
+                raise InvalidParams("id", f"memory {memory_id} is already organized "
+                                    f"(category {memory.category})")
+            memory.category = (category or "knowledge")  # type: ignore[assignment]
+            memory.phase = "organized"
+            memory.expires_at = None
+
+        if category == "inbox":
+            raise InvalidParams("category", "upgrade moves a memory out of the inbox; "
+                                "name one of the other categories")
+        return await self._modify(memory_id, caller, change, "updated")
+
+    async def link(self, source: str, target: str, caller: Caller, *, linked: bool) -> Memory:
+        """Add (or remove) the bidirectional link source <-> target."""
+        if source == target:
+            raise InvalidParams("target", "a memory cannot link to itself")
+
+        def run() -> Memory:
+            src, src_path = self._load(source)
+            caller.check(src.scope)
+            dst: Memory | None
+            try:
+                dst, dst_path = self._load(target)
+                caller.check(dst.scope)
+            except NotFound:
+                if linked:
+                    raise NotFound(f"no memory with id {target!r} (params.target)") from None
+                dst, dst_path = None, ""
+            for memory, path, other in ((src, src_path, target), (dst, dst_path, source)):
+                if memory is None:
+                    continue
+                has = other in memory.links
+                if has == linked:
+                    continue
+                memory.links = ([*memory.links, other] if linked
+                                else [x for x in memory.links if x != other])
+                memory.version += 1
+                memory.updated_at = utcnow()
+                self._save(memory, path)
+            return src
+
+        memory = await self._writing(run)
+        self.events.publish("notifications/memory", {"event": "updated", "id": source},
+                            memory.scope)
+        return memory
+
+    def _drop_link(self, peer: str, memory_id: str) -> None:
+        try:
+            memory, path = self._load(peer)
+        except NotFound:
+            return
+        if memory_id in memory.links:
+            memory.links = [x for x in memory.links if x != memory_id]
+            memory.version += 1
+            memory.updated_at = utcnow()
+            self._save(memory, path)
+
+    # -- reads -----------------------------------------------------------------
+    async def read(self, memory_id: str, caller: Caller, *, count_access: bool = True) -> Memory:
+        memory = await self._reading(self.index.get, memory_id)
+        if memory is None:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        caller.check(memory.scope)
+        if count_access:
+            self.stats.hit(memory_id)
+        return self.stats.overlay(memory)
+
+    async def list(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
+        memories, total = await self._reading(self.index.list, filters, limit, offset)
+        return [self.stats.overlay(m) for m in memories], total
+
+    async def search(self, query: str, filters: Filters, limit: int,
+                     offset: int) -> tuple[list[Memory], int]:
+        memories, total = await self._reading(self.index.search, query, filters, limit, offset)
+        return [self.stats.overlay(m) for m in memories], total
+
+    async def backlinks(self, memory_id: str, caller: Caller) -> list[Memory]:
+        await self.read(memory_id, caller, count_access=False)
+        ids = await self._reading(self.index.backlinks, memory_id)
+        memories = await self._reading(self.index.get_many, ids)
+        return [self.stats.overlay(m) for m in memories if caller.can_see(m.scope)]
+
+    async def counts(self) -> dict[str, Any]:
+        return await self._reading(self.index.counts)
+
+    # -- access statistics -----------------------------------------------------
+    async def flush_stats(self) -> int:
+        """Write buffered access counts into their files, in one batch."""
+        if not self.stats.dirty:
+            return 0
+
+        def run() -> int:
+            flushed = 0
+            for memory_id in list(self.stats.dirty):
+                try:
+                    memory, path = self._load(memory_id)
+                except NotFound:
+                    self.stats.forget(memory_id)
+                    continue
+                self._save(memory, path)
+                flushed += 1
+            return flushed
+
+        flushed = await self._writing(run)
+        log.debug("stats.flushed", memories=flushed)
+        return flushed
+
+
+def _clean_tags(tags: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for tag in tags:
+        tag = tag.strip()
+        if tag:
+            seen.setdefault(tag, None)
+    return list(seen)
+

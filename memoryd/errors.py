@@ -1,0 +1,81 @@
+"""The errors a client can see, each named after the state it reports.
+
+Every error carries its JSON-RPC code; the dispatcher translates them at one
+boundary. Anything that is not an `RpcError` is *our* failure and becomes an
+internal error whose details stay in the log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RpcError(Exception):
+    code: int = -32603
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class ParseError(RpcError):
+    code = -32700
+
+
+class InvalidRequest(RpcError):
+    code = -32600
+
+
+class MethodNotFound(RpcError):
+    code = -32601
+
+
+class InvalidParams(RpcError):
+    """The params are wrong; the message names the field."""
+
+    code = -32602
+
+    def __init__(self, field: str | None, problem: str, prefix: str = "params") -> None:
+        where = f" - at `{prefix}.{field}`" if field else ""
+        super().__init__(f"Invalid params: {problem}{where}", {"field": field} if field else None)
+        self.field = field
+
+
+class NotFound(RpcError):
+    code = -32001
+
+
+class Conflict(RpcError):
+    """A stale `version`: somebody else changed the memory first."""
+
+    code = -32002
+
+
+class Forbidden(RpcError):
+    code = -32003
+
+
+class TooLarge(RpcError):
+    code = -32004
+
+
+class Busy(RpcError):
+    code = -32005
+
+
+INTERNAL_ERROR = -32603
+
+# The table the README and tests check against: one definition of the codes.
+ERROR_CODES: dict[int, str] = {
+    ParseError.code: "parse error: the line is not JSON",
+    InvalidRequest.code: "invalid request: not a JSON-RPC request object",
+    MethodNotFound.code: "unknown method or tool",
+    InvalidParams.code: "invalid params (the message names the field)",
+    NotFound.code: "not found",
+    Conflict.code: "conflict: stale `version`",
+    Forbidden.code: "forbidden: outside the caller's scope",
+    TooLarge.code: "too large: a line over 1 MiB (the connection survives)",
+    Busy.code: "busy: too many connections or the daemon is shutting down",
+    INTERNAL_ERROR: "internal error (details in the daemon log)",
+}

@@ -1,0 +1,1 @@
+"""The wire: NDJSON framing, the JSON-RPC codec and the dispatcher (no sockets here)."""

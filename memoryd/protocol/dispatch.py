@@ -1,0 +1,187 @@
+"""Dispatcher: one request line in, one reply line (or nothing) out.
+
+Decodes the envelope, routes the method (server methods, `tools/call`, or a
+tool's own name as shorthand), decodes the params against the tool's Struct and
+translates every failure to a JSON-RPC error at this one boundary. Knows no
+sockets: tests drive it with bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+import structlog
+from msgspec import UNSET, Raw, UnsetType
+
+from memoryd import __version__
+from memoryd.access import Caller, agent_scope
+from memoryd.app import App
+from memoryd.errors import InvalidRequest, MethodNotFound, RpcError
+from memoryd.events import Subscription
+from memoryd.protocol.codec import (
+    best_effort_id,
+    decode_params,
+    decode_request,
+    encode_error,
+    encode_json,
+    encode_result,
+)
+from memoryd.tools.registry import Tool
+
+log = structlog.get_logger("memoryd.protocol")
+
+PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
+INSTRUCTIONS = (
+    "memoryd keeps long-term memory as Markdown files. Use memory_search for exact words, "
+    "memory_write to remember, memory_read/memory_update/memory_delete by id."
+)
+
+
+class Session:
+    """Per-connection state: who the caller is and whether it subscribed to events."""
+
+    def __init__(self, peer_pid: int | None = None) -> None:
+        self.caller = Caller()
+        self.client_info: dict[str, Any] | None = None
+        self.subscription: Subscription | None = None
+        self.peer_pid = peer_pid
+
+
+class ClientInfo(msgspec.Struct):
+    name: str = ""
+    version: str = ""
+
+
+class InitializeParams(msgspec.Struct):
+    protocolVersion: str = PROTOCOL_VERSIONS[0]
+    capabilities: dict[str, Any] = {}
+    clientInfo: ClientInfo | None = None
+
+
+class CallParams(msgspec.Struct):
+    name: str
+    arguments: Raw | UnsetType = UNSET
+    params: Raw | UnsetType = UNSET
+
+
+class NoParams(msgspec.Struct):
+    pass
+
+
+Handler = Callable[[Raw | UnsetType, Session], Awaitable[Any]]
+
+
+class Dispatcher:
+    def __init__(self, app: App, tools: dict[str, Tool]) -> None:
+        self.app = app
+        self.tools = tools
+        self.methods: dict[str, Handler] = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "health": self._health,
+            "stats": self._stats,
+            "events/subscribe": self._subscribe,
+            "events/unsubscribe": self._unsubscribe,
+        }
+        self._tools_list_result = {"tools": [t.describe() for t in tools.values()]}
+
+    async def handle(self, line: bytes, session: Session) -> bytes | None:
+        """Answer one request line; None for a notification (never answered)."""
+        self.app.requests += 1
+        try:
+            request = decode_request(line)
+        except InvalidRequest as exc:
+            return encode_error(best_effort_id(line), exc)
+        except RpcError as exc:
+            return encode_error(None, exc)
+        try:
+            result = await self._call(request.method, request.params, session)
+        except RpcError as exc:
+            return None if request.is_notification else encode_error(request.reply_id, exc)
+        except Exception:
+            log.exception("request.failed", method=request.method)
+            if request.is_notification:
+                return None
+            return encode_error(request.reply_id, RpcError(
+                "internal error: the daemon failed to handle this request; see its log"))
+        return None if request.is_notification else encode_result(request.reply_id, result)
+
+    async def _call(self, method: str, params: Raw | UnsetType, session: Session) -> Any:
+        handler = self.methods.get(method)
+        if handler is not None:
+            return await handler(params, session)
+        if method.startswith("notifications/"):
+            return None  # client notifications (initialized, cancelled...) need no action
+        tool = self.tools.get(method)
+        if tool is None:
+            raise MethodNotFound(f"unknown method or tool {method!r}; "
+                                 "`tools/list` names the tools")
+        return await self.run_tool(tool, params, session, "params")
+
+    async def run_tool(self, tool: Tool, raw: Raw | UnsetType, session: Session,
+                       prefix: str) -> dict[str, Any]:
+        args = decode_params(raw, tool.params, prefix)
+        return await tool.fn(self.app, session.caller, args)
+
+    # -- server methods ---------------------------------------------------------
+    async def _initialize(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        params = decode_params(raw, InitializeParams)
+        if params.clientInfo is not None:
+            session.client_info = msgspec.to_builtins(params.clientInfo)
+            if params.clientInfo.name:
+                session.caller.agent = agent_scope(params.clientInfo.name)
+        version = (params.protocolVersion if params.protocolVersion in PROTOCOL_VERSIONS
+                   else PROTOCOL_VERSIONS[0])
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "memoryd", "version": __version__},
+            "instructions": INSTRUCTIONS,
+            "scope": session.caller.default_scope,
+        }
+
+    async def _ping(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        return {}
+
+    async def _tools_list(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        return self._tools_list_result
+
+    async def _tools_call(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        call = decode_params(raw, CallParams)
+        tool = self.tools.get(call.name)
+        if tool is None:
+            raise MethodNotFound(f"unknown tool {call.name!r}; `tools/list` names the tools")
+        arguments = call.arguments if call.arguments is not UNSET else call.params
+        prefix = "params.arguments" if call.arguments is not UNSET else "params.params"
+        result = await self.run_tool(tool, arguments, session, prefix)
+        return {
+            "content": [{"type": "text", "text": encode_json(result).decode()}],
+            "structuredContent": result,
+            "isError": False,
+        }
+
+    async def _health(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        decode_params(raw, NoParams)
+        return self.app.health()
+
+    async def _stats(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        decode_params(raw, NoParams)
+        counts = await self.app.engine.counts()
+        return {**counts, "pending_access_counts": len(self.app.engine.stats.dirty),
+                "subscribers": self.app.engine.events.subscribers, **self.app.health()}
+
+    async def _subscribe(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        if session.subscription is None:
+            session.subscription = self.app.engine.events.subscribe(session.caller.can_see)
+        return {"subscribed": True,
+                "notifications": ["notifications/memory", "notifications/reminder"]}
+
+    async def _unsubscribe(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        if session.subscription is not None:
+            self.app.engine.events.unsubscribe(session.subscription)
+            session.subscription = None
+        return {"subscribed": False}

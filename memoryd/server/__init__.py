@@ -1,0 +1,1 @@
+"""The daemon process: lock, socket, connections, file watcher, lifecycle."""

@@ -1,0 +1,88 @@
+"""One client connection: frame lines, dispatch them in order, write replies.
+
+Requests on a connection are answered in order; the replies to one received
+chunk go out in one `send_all` (cheap pipelining). Pushed notifications share
+the connection's send lock. On shutdown an idle connection is closed at once
+and a busy one after it finishes what it has received.
+"""
+
+from __future__ import annotations
+
+import structlog
+import trio
+
+from memoryd.errors import TooLarge
+from memoryd.protocol.codec import encode_error, encode_notification
+from memoryd.protocol.dispatch import Dispatcher, Session
+from memoryd.protocol.framing import MAX_LINE, LineFramer, LineTooLong
+
+log = structlog.get_logger("memoryd.connection")
+RECEIVE_SIZE = 65536
+
+
+class Drain:
+    """Shared shutdown state: set `stopping`, then cancel every idle read."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self._idle: set[trio.CancelScope] = set()
+
+    def begin(self) -> None:
+        self.stopping = True
+        for scope in list(self._idle):
+            scope.cancel()
+
+    async def receive(self, stream: trio.SocketStream) -> bytes | None:
+        """Next chunk, or None when the peer closed or the daemon is stopping."""
+        if self.stopping:
+            return None
+        with trio.CancelScope() as scope:
+            self._idle.add(scope)
+            try:
+                return await stream.receive_some(RECEIVE_SIZE) or None
+            finally:
+                self._idle.discard(scope)
+        return None
+
+
+async def _forward_notifications(session: Session, stream: trio.SocketStream,
+                                 send_lock: trio.Lock) -> None:
+    assert session.subscription is not None
+    async for method, params in session.subscription.receive:
+        async with send_lock:
+            await stream.send_all(encode_notification(method, params))
+
+
+async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
+                           session: Session, drain: Drain) -> None:
+    framer = LineFramer(MAX_LINE)
+    send_lock = trio.Lock()
+    too_large = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, "
+                         "the connection is still open")
+    try:
+        async with trio.open_nursery() as nursery:
+            forwarding = False
+            while (data := await drain.receive(stream)) is not None:
+                replies: list[bytes] = []
+                for event in framer.feed(data):
+                    if isinstance(event, LineTooLong):
+                        replies.append(encode_error(None, too_large))
+                        continue
+                    reply = await dispatcher.handle(event, session)
+                    if reply is not None:
+                        replies.append(reply)
+                if replies:
+                    async with send_lock:
+                        await stream.send_all(b"".join(replies))
+                if session.subscription is not None and not forwarding:
+                    forwarding = True
+                    nursery.start_soon(_forward_notifications, session, stream, send_lock)
+            nursery.cancel_scope.cancel()
+    except* (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the client went away; nothing of ours is half-done
+    finally:
+        if session.subscription is not None:
+            dispatcher.app.engine.events.unsubscribe(session.subscription)
+        with trio.move_on_after(1) as cleanup:
+            cleanup.shield = True
+            await stream.aclose()

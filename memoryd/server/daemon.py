@@ -1,0 +1,138 @@
+"""The daemon's lifecycle: open the stores, reconcile, serve, drain, exit.
+
+One nursery owns the listener, every connection, the watcher and the stats
+flusher. SIGTERM/SIGINT stop accepting (the socket file goes at once), close
+idle connections, let busy ones finish what they received (up to
+`server.drain_timeout`), flush access counts and exit 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import structlog
+import trio
+
+from memoryd.app import App
+from memoryd.config import Config
+from memoryd.engine import Engine
+from memoryd.errors import Busy, Forbidden
+from memoryd.protocol.codec import encode_error
+from memoryd.protocol.dispatch import Dispatcher, Session
+from memoryd.server.connection import Drain, serve_connection
+from memoryd.server.listener import open_unix_listener, peer_credentials
+from memoryd.server.systemd import sd_notify
+from memoryd.server.watcher import watch_files
+from memoryd.tools.registry import load_tools
+
+log = structlog.get_logger("memoryd")
+
+
+async def _refuse(stream: trio.SocketStream, error: Exception) -> None:
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        with trio.move_on_after(1):
+            await stream.send_all(encode_error(None, error))  # type: ignore[arg-type]
+    await stream.aclose()
+
+
+async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatcher,
+                  drain: Drain, nursery: trio.Nursery) -> None:
+    my_uid = os.geteuid()
+
+    async def handle(stream: trio.SocketStream) -> None:
+        creds = peer_credentials(stream)
+        if creds is not None and creds[1] != my_uid:
+            log.warning("connection.refused", reason="other uid", uid=creds[1])
+            await _refuse(stream, Forbidden("connections from another user are refused"))
+            return
+        if app.connections >= app.config.server.max_connections:
+            await _refuse(stream, Busy(f"too many connections "
+                                       f"({app.config.server.max_connections}); retry later"))
+            return
+        app.connections += 1
+        try:
+            await serve_connection(stream, dispatcher, Session(creds[0] if creds else None),
+                                   drain)
+        except Exception:  # one connection's failure must never reach the others
+            log.exception("connection.failed")
+        finally:
+            app.connections -= 1
+
+    while True:
+        try:
+            stream = await listener.accept()
+        except trio.ClosedResourceError:
+            return  # shutting down: the listener was closed
+        except OSError as exc:  # EMFILE and friends: back off, keep serving the others
+            log.warning("accept.failed", error=str(exc))
+            await trio.sleep(0.1)
+            continue
+        nursery.start_soon(handle, stream)
+
+
+async def _flush_stats_every(engine: Engine, interval: float) -> None:
+    while True:
+        await trio.sleep(interval)
+        try:
+            await engine.flush_stats()
+        except Exception:
+            log.exception("stats.flush_failed")
+
+
+async def serve(root: Path, socket_path: Path, config: Config,
+                task_status: trio.TaskStatus[App] = trio.TASK_STATUS_IGNORED) -> None:
+    """Run the daemon until SIGTERM/SIGINT. The caller holds the root's lock."""
+    started = time.monotonic()
+    engine = Engine(root, config)
+    try:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            await _serve(engine, root, socket_path, config, signals, started, task_status)
+    finally:
+        engine.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(socket_path)
+
+
+async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
+                 signals: object, started: float, task_status: trio.TaskStatus[App]) -> None:
+    stop_watching = trio.Event()
+    drain = Drain()
+    async with trio.open_nursery() as services:
+        if config.watcher.enabled:
+            await services.start(watch_files, engine, config.watcher.quiet_period,
+                                 stop_watching)
+        if engine.index.was_reset:
+            log.info("index.rebuilding", reason="missing, corrupted or an older schema")
+        summary = await engine.reconcile()
+        log.info("index.reconciled", **summary)
+        listener = await open_unix_listener(socket_path)
+        app = App(engine=engine, config=config, root=root, socket_path=socket_path)
+        dispatcher = Dispatcher(app, load_tools())
+        services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
+        async with trio.open_nursery() as connections:
+            connections.start_soon(_accept, listener, app, dispatcher, drain, connections)
+            log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
+                     memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
+            sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")
+            task_status.started(app)
+            async for signum in signals:  # type: ignore[attr-defined]
+                log.info("daemon.stopping", signal=signal.Signals(signum).name,
+                         connections=app.connections)
+                break
+            sd_notify("STOPPING=1")
+            app.stopping = True
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(socket_path)  # new clients are told at once: nobody is here
+            await listener.aclose()
+            drain.begin()
+            # Leaving this block waits for busy connections to finish, up to the deadline.
+            connections.cancel_scope.deadline = trio.current_time() + config.server.drain_timeout
+        stop_watching.set()
+        flushed = await engine.flush_stats()
+        log.info("daemon.stopped", flushed_access_counts=flushed)
+        services.cancel_scope.cancel()
+

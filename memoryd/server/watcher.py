@@ -1,0 +1,81 @@
+"""Hand edits: watch categories/ and sessions/, re-index what changed.
+
+watchfiles delivers a burst of writes as many small batches, so changed paths
+collect in a dirty set and are synced after `quiet_period` without new events.
+The engine compares each file's sha256 with the index, so the events of the
+daemon's own writes cost a hash and change nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import structlog
+import trio
+from watchfiles import Change, DefaultFilter, awatch
+
+from memoryd.engine import Engine
+from memoryd.store.files import TMP_PREFIX, WATCHED_DIRS
+
+log = structlog.get_logger("memoryd.watcher")
+
+
+class MemoryFileFilter(DefaultFilter):
+    """Markdown files and folders (a folder moved or removed means a full rescan)."""
+
+    def __call__(self, change: Change, path: str) -> bool:
+        name = os.path.basename(path)
+        if name.startswith(TMP_PREFIX) or name.startswith("."):
+            return False
+        if not super().__call__(change, path):
+            return False
+        return name.endswith(".md") or "." not in name
+
+
+async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event,
+                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    root = engine.root
+    dirty: set[str] = set()
+    rescan = False
+    changed = trio.Event()
+
+    async def sync_when_quiet() -> None:
+        nonlocal changed, rescan
+        while True:
+            await changed.wait()
+            while True:  # wait for a quiet period
+                changed = trio.Event()
+                with trio.move_on_after(quiet_period):
+                    await changed.wait()
+                    continue
+                break
+            paths, full = sorted(dirty), rescan
+            dirty.clear()
+            rescan = False
+            try:
+                if full:
+                    result = await engine.reconcile()
+                    log.info("watcher.rescanned", **result)
+                else:
+                    result = await engine.sync_paths(paths)
+                    if any(result.values()):
+                        log.info("watcher.synced", **{k: v for k, v in result.items() if v})
+            except Exception:
+                log.exception("watcher.sync_failed", paths=len(paths))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sync_when_quiet)
+        task_status.started()
+        watched = [root / name for name in WATCHED_DIRS]
+        async for changes in awatch(*watched, watch_filter=MemoryFileFilter(),
+                                    stop_event=stop, debounce=400, step=50,
+                                    rust_timeout=1000):
+            for _change, path in changes:
+                rel = Path(path).relative_to(root).as_posix()
+                if engine.files.is_memory_path(rel):
+                    dirty.add(rel)
+                else:
+                    rescan = True
+            changed.set()
+        nursery.cancel_scope.cancel()

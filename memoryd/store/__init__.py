@@ -1,0 +1,1 @@
+"""The stores: Markdown files (the truth) and the indexes derived from them."""

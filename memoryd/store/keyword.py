@@ -1,0 +1,305 @@
+"""KeywordIndex: SQLite under index/ — the catalog of memories and their FTS5 text.
+
+Derived from the files and rebuildable at any time: each row records the file's
+path and sha256, so reconciliation can tell which files changed. The FTS table
+uses the trigram tokenizer: case-insensitive substring matching that also works
+for scripts without spaces (Chinese, Japanese).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+
+from memoryd.schema import Memory
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL UNIQUE,
+    file_sha TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    kind TEXT NOT NULL, phase TEXT NOT NULL, category TEXT NOT NULL, type TEXT NOT NULL,
+    scope TEXT NOT NULL, session TEXT, source TEXT NOT NULL,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL,
+    access_count INTEGER NOT NULL,
+    doc BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_scope_created ON memories (scope, created_at);
+CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at);
+CREATE INDEX IF NOT EXISTS memories_hash ON memories (content_hash, scope);
+CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
+CREATE INDEX IF NOT EXISTS tags_mem ON tags (mem);
+CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS links_dst ON links (dst);
+CREATE INDEX IF NOT EXISTS links_src ON links (src);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (content, tags, tokenize = 'trigram');
+"""
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(Memory).decode
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    id: str
+    path: str
+    file_sha: str
+
+
+@dataclass
+class Filters:
+    """Row filters shared by list and search. `scopes=None` means every scope."""
+
+    scopes: Sequence[str] | None = None
+    phase: str | None = None
+    category: str | None = None
+    kind: str | None = None
+    type: str | None = None
+    session: str | None = None
+    source: str | None = None
+    tags: Sequence[str] = field(default_factory=tuple)
+    since: datetime | None = None  # created_at >= since
+    until: datetime | None = None  # created_at < until
+
+    def where(self) -> tuple[list[str], list[object]]:
+        clauses: list[str] = []
+        args: list[object] = []
+        if self.scopes is not None:
+            clauses.append(f"m.scope IN ({','.join('?' * len(self.scopes))})")
+            args.extend(self.scopes)
+        for column in ("phase", "category", "kind", "type", "session", "source"):
+            value = getattr(self, column)
+            if value is not None:
+                clauses.append(f"m.{column} = ?")
+                args.append(value)
+        for tag in self.tags:
+            clauses.append("EXISTS (SELECT 1 FROM tags t WHERE t.mem = m.rowid AND t.tag = ?)")
+            args.append(tag)
+        if self.since is not None:
+            clauses.append("m.created_at >= ?")
+            args.append(self.since.timestamp())
+        if self.until is not None:
+            clauses.append("m.created_at < ?")
+            args.append(self.until.timestamp())
+        return clauses, args
+
+
+def _fts_query(query: str) -> tuple[str | None, list[str]]:
+    """(FTS5 MATCH expression, short terms to test with LIKE).
+
+    Every whitespace-separated term must occur (AND). Terms are quoted, so FTS
+    syntax in a query is just text. Trigrams need 3 characters; shorter terms
+    are matched with LIKE.
+    """
+    long_terms, short_terms = [], []
+    for term in query.split():
+        (long_terms if len(term) >= 3 else short_terms).append(term)
+    match = " AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms) or None
+    return match, short_terms
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class KeywordIndex:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._rebuilt = False
+        self.writer: sqlite3.Connection | None = None
+        try:
+            self.writer = self._connect()
+            current = self._schema_version() == SCHEMA_VERSION
+        except sqlite3.DatabaseError:  # a corrupted or foreign file: rebuild it
+            current = False
+        if not current:
+            self._reset()
+        self.reader = self._connect()
+
+    @property
+    def was_reset(self) -> bool:
+        return self._rebuilt
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        # The index is derived: a crash may lose its last commits, and start-up
+        # reconciliation with the files restores them.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
+
+    def _schema_version(self) -> str | None:
+        assert self.writer is not None
+        try:
+            row = self.writer.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return row[0] if row else None
+
+    def _reset(self) -> None:
+        self._rebuilt = True
+        if self.writer is not None:
+            self.writer.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self.writer = self._connect()
+        self.writer.executescript(_SCHEMA)
+        self.writer.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
+        )
+
+    def close(self) -> None:
+        self.reader.close()
+        self.writer.close()
+
+    # -- writes (writer connection, one thread at a time) ---------------------
+    def transaction(self) -> _Transaction:
+        return _Transaction(self.writer)
+
+    def upsert(self, memory: Memory, path: str, sha: str) -> None:
+        conn = self.writer
+        old = conn.execute("SELECT rowid FROM memories WHERE id = ? OR path = ?",
+                           (memory.id, path)).fetchall()
+        for (rowid,) in old:
+            self._delete_rowid(rowid)
+        cur = conn.execute(
+            "INSERT INTO memories (id, path, file_sha, content_hash, kind, phase, category,"
+            " type, scope, session, source, created_at, updated_at, expires_at, access_count,"
+            " doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                memory.id, path, sha, memory.content_hash, memory.kind, memory.phase,
+                memory.category, memory.type, memory.scope, memory.session, memory.source,
+                memory.created_at.timestamp(), memory.updated_at.timestamp(),
+                memory.expires_at.timestamp() if memory.expires_at else None,
+                memory.access_count, _encode(memory),
+            ),
+        )
+        rowid = cur.lastrowid
+        conn.execute("INSERT INTO fts (rowid, content, tags) VALUES (?, ?, ?)",
+                     (rowid, memory.content, " ".join(memory.tags)))
+        conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in memory.tags])
+        conn.executemany("INSERT INTO links VALUES (?, ?)", [(memory.id, d) for d in memory.links])
+
+    def _delete_rowid(self, rowid: int) -> None:
+        conn = self.writer
+        (mem_id,) = conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM tags WHERE mem = ?", (rowid,))
+        conn.execute("DELETE FROM links WHERE src = ?", (mem_id,))
+        conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
+
+    def delete(self, memory_id: str) -> None:
+        row = self.writer.execute("SELECT rowid FROM memories WHERE id = ?",
+                                  (memory_id,)).fetchone()
+        if row:
+            self._delete_rowid(row[0])
+
+    def delete_path(self, path: str) -> str | None:
+        row = self.writer.execute("SELECT rowid, id FROM memories WHERE path = ?",
+                                  (path,)).fetchone()
+        if not row:
+            return None
+        self._delete_rowid(row[0])
+        return row[1]
+
+    # -- reads used by the writer thread (consistent with its own writes) -----
+    def record_by_path(self, path: str) -> FileRecord | None:
+        row = self.writer.execute("SELECT id, path, file_sha FROM memories WHERE path = ?",
+                                  (path,)).fetchone()
+        return FileRecord(*row) if row else None
+
+    def record_by_id(self, memory_id: str) -> FileRecord | None:
+        row = self.writer.execute("SELECT id, path, file_sha FROM memories WHERE id = ?",
+                                  (memory_id,)).fetchone()
+        return FileRecord(*row) if row else None
+
+    def all_records(self) -> dict[str, FileRecord]:
+        rows = self.writer.execute("SELECT id, path, file_sha FROM memories")
+        return {r[1]: FileRecord(*r) for r in rows}
+
+    def find_duplicate(self, content_hash: str, scope: str) -> str | None:
+        row = self.writer.execute(
+            "SELECT id FROM memories WHERE content_hash = ? AND scope = ? AND kind != 'turn'"
+            " LIMIT 1", (content_hash, scope)).fetchone()
+        return row[0] if row else None
+
+    # -- reads (reader connection, one thread at a time) ----------------------
+    def get(self, memory_id: str) -> Memory | None:
+        row = self.reader.execute("SELECT doc FROM memories WHERE id = ?",
+                                  (memory_id,)).fetchone()
+        return _decode(row[0]) if row else None
+
+    def get_many(self, ids: Iterable[str]) -> list[Memory]:
+        ids = list(ids)
+        if not ids:
+            return []
+        rows = self.reader.execute(
+            f"SELECT doc FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return [_decode(r[0]) for r in rows]
+
+    def list(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
+        clauses, args = filters.where()
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        total = self.reader.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()
+        rows = self.reader.execute(
+            f"SELECT m.doc FROM memories m {where} ORDER BY m.created_at DESC, m.id"
+            " LIMIT ? OFFSET ?", [*args, limit, offset])
+        return [_decode(r[0]) for r in rows], total[0]
+
+    def search(self, query: str, filters: Filters, limit: int,
+               offset: int) -> tuple[list[Memory], int]:
+        clauses, args = filters.where()
+        match, short_terms = _fts_query(query)
+        join = "JOIN fts ON fts.rowid = m.rowid"
+        if match:
+            clauses.insert(0, "fts MATCH ?")
+            args.insert(0, match)
+        for term in short_terms:
+            clauses.append("(fts.content LIKE ? ESCAPE '\\' OR fts.tags LIKE ? ESCAPE '\\')")
+            args.extend([_like(term), _like(term)])
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        total = self.reader.execute(
+            f"SELECT count(*) FROM memories m {join} {where}", args).fetchone()
+        rows = self.reader.execute(
+            f"SELECT m.doc FROM memories m {join} {where} ORDER BY m.created_at DESC, m.id"
+            " LIMIT ? OFFSET ?", [*args, limit, offset])
+        return [_decode(r[0]) for r in rows], total[0]
+
+    def backlinks(self, memory_id: str) -> list[str]:
+        rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))
+        return [r[0] for r in rows]
+
+    def counts(self) -> dict[str, object]:
+        conn = self.reader
+        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        by = {}
+        for column in ("phase", "category", "kind", "scope"):
+            by[column] = dict(conn.execute(
+                f"SELECT {column}, count(*) FROM memories GROUP BY {column}").fetchall())
+        return {"memories": total, **{f"by_{k}": v for k, v in by.items()}}
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")

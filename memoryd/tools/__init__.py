@@ -1,0 +1,1 @@
+"""The tools: one thin function per tool over the engine, and the table of them."""

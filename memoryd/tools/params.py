@@ -1,0 +1,107 @@
+"""Each tool's parameters, one msgspec Struct per tool.
+
+The constraints here are the validation (errors name the field), and
+`msgspec.json.schema` turns them into the `inputSchema` of `tools/list`.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+from memoryd.schema import ID_PATTERN, SCOPE_PATTERN, Category, MemoryType, Phase, Role
+
+MAX_CONTENT = 256 * 1024  # characters
+
+Id = Annotated[str, Meta(pattern=ID_PATTERN, max_length=128, description="A memory id.")]
+Content = Annotated[str, Meta(min_length=1, max_length=MAX_CONTENT,
+                              description="The text to remember (Markdown).")]
+Tag = Annotated[str, Meta(min_length=1, max_length=64, pattern=r"^[^,\r\n]+$")]
+Tags = Annotated[list[Tag], Meta(max_length=64, description="Tags (no commas).")]
+Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
+                            description="global, agent:<name> or user:<name>.")]
+Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
+Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
+Session = Annotated[str, Meta(pattern=ID_PATTERN, max_length=128,
+                              description="Conversation / session id.")]
+Limit = Annotated[int, Meta(ge=1, le=1000, description="At most this many results.")]
+Offset = Annotated[int, Meta(ge=0, description="Skip this many results (paging).")]
+Query = Annotated[str, Meta(min_length=1, max_length=4096,
+                            description="Words that must all occur (case-insensitive).")]
+
+
+class Params(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class WriteParams(Params):
+    content: Content
+    category: Category | None = None
+    tags: Tags = []
+    scope: Scope | None = None
+    source: Source | None = None
+    type: MemoryType | None = None
+    importance: Importance | None = None
+    session: Session | None = None
+    role: Role | None = None
+    created_at: datetime | None = None
+
+
+class IdParams(Params):
+    id: Id
+
+
+class UpdateParams(Params):
+    id: Id
+    content: Content | None = None
+    category: Category | None = None
+    tags: Tags | None = None
+    type: MemoryType | None = None
+    importance: Importance | None = None
+    version: Annotated[int, Meta(ge=1, description="Fail with -32002 unless the memory "
+                                 "is still at this version.")] | None = None
+
+
+class ListParams(Params):
+    phase: Phase | None = None
+    category: Category | None = None
+    scope: Scope | None = None
+    source: Source | None = None
+    tags: Tags = []
+    limit: Limit = 50
+    offset: Offset = 0
+
+
+class SearchParams(Params):
+    query: Query
+    tags: Tags = []
+    scope: Scope | None = None
+    phase: Phase | None = None
+    category: Category | None = None
+    kind: Annotated[str, Meta(pattern="^(note|fact|turn|summary|reminder)$")] | None = None
+    type: MemoryType | None = None
+    session: Session | None = None
+    from_: Annotated[date, Meta(description="Created on or after (YYYY-MM-DD).")] | None = (
+        msgspec.field(default=None, name="from"))
+    to: Annotated[date, Meta(description="Created on or before (YYYY-MM-DD).")] | None = None
+    limit: Limit = 20
+    offset: Offset = 0
+
+
+class TagParams(Params):
+    id: Id
+    add: Tags = []
+    remove: Tags = []
+
+
+class LinkParams(Params):
+    source: Id
+    target: Id
+
+
+class UpgradeParams(Params):
+    id: Id
+    category: Category | None = None

@@ -1,0 +1,109 @@
+"""Shared fixtures: a real `memoryd serve` subprocess on a temp root."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from memoryctl.client import Client, DaemonUnavailable, RpcFailure
+
+
+class Daemon:
+    """A memoryd process under test; `client()` opens a fresh socket connection."""
+
+    def __init__(self, root: Path, extra_args: list[str] | None = None,
+                 config: str | None = None) -> None:
+        self.root = root
+        self.socket = root / "memory.sock"
+        self.extra_args = extra_args or []
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = root.parent / f"{root.name}.log"
+        if config is not None:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            (root / "config.yaml").write_text(config)
+
+    def start(self, wait: bool = True) -> Daemon:
+        env = dict(os.environ, HOME=str(self.root.parent))
+        self._log = open(self.log_path, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve", "--root", str(self.root),
+             "--log-format", "json", *self.extra_args],
+            stdout=self._log, stderr=self._log, env=env)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise AssertionError(f"memoryd exited with {self.proc.returncode}:\n{self.log}")
+            try:
+                with Client(self.socket, timeout=5) as c:
+                    c.call("health")
+                return
+            except (DaemonUnavailable, OSError, RpcFailure):
+                time.sleep(0.05)
+        raise AssertionError(f"memoryd did not become ready:\n{self.log}")
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def client(self, timeout: float = 30.0) -> Client:
+        return Client(self.socket, timeout=timeout)
+
+    def call(self, method: str, params: dict | None = None):
+        with self.client() as c:
+            return c.call(method, params)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout)
+        finally:
+            self._log.close()
+        return code
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    # Unix socket paths are limited to ~104 bytes: pytest's tmp_path can be longer.
+    with tempfile.TemporaryDirectory(prefix="md-") as tmp:
+        yield Path(tmp)
+
+
+@pytest.fixture
+def daemon(short_tmp: Path) -> Iterator[Daemon]:
+    d = Daemon(short_tmp / "root").start()
+    yield d
+    if d.proc and d.proc.poll() is None:
+        d.stop()
+
+
+@pytest.fixture
+def make_daemon(short_tmp: Path) -> Iterator:
+    started: list[Daemon] = []
+
+    def make(name: str = "root", **kwargs) -> Daemon:
+        d = Daemon(short_tmp / name, **kwargs)
+        started.append(d)
+        return d
+
+    yield make
+    for d in started:
+        if d.proc and d.proc.poll() is None:
+            d.stop(signal.SIGKILL)

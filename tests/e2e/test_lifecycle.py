@@ -1,0 +1,218 @@
+"""The daemon as a process: concurrency, crashes, signals, locks, hand edits, config."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from memoryctl.client import Client, DaemonUnavailable, RpcFailure
+
+
+def wait_for(predicate, timeout: float = 10.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_forty_concurrent_clients_lose_nothing(daemon):
+    errors: list[BaseException] = []
+    written: list[str] = []
+    lock = threading.Lock()
+
+    def client(n: int) -> None:
+        try:
+            with daemon.client() as c:
+                for i in range(25):
+                    m = c.call("memory_write", {"content": f"client {n} note {i}",
+                                                "tags": [f"c{n}"]})
+                    with lock:
+                        written.append(m["id"])
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(set(written)) == 1000
+    assert daemon.call("memory_list", {"limit": 1})["total"] == 1000
+    assert len(list((daemon.root / "categories/inbox").glob("*.md"))) == 1000
+    assert daemon.call("memory_search", {"query": "client note", "tags": ["c7"]})["total"] == 25
+    assert daemon.call("memory_list", {"tags": ["c39"]})["total"] == 25
+
+
+def test_kill_9_under_concurrent_writes_loses_no_acknowledged_memory(make_daemon):
+    d = make_daemon().start()
+    acked: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(n: int) -> None:
+        try:
+            with d.client(timeout=10) as c:
+                i = 0
+                while not stop.is_set():
+                    content = f"crash test writer {n} item {i} zq{n}x{i}q"
+                    m = c.call("memory_write", {"content": content})
+                    with lock:
+                        acked.append((m["id"], content))
+                    i += 1
+        except (OSError, DaemonUnavailable, RpcFailure):
+            pass  # the daemon died mid-request: that write was never acknowledged
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(acked) >= 150, 30, "150 acknowledged writes")
+    d.kill()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert d.proc.returncode == -signal.SIGKILL
+    survivors = list(acked)
+    d.start()
+    with d.client() as c:
+        for memory_id, content in survivors:
+            assert c.call("memory_read", {"id": memory_id})["content"] == content
+        # and searchable: every acknowledged memory is in the keyword index
+        for memory_id, content in survivors[:: max(1, len(survivors) // 25)]:
+            token = content.split()[-1]
+            hits = c.call("memory_search", {"query": token})["memories"]
+            assert [h["id"] for h in hits] == [memory_id]
+        total = c.call("memory_list", {"limit": 1})["total"]
+    assert total >= len(survivors)
+    assert not list(d.root.rglob(".tmp-*")), "temp files of the killed daemon are removed"
+
+
+def test_sigterm_drains_and_exits_cleanly(daemon):
+    m = daemon.call("memory_write", {"content": "before shutdown"})
+    with daemon.client() as c:
+        c.call("memory_read", {"id": m["id"]})  # an access count to flush
+        idle = daemon.client()
+        assert daemon.stop(signal.SIGTERM) == 0
+        idle.close()
+    assert not daemon.socket.exists()
+    assert "daemon.stopped" in daemon.log
+    text = (daemon.root / "categories/inbox" / f"{m['id']}.md").read_text()
+    assert "access_count: 1" in text, "access counts are flushed at shutdown"
+
+
+def test_second_instance_is_refused_naming_the_pid(daemon):
+    proc = subprocess.run([sys.executable, "-m", "memoryd", "serve", "--root",
+                           str(daemon.root)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert f"pid {daemon.proc.pid}" in proc.stderr
+    assert daemon.call("health")["pid"] == daemon.proc.pid
+
+
+def test_stale_socket_and_lock_after_a_crash_do_not_block_restart(make_daemon):
+    d = make_daemon().start()
+    d.kill()
+    assert d.socket.exists() and (d.root / ".daemon.lock").exists()
+    d.start()
+    assert d.call("health")["status"] == "ok"
+
+
+def test_hand_edits_additions_and_deletions_are_picked_up(daemon):
+    m = daemon.call("memory_write", {"content": "The cat is called Miso", "category": "people"})
+    path = daemon.root / "categories/people" / f"{m['id']}.md"
+    path.write_text(path.read_text().replace("Miso", "Tofu").replace("custom", "x")
+                    + "", encoding="utf-8")
+    found = wait_for(lambda: daemon.call("memory_search", {"query": "Tofu"})["memories"],
+                     what="the edit to be indexed")
+    assert found[0]["id"] == m["id"] and found[0]["version"] == 2
+    assert daemon.call("memory_search", {"query": "Miso"})["total"] == 0
+    # a file written by hand with no front matter at all
+    new = daemon.root / "categories/lessons/rsync.md"
+    new.parent.mkdir(exist_ok=True)
+    new.write_text("Learned: rsync needs a trailing slash on the source\n")
+    hit = wait_for(lambda: daemon.call("memory_search", {"query": "trailing slash"})["memories"],
+                   what="the new file")
+    assert hit[0]["id"] == "rsync" and hit[0]["category"] == "lessons"
+    assert hit[0]["phase"] == "organized"
+    assert new.read_text().startswith("---\nid: rsync\n"), "front matter filled in"
+    # a partial front matter keeps the user's own keys and fills in the rest
+    partial = daemon.root / "categories/inbox/idea.md"
+    partial.write_text("---\ntags: [idea]\nmood: hopeful\n---\nBuild a tiny synth\n")
+    got = wait_for(lambda: daemon.call("memory_search", {"query": "synth"})["memories"],
+                   what="the partial file")
+    assert got[0]["tags"] == ["idea"] and got[0]["extra"] == {"mood": "hopeful"}
+    assert "mood: hopeful" in partial.read_text()
+    path.unlink()
+    wait_for(lambda: daemon.call("memory_search", {"query": "Tofu"})["total"] == 0,
+             what="the deletion")
+    # the daemon's own writes are not mistaken for edits
+    own = daemon.call("memory_write", {"content": "own write", "category": "knowledge"})
+    time.sleep(1.0)
+    assert daemon.call("memory_read", {"id": own["id"]})["version"] == 1
+
+
+def test_edits_made_while_stopped_are_reconciled_at_start(make_daemon):
+    d = make_daemon().start()
+    keep = d.call("memory_write", {"content": "keeps its place", "category": "knowledge"})
+    gone = d.call("memory_write", {"content": "will be removed by hand"})
+    assert d.stop() == 0
+    (d.root / "categories/inbox" / f"{gone['id']}.md").unlink()
+    (d.root / "categories/knowledge/offline.md").write_text("written while it slept\n")
+    d.start()
+    assert d.call("memory_search", {"query": "slept"})["total"] == 1
+    assert d.call("memory_search", {"query": "removed"})["total"] == 0
+    assert d.call("memory_read", {"id": keep["id"]})["content"] == "keeps its place"
+
+
+def test_deleted_or_corrupted_index_is_rebuilt_from_the_files(make_daemon):
+    d = make_daemon().start()
+    ids = [d.call("memory_write", {"content": f"rebuild me {i}"})["id"] for i in range(20)]
+    assert d.stop() == 0
+    shutil.rmtree(d.root / "index")
+    d.start()
+    assert d.call("memory_search", {"query": "rebuild"})["total"] == 20
+    assert d.stop() == 0
+    (d.root / "index/keyword.sqlite").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{d.root}/index/keyword.sqlite{suffix}").unlink(missing_ok=True)
+    d.start()
+    assert d.call("memory_read", {"id": ids[7]})["content"] == "rebuild me 7"
+
+
+def test_bad_config_fails_at_start_naming_the_key(short_tmp):
+    root = short_tmp / "cfg"
+    root.mkdir()
+    for text, key in (("storage:\n  inbox_ttl: soon\n", "storage.inbox_ttl"),
+                      ("server:\n  max_conections: 3\n", "max_conections"),
+                      ("logging: [1, 2]\n", "logging"),
+                      ("a: b: c\n", "YAML")):
+        (root / "config.yaml").write_text(text)
+        proc = subprocess.run([sys.executable, "-m", "memoryd", "serve", "--root", str(root)],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert key in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_root_and_socket_permissions(short_tmp):
+    root = short_tmp / "fresh" / "deeper"
+    env = dict(os.environ, MEMORY_HOME=str(root))
+    proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: (root / "memory.sock").exists(), 30, "the socket")
+        assert (root.stat().st_mode & 0o777) == 0o700
+        assert ((root / "memory.sock").stat().st_mode & 0o777) == 0o600
+        with Client(root / "memory.sock") as c:
+            assert c.call("health")["root"] == str(root)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
