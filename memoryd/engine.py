@@ -396,7 +396,7 @@ class Engine:
 
     # -- reads -----------------------------------------------------------------
     async def read(self, memory_id: str, caller: Caller, *, count_access: bool = True) -> Memory:
-        memory = await self._reading(self.index.get, memory_id)
+        memory = self.index.get(memory_id)
         if memory is None:
             raise NotFound(f"no memory with id {memory_id!r}")
         caller.check(memory.scope)

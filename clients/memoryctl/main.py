@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmd("status", "is the daemon up? counts and health")
     cmd("tools", "list the daemon's tools")
+    p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")
+    p.add_argument("--list-tools", action="store_true", help="print the tools and exit")
+    cmd("mcp", "serve MCP over stdio, bridged to the daemon (for MCP hosts)")
     p = cmd("call", "send any method with JSON params (for debugging)")
     p.add_argument("method")
     p.add_argument("params", nargs="?", default="{}", help="JSON object")
@@ -190,7 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     root, sock = getattr(args, "root", None), getattr(args, "socket", None)
     socket_path = resolve_socket(root, sock)
     try:
-        with Client(socket_path) as client:
+        with Client(socket_path, timeout=None if args.command == "mcp" else 60) as client:
+            if args.command in ("agent", "mcp"):
+                from memoryctl import bridge
+
+                if args.command == "agent":
+                    return bridge.run_agent(client, sys.stdin, sys.stdout, args.list_tools)
+                return bridge.run_mcp(client, sys.stdin, sys.stdout)
             result = run(args, client)
     except DaemonUnavailable:
         print(f"memoryctl: no memoryd is answering on {socket_path}.\n"
@@ -199,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     except RpcFailure as exc:
         print(f"memoryctl: {exc.message} (error {exc.code})", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # our stdout was closed (| head): not the daemon's fault
+        sys.stderr.close()
+        return 141
     except (TimeoutError, OSError) as exc:
         print(f"memoryctl: talking to {socket_path} failed: {exc}", file=sys.stderr)
         return 1

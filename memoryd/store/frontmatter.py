@@ -17,6 +17,9 @@ import yaml
 from memoryd.schema import FRONT_MATTER_FIELDS, Memory
 
 _FIELD_IN_ERROR = re.compile(r"at `\$\.([A-Za-z_]+)")
+# YAML reads these as line breaks, but PyYAML writes them raw when allow_unicode is
+# on; a head containing one is dumped ASCII-escaped instead (always round-trips).
+_YAML_BREAKS = ("\x85", "\u2028", "\u2029")
 # Keys written even when empty, so a reader sees them; other empty optionals are omitted.
 _ALWAYS_WRITTEN = {"expires_at", "tags", "links"}
 
@@ -102,6 +105,11 @@ def _yaml_value(value: Any) -> Any:
     return value
 
 
+def _dump(fields: dict[str, Any], allow_unicode: bool) -> str:
+    return yaml.safe_dump(fields, sort_keys=False, allow_unicode=allow_unicode,
+                          default_flow_style=False, width=1_000_000)
+
+
 def render(memory: Memory) -> bytes:
     fields: dict[str, Any] = {}
     for key in FRONT_MATTER_FIELDS:
@@ -112,7 +120,7 @@ def render(memory: Memory) -> bytes:
     for key, value in memory.extra.items():
         if key not in fields:
             fields[key] = value
-    head = yaml.safe_dump(
-        fields, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1_000_000
-    )
+    head = _dump(fields, allow_unicode=True)
+    if any(ch in head for ch in _YAML_BREAKS):
+        head = _dump(fields, allow_unicode=False)
     return f"---\n{head}---\n{memory.content}\n".encode()

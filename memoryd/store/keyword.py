@@ -128,6 +128,9 @@ class KeywordIndex:
         if not current:
             self._reset()
         self.reader = self._connect()
+        # Point reads by id take microseconds: the event loop's thread does them on a
+        # connection of its own (WAL readers never wait for the writer).
+        self.inline = self._connect()
 
     @property
     def was_reset(self) -> bool:
@@ -163,6 +166,7 @@ class KeywordIndex:
         )
 
     def close(self) -> None:
+        self.inline.close()
         self.reader.close()
         self.writer.close()
 
@@ -239,7 +243,8 @@ class KeywordIndex:
 
     # -- reads (reader connection, one thread at a time) ----------------------
     def get(self, memory_id: str) -> Memory | None:
-        row = self.reader.execute("SELECT doc FROM memories WHERE id = ?",
+        """By id, on the event loop's thread (its own connection)."""
+        row = self.inline.execute("SELECT doc FROM memories WHERE id = ?",
                                   (memory_id,)).fetchone()
         return _decode(row[0]) if row else None
 

@@ -1,0 +1,3 @@
+from memoryctl.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""memoryctl as a user runs it: a subprocess against a real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from memoryctl.main import TOOL_COMMANDS, build_parser
+
+from memoryd.tools.registry import load_tools
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def ctl(daemon_or_root, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    root = getattr(daemon_or_root, "root", daemon_or_root)
+    env = dict(os.environ, MEMORY_HOME=str(root), COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "memoryctl", *args], capture_output=True,
+                          text=True, env=env, input=stdin, timeout=60)
+
+
+def ok(daemon, *args: str, stdin: str | None = None):
+    proc = ctl(daemon, "--json", *args, stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_every_subcommand_against_a_daemon(daemon):
+    a = ok(daemon, "write", "Ann likes climbing", "--category", "people", "--tags", "ann,sport")
+    assert a["tags"] == ["ann", "sport"] and a["source"] == "memoryctl"
+    b = ok(daemon, "write", "-", "--scope", "user:ann", stdin="from stdin\n")
+    assert b["content"] == "from stdin" and b["scope"] == "user:ann"
+    assert ok(daemon, "read", a["id"])["access_count"] == 1
+    assert ok(daemon, "update", a["id"], "--content", "Ann loves climbing", "--version",
+              "1")["version"] == 2
+    assert ok(daemon, "list", "--category", "people")["total"] == 1
+    assert ok(daemon, "list", "--scope", "user:ann")["total"] == 1
+    assert ok(daemon, "search", "CLIMBING", "--tags", "ann", "--from", "2000-01-01")["total"] == 1
+    assert ok(daemon, "tag", a["id"], "--add", "x", "--remove", "sport")["tags"] == ["ann", "x"]
+    assert ok(daemon, "link", a["id"], b["id"])["linked"] is True
+    assert [m["id"] for m in ok(daemon, "backlinks", b["id"])["memories"]] == [a["id"]]
+    assert ok(daemon, "unlink", a["id"], b["id"])["linked"] is False
+    assert ok(daemon, "upgrade", b["id"], "--category", "habits")["category"] == "habits"
+    assert ok(daemon, "delete", a["id"])["deleted"] is True
+    assert ok(daemon, "status")["memories"] == 1
+    assert len(ok(daemon, "tools")["tools"]) == len(load_tools())
+    assert ok(daemon, "call", "ping") == {}
+
+
+def test_readable_tables(daemon):
+    for i in range(3):
+        ctl(daemon, "write", f"note number {i} about tables", "--category", "knowledge")
+    out = ctl(daemon, "list").stdout.splitlines()
+    assert out[0].split() == ["ID", "CATEGORY", "SCOPE", "CREATED", "TAGS", "CONTENT"]
+    starts = {line.index("knowledge") for line in out[1:]}
+    assert len(starts) == 1, "columns are aligned"
+    shown = ctl(daemon, "read", out[1].split()[0]).stdout
+    assert "category:     knowledge" in shown and "note number 2 about tables" in shown
+
+
+def test_errors_exit_nonzero_with_the_daemons_message(daemon):
+    proc = ctl(daemon, "read", "no-such-id")
+    assert proc.returncode == 1
+    assert "no memory with id 'no-such-id'" in proc.stderr and "error -32001" in proc.stderr
+    proc = ctl(daemon, "read", "../etc")
+    assert proc.returncode == 1 and "params.id" in proc.stderr
+    proc = ctl(daemon, "call", "memory_write", "{not json")
+    assert proc.returncode != 0 and "not valid JSON" in proc.stderr
+
+
+def test_no_daemon_says_how_to_start_one(short_tmp):
+    proc = ctl(short_tmp / "nothing-here", "list")
+    assert proc.returncode == 3
+    assert "no memoryd is answering" in proc.stderr and "memoryd serve" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_memoryctl_imports_nothing_heavy():
+    code = ("import sys, memoryctl.main; heavy = {'trio', 'chromadb', 'onnxruntime', "
+            "'structlog', 'msgspec', 'yaml', 'numpy'}; print(sorted(heavy & set(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_every_tool_has_a_subcommand_with_its_params_and_a_readme_row():
+    tools = load_tools()
+    covered = {method for method, _ in TOOL_COMMANDS.values()}
+    assert covered == set(tools)
+    for command, (method, names) in TOOL_COMMANDS.items():
+        fields = set(tools[method].params.__struct_encode_fields__)
+        flags = {"from" if n == "from_" else n for n in names}
+        if command == "write":
+            flags.add("content")
+        assert flags == fields, f"memoryctl {command} vs {method}"
+    readme = README.read_text()
+    for name in tools:
+        assert f"`{name}`" in readme, f"README has no row for {name}"
+
+
+@pytest.mark.parametrize("command", sorted(build_parser()._subparsers._group_actions[0].choices))
+def test_every_subcommand_has_help(command):
+    proc = subprocess.run([sys.executable, "-m", "memoryctl", command, "--help"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "usage:" in proc.stdout
+
+
+def test_agent_runs_json_tool_calls_from_stdin(daemon):
+    calls = [{"name": "memory_write", "params": {"content": "agent note", "category": "skills"}},
+             {"name": "memory_search", "arguments": {"query": "agent"}},
+             {"name": "memory_read", "params": {"id": "not valid"}}]
+    proc = ctl(daemon, "agent", stdin=json.dumps(calls))
+    assert proc.returncode == 1, "one call failed"
+    results = json.loads(proc.stdout)
+    assert results[0]["result"]["category"] == "skills"
+    assert results[1]["result"]["total"] == 1
+    assert results[2]["error"]["code"] == -32602
+    single = ctl(daemon, "agent", stdin='{"name": "memory_list", "params": {}}')
+    assert single.returncode == 0 and json.loads(single.stdout)["result"]["total"] == 1
+    listed = ctl(daemon, "agent", "--list-tools")
+    assert "memory_write" in {t["name"] for t in json.loads(listed.stdout)["tools"]}
+
+
+def test_mcp_bridge_speaks_mcp_over_stdio(daemon):
+    ok(daemon, "write", "bridge me", "--category", "knowledge")
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "some-host", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "memory_search", "arguments": {"query": "bridge"}}},
+    ]
+    proc = ctl(daemon, "mcp", stdin="".join(json.dumps(x) + "\n" for x in lines))
+    assert proc.returncode == 0, proc.stderr
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert replies[0]["result"]["serverInfo"]["name"] == "memoryd"
+    assert replies[2]["result"]["structuredContent"]["total"] == 1

@@ -1,0 +1,79 @@
+"""Random bytes and random JSON at the dispatcher (over a real engine and store):
+always a well-formed JSON-RPC reply (or none, for a notification), never a crash,
+never an internal error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd.app import App
+from memoryd.config import Config
+from memoryd.engine import Engine
+from memoryd.errors import ERROR_CODES, INTERNAL_ERROR
+from memoryd.protocol.dispatch import Dispatcher, Session
+from memoryd.tools.registry import load_tools
+
+FUZZ = settings(max_examples=250, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner,
+                                                                max_size=4),
+    max_leaves=12)
+METHODS = [*load_tools(), "initialize", "tools/list", "tools/call", "health", "stats", "ping",
+           "events/subscribe", "events/unsubscribe", "notifications/initialized", "nope"]
+FIELDS = ["id", "content", "query", "category", "tags", "scope", "limit", "offset", "source",
+          "target", "add", "remove", "version", "from", "to", "name", "arguments", "role",
+          "session", "importance", "created_at", "phase", "type", "clientInfo"]
+requests = st.fixed_dictionaries(
+    {"method": st.sampled_from(METHODS),
+     "params": st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=5)},
+    optional={"id": st.one_of(st.integers(), st.text(max_size=5), st.none()),
+              "jsonrpc": st.sampled_from(["2.0", "1.0", 2])})
+
+
+@pytest.fixture
+async def dispatcher(tmp_path):
+    config = Config()
+    engine = Engine(tmp_path, config)
+    app = App(engine=engine, config=config, root=tmp_path, socket_path=tmp_path / "sock")
+    yield Dispatcher(app, load_tools())
+    engine.close()
+
+
+def check(reply: bytes | None, request: object = None) -> None:
+    if reply is None:
+        assert isinstance(request, dict) and "id" not in request
+        return
+    assert reply.endswith(b"\n") and reply.count(b"\n") == 1
+    obj = json.loads(reply)
+    assert obj["jsonrpc"] == "2.0" and "id" in obj
+    assert ("result" in obj) != ("error" in obj)
+    if "error" in obj:
+        assert obj["error"]["code"] in ERROR_CODES
+        assert obj["error"]["code"] != INTERNAL_ERROR, obj
+        assert obj["error"]["message"]
+
+
+@FUZZ
+@given(data=st.binary(max_size=300))
+async def test_random_bytes(dispatcher, data):
+    check(await dispatcher.handle(data, Session()))
+
+
+@FUZZ
+@given(value=json_values)
+async def test_random_json(dispatcher, value):
+    check(await dispatcher.handle(json.dumps(value).encode(), Session()), value)
+
+
+@FUZZ
+@given(request=requests)
+async def test_random_requests(dispatcher, request):
+    line = json.dumps(request).encode()
+    check(await dispatcher.handle(line, Session()), request)

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryd.schema import Memory, content_hash
+from memoryd.store import frontmatter
+
+
+def memory(**kw) -> Memory:
+    return Memory(id="abc-1", **kw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1).filter(lambda s: s.strip() and "\x00" not in s))
+def test_any_content_round_trips_after_stripping(content):
+    m = memory(content=content.strip(), tags=["t"], extra={"mine": [1, "two"]})
+    parsed = frontmatter.parse(frontmatter.render(m).decode(), "other")
+    assert parsed.memory.content == content.strip()
+    assert parsed.memory.id == "abc-1" and parsed.memory.extra == {"mine": [1, "two"]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=8).filter(
+    lambda k: k not in Memory.__struct_fields__),
+    st.one_of(st.integers(), st.text(), st.booleans(), st.lists(st.integers())), max_size=4))
+def test_unknown_keys_survive_a_rewrite(extra):
+    m = memory(content="body", extra=extra)
+    assert frontmatter.parse(frontmatter.render(m).decode(), "x").memory.extra == extra
+
+
+def test_front_matter_keys_in_field_order_and_datetimes_with_zone():
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    text = frontmatter.render(memory(content="x", created_at=when, updated_at=when)).decode()
+    keys = [line.split(":")[0] for line in text.split("---\n")[1].splitlines()
+            if line and not line.startswith(("-", " "))]
+    assert keys[:4] == ["id", "content_hash", "kind", "phase"]
+    assert "created_at: '2026-01-02T03:04:05+00:00'" in text
+    assert frontmatter.parse(text, "x").memory.created_at == when
+
+
+def test_hand_written_files():
+    plain = frontmatter.parse("Just a thought.\n", "file-id")
+    assert plain.memory.id == "file-id" and plain.memory.content == "Just a thought."
+    assert plain.present == frozenset()
+    sloppy = frontmatter.parse(
+        "---\ntags: a, b\nimportance: very\ncreated_at: 2024-02-03\nid: 42\n---\nhi", "f")
+    assert sloppy.memory.tags == ["a", "b"] and sloppy.memory.id == "42"
+    assert sloppy.memory.importance == 0.5 and "importance" in sloppy.dropped
+    assert sloppy.memory.created_at == datetime(2024, 2, 3, tzinfo=UTC)
+    crlf = frontmatter.parse("---\r\nsource: me\r\n---\r\nwindows\r\n", "f")
+    assert crlf.memory.source == "me" and crlf.memory.content == "windows"
+    bom = frontmatter.parse("\ufeff---\nsource: me\n---\nbom", "f")
+    assert bom.memory.source == "me"
+
+
+@pytest.mark.parametrize("text", ["---\nkey: [unclosed\n---\nx", "---\n- a list\n---\nx",
+                                  "---\nnever closed\n"])
+def test_broken_front_matter_is_refused_not_guessed(text):
+    with pytest.raises(frontmatter.FrontMatterError):
+        frontmatter.parse(text, "f")
+
+
+def test_content_hash_normalises():
+    assert content_hash(" Cafe\u0301 ") == content_hash("Café")
+    assert content_hash("a") != content_hash("A")
+
+
+@pytest.mark.parametrize("odd", ["\x85", "a\u2028b", "\u2029", "\ufeff", "\x00", "é"])
+def test_yaml_line_break_characters_in_values_round_trip(odd):
+    m = memory(content="body", tags=[f"t{odd}t"], source=odd, extra={odd: odd})
+    back = frontmatter.parse(frontmatter.render(m).decode(), "x").memory
+    assert (back.tags, back.source, back.extra) == ([f"t{odd}t"], odd, {odd: odd})
