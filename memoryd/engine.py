@@ -162,6 +162,8 @@ class Engine:
         """Fill in and correct what a hand-written file lacks; True if anything changed."""
         before = frontmatter.render(memory)
         taken = self.index.record_by_id(memory.id)
+        if taken is not None and taken.path != path and not self.files.exists(taken.path):
+            taken = None  # the file was renamed or moved by hand: its id moves with it
         if not is_valid_id(memory.id) or (taken is not None and taken.path != path):
             fallback = self.files.id_from_filename(path)
             other = self.index.record_by_id(fallback)

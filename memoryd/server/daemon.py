@@ -74,6 +74,23 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
         nursery.start_soon(handle, stream)
 
 
+async def _keep_watching(engine: Engine, quiet_period: float, stop: trio.Event) -> None:
+    """Hand-edit watching that never takes the daemon down: on failure, log and retry."""
+    delay = 1.0
+    while True:
+        try:
+            await watch_files(engine, quiet_period, stop)
+            return  # stop was set: shutting down
+        except Exception:
+            log.exception("watcher.failed", retry_in_s=delay)
+        await trio.sleep(delay)
+        delay = min(delay * 2, 300.0)
+        try:
+            await engine.reconcile()  # catch up on edits made while nobody watched
+        except Exception:
+            log.exception("index.reconcile_failed")
+
+
 async def _flush_stats_every(engine: Engine, interval: float) -> None:
     while True:
         await trio.sleep(interval)
@@ -103,8 +120,8 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
     drain = Drain()
     async with trio.open_nursery() as services:
         if config.watcher.enabled:
-            await services.start(watch_files, engine, config.watcher.quiet_period,
-                                 stop_watching)
+            services.start_soon(_keep_watching, engine, config.watcher.quiet_period,
+                                stop_watching)
         if engine.index.was_reset:
             log.info("index.rebuilding", reason="missing, corrupted or an older schema")
         summary = await engine.reconcile()

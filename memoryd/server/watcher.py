@@ -33,8 +33,7 @@ class MemoryFileFilter(DefaultFilter):
         return name.endswith(".md") or "." not in name
 
 
-async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event,
-                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> None:
     root = engine.root
     dirty: set[str] = set()
     rescan = False
@@ -66,7 +65,6 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event,
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(sync_when_quiet)
-        task_status.started()
         watched = [root / name for name in WATCHED_DIRS]
         async for changes in awatch(*watched, watch_filter=MemoryFileFilter(),
                                     stop_event=stop, debounce=400, step=50,

@@ -109,6 +109,9 @@ class MarkdownStore:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
 
+    def exists(self, relpath: str) -> bool:
+        return self.abspath(relpath).is_file()
+
     def write_atomic(self, relpath: str, data: bytes) -> None:
         path = self.abspath(relpath)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

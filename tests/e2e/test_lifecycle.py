@@ -216,3 +216,35 @@ def test_root_and_socket_permissions(short_tmp):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
+
+
+def test_a_file_renamed_by_hand_keeps_its_id(daemon):
+    m = daemon.call("memory_write", {"content": "renamed by hand", "category": "knowledge"})
+    src = daemon.root / "categories/knowledge" / f"{m['id']}.md"
+    src.rename(daemon.root / "categories/lessons/a-better-name.md")
+    moved = wait_for(lambda: daemon.call("memory_search", {"query": "renamed"})["memories"]
+                     and daemon.call("memory_search", {"query": "renamed"})["memories"][0]
+                     ["category"] == "lessons", what="the rename")
+    assert moved
+    got = daemon.call("memory_read", {"id": m["id"]})
+    assert got["category"] == "lessons" and got["content"] == "renamed by hand"
+    assert daemon.call("memory_list", {})["total"] == 1
+
+
+def test_connections_from_another_user_are_refused(daemon):
+    mode = daemon.socket.stat().st_mode & 0o777
+    assert mode == 0o600, "other users cannot even open the socket"
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return  # checking SO_PEERCRED as well needs root to act as another user
+    os.chmod(daemon.socket, 0o666)
+    os.chmod(daemon.root, 0o755)
+    os.chmod(daemon.root.parent, 0o755)
+    # the refusal is sent as soon as the connection is accepted
+    code = ("import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+            "print(s.recv(4096).decode())")
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           sys.executable, "-c", code, str(daemon.socket)],
+                          capture_output=True, text=True, timeout=30)
+    assert '"code":-32003' in proc.stdout, proc.stdout + proc.stderr
+    assert "another user" in proc.stdout
+    assert daemon.call("health")["status"] == "ok"
