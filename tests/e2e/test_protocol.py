@@ -32,7 +32,20 @@ def read_lines(sock: socket.socket, n: int) -> list[dict]:
 def test_every_error_code_over_the_wire(make_daemon):
     d = make_daemon(config="server:\n  max_connections: 2\n").start()
     sock = raw(d)
-    mid = d.call("memory_write", {"content": "x", "category": "knowledge"})["id"]
+
+    def rpc(method: str, params: dict) -> dict:
+        sock.sendall(json.dumps({"id": "t", "method": method, "params": params}).encode()
+                     + b"\n")
+        return read_lines(sock, 1)[0]
+
+    def only_this_connection() -> bool:  # the readiness probe's close may still be in flight
+        return rpc("health", {})["result"]["connections"] == 1
+
+    deadline = time.monotonic() + 10
+    while not only_this_connection():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    mid = rpc("memory_write", {"content": "x", "category": "knowledge"})["result"]["id"]
     lines = [
         b"not json at all",
         b'{"id": 2, "method": 5}',
@@ -63,8 +76,12 @@ def test_every_error_code_over_the_wire(make_daemon):
     assert too_large["error"]["code"] == -32004 and pong == {"jsonrpc": "2.0", "id": 13,
                                                               "result": {}}
     # -32005: over max_connections (2: this one and one more)
-    extra = [raw(d), raw(d)]
-    busy = read_lines(extra[1], 1)[0]
+    second = raw(d)
+    second.sendall(b'{"id": 1, "method": "ping"}\n')
+    assert read_lines(second, 1)[0]["result"] == {}  # accepted and counted
+    third = raw(d)
+    extra = [second, third]
+    busy = read_lines(third, 1)[0]
     assert busy["error"]["code"] == -32005
     assert {-32700, -32600, -32601, -32602, -32001, -32002, -32003, -32004, -32005} <= set(
         ERROR_CODES)
