@@ -34,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", help="config file (default: <root>/config.yaml)")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--log-format", choices=["auto", "json", "console", "journal"])
+    reindex = sub.add_parser("reindex", help="rebuild every derived index from the files and "
+                             "re-embed every memory (the daemon must be stopped)")
+    reindex.add_argument("--root", help="memory root (default: $MEMORY_HOME, else ~/.memory)")
+    reindex.add_argument("--config", help="config file (default: <root>/config.yaml)")
     return parser
 
 
@@ -41,10 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "reindex":
+        return _reindex(args)
     return EXIT_CONFIG
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _prepare(args: argparse.Namespace) -> tuple[Path, object] | int:
+    """Root and config, or an exit code after saying what is wrong."""
     from memoryd import log
     from memoryd.config import ConfigError, load_config
 
@@ -58,13 +65,52 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"memoryd: invalid config: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    log.configure(args.log_level or config.logging.level,
-                  args.log_format or config.logging.format)
+    log.configure(getattr(args, "log_level", None) or config.logging.level,
+                  getattr(args, "log_format", None) or config.logging.format)
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         print(f"memoryd: cannot create the memory root {root}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
+    return root, config
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    prepared = _prepare(args)
+    if isinstance(prepared, int):
+        return prepared
+    root, config = prepared
+    import trio
+
+    from memoryd.engine import Engine
+    from memoryd.server import lock
+
+    try:
+        lock_fd = lock.acquire(root)
+    except lock.AlreadyRunning as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+
+    async def run() -> dict[str, int]:
+        engine = Engine(root, config)  # type: ignore[arg-type]
+        try:
+            return await engine.startup(force_embed=True)
+        finally:
+            engine.close()
+
+    try:
+        summary = trio.run(run)
+    finally:
+        os.close(lock_fd)
+    print("reindexed: " + ", ".join(f"{k} {v}" for k, v in summary.items()))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    prepared = _prepare(args)
+    if isinstance(prepared, int):
+        return prepared
+    root, config = prepared
     socket_path = Path(args.socket or config.socket or root / "memory.sock").expanduser()
 
     import trio

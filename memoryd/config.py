@@ -60,6 +60,43 @@ class StatsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     flush_interval: Duration = Duration(60)
 
 
+class EmbedderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    threads: int = 1
+    batch_size: int = 32
+
+
+class VectorsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    url: str | None = None
+
+
+class RetrievalConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    top_k: int = 5
+    candidate_factor: int = 4
+    exact_limit: int = 20000
+    score_threshold: float = 0.1
+    recency_weight: float = 0.2
+    importance_weight: float = 0.1
+    mmr_lambda: float = 0.7
+    lexical_weight: float = 0.3
+    context_weight: float = 0.3
+    neighbour_field: float = 0.7
+    neighbour_credit: float = 0.15
+    session_boost: float = 0.3
+    bm25_k1: float = 0.6
+    bm25_b: float = 0.1
+    coverage_power: float = 1.5
+
+
+class RerankerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    model_dir: str | None = None
+    score_threshold: float = 0.35
+
+
+class RecallConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    token_budget: int = 2000
+    top_k: int = 10
+
+
 class LoggingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console", "journal"] = "auto"
@@ -71,6 +108,11 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     watcher: WatcherConfig = msgspec.field(default_factory=WatcherConfig)
     stats: StatsConfig = msgspec.field(default_factory=StatsConfig)
+    embedder: EmbedderConfig = msgspec.field(default_factory=EmbedderConfig)
+    vectors: VectorsConfig = msgspec.field(default_factory=VectorsConfig)
+    retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
+    reranker: RerankerConfig = msgspec.field(default_factory=RerankerConfig)
+    recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
 
 
@@ -97,8 +139,20 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
         config = msgspec.convert(data, Config, dec_hook=_dec_hook)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{source}: {_key_path(str(exc))}") from None
-    if config.server.max_connections < 1:
-        raise ConfigError(f"{source}: server.max_connections must be at least 1")
+    checks = [
+        (config.server.max_connections >= 1, "server.max_connections must be at least 1"),
+        (config.embedder.threads >= 1, "embedder.threads must be at least 1"),
+        (config.embedder.batch_size >= 1, "embedder.batch_size must be at least 1"),
+        (1 <= config.retrieval.top_k <= 100, "retrieval.top_k must be 1 to 100"),
+        (config.retrieval.candidate_factor >= 1, "retrieval.candidate_factor must be >= 1"),
+        (config.retrieval.recency_weight + config.retrieval.importance_weight <= 1,
+         "retrieval.recency_weight + retrieval.importance_weight must be at most 1"),
+        (0 <= config.retrieval.mmr_lambda <= 1, "retrieval.mmr_lambda must be 0 to 1"),
+        (config.recall.token_budget >= 1, "recall.token_budget must be at least 1"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(f"{source}: {message}")
     return config
 
 

@@ -23,6 +23,12 @@ from memoryd.access import Caller
 from memoryd.config import Config
 from memoryd.errors import Conflict, InvalidParams, NotFound
 from memoryd.events import EventBus
+from memoryd.models.embedder import Embedder
+from memoryd.models.reranker import OnnxCrossEncoder, Reranker
+from memoryd.retrieval.pipeline import SearchRequest, SearchResult, SmartSearch
+from memoryd.retrieval.scoring import Recipe
+from memoryd.retrieval.semantic import SemanticIndex
+from memoryd.retrieval.vectors import VectorStore
 from memoryd.schema import (
     CATEGORIES,
     Memory,
@@ -77,6 +83,23 @@ class Engine:
         self.index = KeywordIndex(root / "index" / "keyword.sqlite")
         self.stats = AccessStats()
         self.events = EventBus()
+        self.embedder = Embedder(threads=config.embedder.threads,
+                                 batch_size=config.embedder.batch_size)
+        self.semantic = SemanticIndex(
+            self.embedder, VectorStore(root / "index" / "chroma", config.vectors.url))
+        r = config.retrieval
+        self.reranker: Reranker | None = (
+            OnnxCrossEncoder(Path(config.reranker.model_dir).expanduser(),
+                             threads=config.embedder.threads)
+            if config.reranker.model_dir else None)
+        self.searcher = SmartSearch(
+            self.semantic,
+            Recipe(k1=r.bm25_k1, b=r.bm25_b, neighbour_field=r.neighbour_field,
+                   coverage_power=r.coverage_power, lexical_weight=r.lexical_weight,
+                   context_weight=r.context_weight, neighbour_credit=r.neighbour_credit,
+                   session_boost=r.session_boost),
+            exact_limit=r.exact_limit, candidate_factor=r.candidate_factor,
+            reranker=self.reranker, fetch=self.index.get_many)
         self._write_lock = trio.Lock()
         self._folded: dict[str, int] = {}  # hits `_load` folded in, per id (writer thread)
         self._read_limiter = trio.CapacityLimiter(1)
@@ -122,6 +145,7 @@ class Engine:
             self.files.write_atomic(path, data)
         with self.index.transaction():
             self.index.upsert(memory, path, file_sha(data))
+        self.semantic.upsert(memory, self.index.load)
         self.stats.consumed(memory.id, self._folded.pop(memory.id, 0))
 
     def _index_file(self, path: str, now: datetime) -> str | None:
@@ -131,8 +155,7 @@ class Engine:
         if data is None:
             if record is None:
                 return None
-            with self.index.transaction():
-                self.index.delete_path(path)
+            self._unindex(path)
             return "deleted"
         sha = file_sha(data)
         if record is not None and record.file_sha == sha:
@@ -143,8 +166,7 @@ class Engine:
         except (UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
             log.warning("store.unreadable_file", path=path, error=str(exc))
             if record is not None:
-                with self.index.transaction():
-                    self.index.delete_path(path)
+                self._unindex(path)
             return None
         memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present or parsed.dropped)
         for key, why in parsed.dropped.items():
@@ -154,9 +176,19 @@ class Engine:
             data = frontmatter.render(memory)
             self.files.write_atomic(path, data)
             sha = file_sha(data)
+        if record is not None and record.id != memory.id:
+            self._unindex(path)
         with self.index.transaction():
             self.index.upsert(memory, path, sha)
+        self.semantic.upsert(memory, self.index.load)
         return "updated" if record is not None else "added"
+
+    def _unindex(self, path: str) -> None:
+        old = self.index.load([r.id for r in [self.index.record_by_path(path)] if r])
+        with self.index.transaction():
+            self.index.delete_path(path)
+        for memory in old:
+            self.semantic.delete(memory.id, memory.scope, self.index.load)
 
     def _complete(self, memory: Memory, path: str, record: Any, now: datetime) -> bool:
         """Fill in and correct what a hand-written file lacks; True if anything changed."""
@@ -198,9 +230,23 @@ class Engine:
                 changed[outcome].append(path)
         return changed
 
-    async def sync_paths(self, paths: Iterable[str]) -> dict[str, list[str]]:
-        """Re-read these files (hand edits) and index what changed."""
-        changed = await self._writing(self.sync_paths_blocking, list(paths))
+    def _files_under(self, folders: Iterable[str]) -> list[str]:
+        """Files now under these folders, and indexed files that were under them."""
+        folders = [f.rstrip("/") for f in folders]
+        prefixes = tuple(f"{f}/" for f in folders)
+        if not prefixes:
+            return []
+        on_disk = list(self.files.iter_files(folders))
+        indexed = [p for p in self.index.all_records() if p.startswith(prefixes)]
+        return sorted({*on_disk, *indexed})
+
+    async def sync_paths(self, paths: Iterable[str],
+                         folders: Iterable[str] = ()) -> dict[str, list[str]]:
+        """Re-read these files and folders (hand edits) and index what changed."""
+        def run() -> dict[str, list[str]]:
+            return self.sync_paths_blocking([*paths, *self._files_under(folders)])
+
+        changed = await self._writing(run)
         for kind, paths_ in changed.items():
             for path in paths_:
                 event = {"added": "written", "updated": "updated", "deleted": "deleted"}[kind]
@@ -220,6 +266,15 @@ class Engine:
 
     async def reconcile(self) -> dict[str, int]:
         return await self._writing(self.reconcile_blocking)
+
+    async def startup(self, force_embed: bool = False) -> dict[str, int]:
+        """Files -> keyword index -> vectors: everything derived agrees with the files."""
+        def run() -> dict[str, int]:
+            summary = self.reconcile_blocking()
+            summary |= self.semantic.reconcile(self.index.all_memories(), force=force_embed)
+            return summary
+
+        return await self._writing(run)
 
     # -- writes ----------------------------------------------------------------
     async def write(self, new: NewMemory, caller: Caller) -> tuple[Memory, bool]:
@@ -318,6 +373,7 @@ class Engine:
             self.files.move(path, trash)
             with self.index.transaction():
                 self.index.delete(memory_id)
+            self.semantic.delete(memory_id, memory.scope, self.index.load)
             self.stats.forget(memory_id)
             if memory.kind == "turn":
                 self.files.remove_empty_dirs(path)
@@ -420,6 +476,31 @@ class Engine:
         ids = await self._reading(self.index.backlinks, memory_id)
         memories = await self._reading(self.index.get_many, ids)
         return [self.stats.overlay(m) for m in memories if caller.can_see(m.scope)]
+
+    async def smart_search(self, req: SearchRequest) -> tuple[SearchResult, dict[str, Memory]]:
+        """Rank, then load the kept memories (access counts go to the stats buffer)."""
+        def run() -> tuple[SearchResult, dict[str, Memory]]:
+            result = self.searcher.run(req)
+            ids = [c.id for c in result.candidates]
+            return result, {m.id: m for m in self.index.get_many(ids)}
+
+        result, memories = await self._reading(run)
+        for c in result.selected:
+            self.stats.hit(c.id)
+        return result, {k: self.stats.overlay(m) for k, m in memories.items()}
+
+    async def session_summary(self, session: str) -> str | None:
+        """The rolling summary of a session (sessions/<session>/summary.md), if any."""
+        def run() -> str | None:
+            data = self.files.read_bytes(f"sessions/{session}/summary.md")
+            if data is None:
+                return None
+            try:
+                return frontmatter.parse(data.decode("utf-8", "replace"), session).memory.content
+            except frontmatter.FrontMatterError:
+                return None
+
+        return await self._reading(run)
 
     async def counts(self) -> dict[str, Any]:
         return await self._reading(self.index.counts)

@@ -33,6 +33,8 @@ TYPES: tuple[str, ...] = get_args(MemoryType)
 # `(?!\n)$`: Python's `$` also matches before a final newline; ECMAScript's does not.
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?!\n)$"
 SCOPE_PATTERN = r"^(global|(agent|user):[A-Za-z0-9][A-Za-z0-9._-]{0,63})(?!\n)$"
+# A session names a folder (sessions/<session>/): like an id, plus ':' ("conv-26:3").
+SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}(?!\n)$"
 _ID_RE = re.compile(ID_PATTERN)
 _SCOPE_RE = re.compile(SCOPE_PATTERN)
 

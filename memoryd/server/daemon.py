@@ -124,7 +124,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
                                 stop_watching)
         if engine.index.was_reset:
             log.info("index.rebuilding", reason="missing, corrupted or an older schema")
-        summary = await engine.reconcile()
+        summary = await engine.startup()
         log.info("index.reconciled", **summary)
         listener = await open_unix_listener(socket_path)
         app = App(engine=engine, config=config, root=root, socket_path=socket_path)

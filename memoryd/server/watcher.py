@@ -22,7 +22,7 @@ log = structlog.get_logger("memoryd.watcher")
 
 
 class MemoryFileFilter(DefaultFilter):
-    """Markdown files and folders (a folder moved or removed means a full rescan)."""
+    """Markdown files and folders (a folder moved in or out changes the files under it)."""
 
     def __call__(self, change: Change, path: str) -> bool:
         name = os.path.basename(path)
@@ -36,11 +36,11 @@ class MemoryFileFilter(DefaultFilter):
 async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> None:
     root = engine.root
     dirty: set[str] = set()
-    rescan = False
+    folders: set[str] = set()
     changed = trio.Event()
 
     async def sync_when_quiet() -> None:
-        nonlocal changed, rescan
+        nonlocal changed
         while True:
             await changed.wait()
             while True:  # wait for a quiet period
@@ -49,17 +49,13 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
                     await changed.wait()
                     continue
                 break
-            paths, full = sorted(dirty), rescan
+            paths, trees = sorted(dirty), sorted(folders)
             dirty.clear()
-            rescan = False
+            folders.clear()
             try:
-                if full:
-                    result = await engine.reconcile()
-                    log.info("watcher.rescanned", **result)
-                else:
-                    result = await engine.sync_paths(paths)
-                    if any(result.values()):
-                        log.info("watcher.synced", **{k: v for k, v in result.items() if v})
+                result = await engine.sync_paths(paths, trees)
+                if any(result.values()):
+                    log.info("watcher.synced", **{k: v for k, v in result.items() if v})
             except Exception:
                 log.exception("watcher.sync_failed", paths=len(paths))
 
@@ -73,7 +69,7 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
                 rel = Path(path).relative_to(root).as_posix()
                 if engine.files.is_memory_path(rel):
                     dirty.add(rel)
-                else:
-                    rescan = True
+                elif rel not in WATCHED_DIRS:
+                    folders.add(rel)
             changed.set()
         nursery.cancel_scope.cancel()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from memoryd.schema import CATEGORIES, Memory
@@ -72,9 +72,9 @@ class MarkdownStore:
         stem = PurePosixPath(relpath).stem
         return stem.split("__", 1)[1] if "__" in stem else stem
 
-    def iter_files(self) -> Iterator[str]:
-        """Every memory file under the watched folders, as relative paths."""
-        for top in WATCHED_DIRS:
+    def iter_files(self, under: Iterable[str] = WATCHED_DIRS) -> Iterator[str]:
+        """Every memory file below these folders (relative to the root)."""
+        for top in under:
             base = self.root / top
             for dirpath, dirnames, filenames in os.walk(base):
                 dirnames[:] = [d for d in dirnames if not d.startswith(".")]

@@ -235,6 +235,19 @@ class KeywordIndex:
         rows = self.writer.execute("SELECT id, path, file_sha FROM memories")
         return {r[1]: FileRecord(*r) for r in rows}
 
+    def load(self, ids: Iterable[str]) -> list[Memory]:
+        """Memories by id, on the writer's connection (sees its own uncommitted rows)."""
+        ids = list(ids)
+        if not ids:
+            return []
+        rows = self.writer.execute(
+            f"SELECT doc FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return [_decode(r[0]) for r in rows]
+
+    def all_memories(self) -> list[Memory]:
+        rows = self.writer.execute("SELECT doc FROM memories ORDER BY created_at, id")
+        return [_decode(r[0]) for r in rows]
+
     def find_duplicate(self, content_hash: str, scope: str) -> str | None:
         row = self.writer.execute(
             "SELECT id FROM memories WHERE content_hash = ? AND scope = ? AND kind != 'turn'"

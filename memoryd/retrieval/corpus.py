@@ -1,0 +1,224 @@
+"""Corpus: the in-memory mirror that ranking reads, one row per memory.
+
+Rows hold the own and context embeddings, lexical postings (Snowball stems with
+term frequencies), lengths, scope and filter codes, and for conversation turns
+the previous/next turn of the same scope and session. An update appends a new
+row and marks the old one dead; `compact` squeezes dead rows out. Writers hold
+`lock` while mutating; readers hold it while scoring (milliseconds).
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from array import array
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
+
+
+@dataclass(frozen=True)
+class RowMeta:
+    id: str
+    scope: str
+    session: str | None
+    is_turn: bool
+    tags: frozenset[str]
+    compressed: bool
+    expires_at: float | None
+    superseded: bool
+    text_hash: str = ""
+
+
+class Corpus:
+    def __init__(self, dim: int, capacity: int = 1024) -> None:
+        self.dim = dim
+        self.lock = threading.RLock()
+        self.size = 0
+        self.live = 0
+        self.row_of: dict[str, int] = {}
+        self.meta: list[RowMeta | None] = []
+        self._alloc(capacity)
+        self.postings: dict[str, tuple[array, array]] = {}
+        self.scope_codes: dict[str, int] = {}
+        self.sessions: dict[tuple[str, str], list[tuple[float, str]]] = {}
+
+    def _alloc(self, capacity: int) -> None:
+        def grow(old: np.ndarray | None, shape: tuple[int, ...], dtype: type, fill: object = 0
+                 ) -> np.ndarray:
+            new = np.full(shape, fill, dtype=dtype)
+            if old is not None:
+                new[: len(old)] = old
+            return new
+
+        get = self.__dict__.get
+        self.own = grow(get("own"), (capacity, self.dim), np.float32)
+        self.ctx = grow(get("ctx"), (capacity, self.dim), np.float32)
+        self.length = grow(get("length"), (capacity,), np.float32)
+        self.prev = grow(get("prev"), (capacity,), np.int32, -1)
+        self.next = grow(get("next"), (capacity,), np.int32, -1)
+        self.alive = grow(get("alive"), (capacity,), np.bool_, False)
+        self.scope = grow(get("scope"), (capacity,), np.int32, -1)
+        self.created = grow(get("created"), (capacity,), np.float64)
+        self.importance = grow(get("importance"), (capacity,), np.float32)
+        self.category = grow(get("category"), (capacity,), np.int8, -1)
+        self.kind = grow(get("kind"), (capacity,), np.int8, -1)
+        self.type = grow(get("type"), (capacity,), np.int8, -1)
+        self.organized = grow(get("organized"), (capacity,), np.bool_, False)
+        self.expires = grow(get("expires"), (capacity,), np.float64, np.inf)
+        self.superseded = grow(get("superseded"), (capacity,), np.bool_, False)
+        self.capacity = capacity
+
+    def scope_code(self, scope: str) -> int:
+        code = self.scope_codes.get(scope)
+        if code is None:
+            code = self.scope_codes[scope] = len(self.scope_codes)
+        return code
+
+    # -- mutation (hold `lock`) --------------------------------------------------
+    def put(self, memory: Memory, terms: list[str], own: np.ndarray, text_hash: str = "",
+            ctx: np.ndarray | None = None) -> int:
+        """Add (or replace) a memory's row; the context vector defaults to the own one."""
+        self.remove(memory.id)
+        if self.size == self.capacity:
+            self._alloc(self.capacity * 2)
+        row = self.size
+        self.size += 1
+        self.live += 1
+        self.row_of[memory.id] = row
+        is_turn = memory.kind == "turn" and memory.session is not None
+        self.meta.append(RowMeta(
+            id=memory.id, scope=memory.scope, session=memory.session, is_turn=is_turn,
+            tags=frozenset(memory.tags), compressed=memory.extra.get("compressed") is True,
+            expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
+            superseded=memory.replaced_by is not None, text_hash=text_hash))
+        self.own[row] = own
+        self.ctx[row] = own if ctx is None else ctx
+        self.length[row] = len(terms)
+        self.alive[row] = True
+        self.scope[row] = self.scope_code(memory.scope)
+        self.created[row] = memory.created_at.timestamp()
+        self.importance[row] = memory.importance
+        self.category[row] = CATEGORIES.index(memory.category)
+        self.kind[row] = KINDS.index(memory.kind)
+        self.type[row] = TYPES.index(memory.type)
+        self.organized[row] = memory.phase == "organized"
+        self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
+        self.superseded[row] = memory.replaced_by is not None
+        for term, tf in Counter(terms).items():
+            rows, tfs = self.postings.setdefault(term, (array("i"), array("f")))
+            rows.append(row)
+            tfs.append(tf)
+        if is_turn:
+            assert memory.session is not None
+            turns = self.sessions.setdefault((memory.scope, memory.session), [])
+            bisect.insort(turns, (self.created[row], memory.id))
+            self._relink(memory.scope, memory.session)
+        return row
+
+    def remove(self, memory_id: str) -> None:
+        row = self.row_of.pop(memory_id, None)
+        if row is None:
+            return
+        self.alive[row] = False
+        self.live -= 1
+        meta = self.meta[row]
+        assert meta is not None
+        self.meta[row] = None
+        if meta.is_turn and meta.session is not None:
+            key = (meta.scope, meta.session)
+            turns = self.sessions.get(key, [])
+            turns[:] = [t for t in turns if t[1] != memory_id]
+            if turns:
+                self._relink(*key)
+            else:
+                self.sessions.pop(key, None)
+
+    def _relink(self, scope: str, session: str) -> None:
+        rows = [self.row_of[i] for _, i in self.sessions[(scope, session)]]
+        for n, row in enumerate(rows):
+            self.prev[row] = rows[n - 1] if n > 0 else -1
+            self.next[row] = rows[n + 1] if n + 1 < len(rows) else -1
+
+    def neighbours(self, memory_id: str) -> tuple[str | None, str | None]:
+        row = self.row_of.get(memory_id)
+        if row is None:
+            return None, None
+        p, n = int(self.prev[row]), int(self.next[row])
+        return (self._id(p), self._id(n))
+
+    def _id(self, row: int) -> str | None:
+        if row < 0:
+            return None
+        meta = self.meta[row]
+        return meta.id if meta else None
+
+    def set_vectors(self, memory_id: str, own: np.ndarray | None = None,
+                    ctx: np.ndarray | None = None) -> None:
+        row = self.row_of.get(memory_id)
+        if row is None:
+            return
+        if own is not None:
+            self.own[row] = own
+        if ctx is not None:
+            self.ctx[row] = ctx
+
+    def current(self, memory_id: str) -> tuple[RowMeta, np.ndarray, np.ndarray] | None:
+        """(meta, own, ctx) of a live row."""
+        row = self.row_of.get(memory_id)
+        meta = self.meta[row] if row is not None else None
+        if row is None or meta is None:
+            return None
+        return meta, self.own[row].copy(), self.ctx[row].copy()
+
+    def is_turn(self, memory_id: str) -> bool:
+        row = self.row_of.get(memory_id)
+        meta = self.meta[row] if row is not None else None
+        return bool(meta and meta.is_turn)
+
+    def compact(self) -> None:
+        """Drop dead rows once they are a third of the table (renumbers rows)."""
+        dead = self.size - self.live
+        if dead == 0 or dead * 3 < self.size:
+            return
+        keep = np.flatnonzero(self.alive[: self.size])
+        remap = np.full(self.size, -1, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        for name in ("own", "ctx", "length", "alive", "scope", "created", "importance",
+                     "category", "kind", "type", "organized", "expires", "superseded"):
+            column = getattr(self, name)
+            column[: len(keep)] = column[keep]
+            column[len(keep): self.size] = {"scope": -1, "expires": np.inf}.get(name, 0)
+        self.alive[len(keep): self.size] = False
+        self.meta = [self.meta[r] for r in keep]
+        self.row_of = {m.id: r for r, m in enumerate(self.meta) if m is not None}
+        for term in list(self.postings):
+            rows, tfs = self.postings[term]
+            r = np.frombuffer(rows, dtype=np.int32)
+            t = np.frombuffer(tfs, dtype=np.float32)
+            mapped = remap[r]
+            ok = mapped >= 0
+            if not ok.any():
+                del self.postings[term]
+                continue
+            new_rows, new_tfs = array("i"), array("f")
+            new_rows.frombytes(mapped[ok].astype(np.int32).tobytes())
+            new_tfs.frombytes(t[ok].tobytes())
+            self.postings[term] = (new_rows, new_tfs)
+        self.size = self.live = len(keep)
+        self.prev[:] = -1
+        self.next[:] = -1
+        for scope, session in self.sessions:
+            self._relink(scope, session)
+
+    # -- reading (hold `lock`) -----------------------------------------------------
+    def posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        entry = self.postings.get(term)
+        if entry is None:
+            return None
+        # Copies: a view left alive would stop the arrays from growing.
+        return (np.frombuffer(entry[0], dtype=np.int32).copy(),
+                np.frombuffer(entry[1], dtype=np.float32).copy())

@@ -1,0 +1,230 @@
+"""SmartSearch: the ranked retrieval pipeline (DESIGN §4), every stage measured.
+
+1. candidates: dense (query embedding; exact over the scope's vectors when the
+   allowed set is small, chroma's HNSW top k*4 per scope otherwise) and lexical
+   (BM25F top k*4), plus the turns next to them;
+2. fusion: 0.3 x lexical coverage + 0.7 x dense (own 0.7, context 0.3), then
+   neighbour credit and session boost (research/fusion.md, "SAFE");
+3. relevance: a cross-encoder's sigmoid when one is configured, else the fused
+   score scaled to 0-1; candidates below `score_threshold` are dropped;
+4. blend: (1 - wr - wi) x relevance + wr x exp(-age/30 d) + wi x importance;
+5. diversity: MMR on the own embeddings until top_k.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memoryd.models.reranker import Reranker
+from memoryd.retrieval import scoring, text
+from memoryd.retrieval.semantic import SemanticIndex
+from memoryd.schema import CATEGORIES, KINDS, TYPES
+
+# s2 of a memory outside a conversation is 1.3 x its fused score; dividing by it puts
+# such a memory's relevance on the fused (cosine-like) scale.
+RELEVANCE_SCALE = 1.3
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    top_k: int = 5
+    scopes: list[str] | None = None
+    category: str | None = None
+    tags: list[str] = field(default_factory=list)
+    phase: str | None = None
+    type: str | None = None
+    kind: str | None = None
+    session: str | None = None
+    recency_weight: float = 0.2
+    importance_weight: float = 0.1
+    score_threshold: float = 0.0
+    mmr_lambda: float = 0.7
+    include_compressed: bool = False
+
+
+@dataclass
+class Candidate:
+    id: str
+    row: int
+    lexical: float
+    dense: float
+    dense_own: float
+    dense_context: float
+    fused: float
+    neighbour_credit: float
+    session_boost: float
+    combined: float
+    relevance: float = 0.0
+    rerank: float | None = None
+    recency: float = 0.0
+    importance: float = 0.0
+    score: float = 0.0
+    rank: int | None = None
+    kept: bool = False
+    reason: str = ""
+
+    def scores(self) -> dict[str, Any]:
+        out = {"lexical": self.lexical, "dense": self.dense, "dense_own": self.dense_own,
+               "dense_context": self.dense_context, "fused": self.fused,
+               "neighbour_credit": self.neighbour_credit, "session_boost": self.session_boost,
+               "relevance": self.relevance, "recency": self.recency,
+               "importance": self.importance, "score": self.score}
+        if self.rerank is not None:
+            out["rerank"] = self.rerank
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
+
+
+@dataclass
+class SearchResult:
+    selected: list[Candidate]
+    candidates: list[Candidate]
+    timings_ms: dict[str, float]
+    mode: str
+    allowed: int
+
+
+class SmartSearch:
+    def __init__(self, semantic: SemanticIndex, recipe: scoring.Recipe, exact_limit: int,
+                 candidate_factor: int, reranker: Reranker | None,
+                 fetch: Any) -> None:
+        self.semantic = semantic
+        self.recipe = recipe
+        self.exact_limit = exact_limit
+        self.factor = candidate_factor
+        self.reranker = reranker
+        self.fetch = fetch  # ids -> Memory list (for rerank text)
+
+    def run(self, req: SearchRequest, now: float | None = None) -> SearchResult:
+        now = time.time() if now is None else now
+        clock = _Clock()
+        query_vec = self.semantic.embedder.embed([req.query])[0]
+        clock.lap("embed")
+        query_terms = text.terms(req.query)
+        pool_size = max(req.top_k * self.factor, 20)
+        corpus = self.semantic.corpus
+        with corpus.lock:
+            mask = self._mask(req, now)
+            allowed = int(mask.sum())
+            clock.lap("filter")
+            lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
+            clock.lap("lexical")
+            if allowed <= self.exact_limit:
+                mode = "exact"
+                rows = np.flatnonzero(mask)
+            else:
+                mode = "ann"
+                rows = self._ann_candidates(req, query_vec, lex, mask, pool_size)
+            clock.lap("candidates")
+            dense, own, ctx = scoring.dense(corpus, query_vec, rows, self.recipe)
+            fused = self.recipe.lexical_weight * lex[rows] + (
+                1 - self.recipe.lexical_weight) * dense
+            credit, boost = scoring.boosts(corpus, rows, fused, self.recipe)
+            combined = fused + credit + boost
+            clock.lap("fusion")
+            order = np.argsort(-combined, kind="stable")
+            pool_rows = rows[order[:pool_size]]
+            meta = [corpus.meta[r] for r in pool_rows.tolist()]
+            vectors = corpus.own[pool_rows].copy()
+            created = corpus.created[pool_rows].copy()
+            importance = corpus.importance[pool_rows].copy()
+            candidates = [
+                Candidate(id=m.id, row=int(r), lexical=float(lex[r]), dense=float(dense[i]),
+                          dense_own=float(own[i]), dense_context=float(ctx[i]),
+                          fused=float(fused[i]), neighbour_credit=float(credit[i]),
+                          session_boost=float(boost[i]), combined=float(combined[i]))
+                for i, r, m in zip(order[:pool_size].tolist(), pool_rows.tolist(), meta,
+                                   strict=True) if m is not None]
+        clock.lap("pool")
+        self._relevance(req, candidates)
+        clock.lap("rerank" if self.reranker else "relevance")
+        wr, wi = req.recency_weight, req.importance_weight
+        survivors: list[int] = []
+        for i, c in enumerate(candidates):
+            age_days = max(0.0, (now - float(created[i])) / 86400)
+            c.recency = math.exp(-age_days / 30)
+            c.importance = float(importance[i])
+            c.score = (1 - wr - wi) * c.relevance + wr * c.recency + wi * c.importance
+            if c.relevance < req.score_threshold:
+                c.reason = f"relevance {c.relevance:.3f} below score_threshold"
+            else:
+                survivors.append(i)
+        picks = scoring.mmr(np.array([candidates[i].score for i in survivors], np.float32),
+                            vectors[survivors], req.top_k, req.mmr_lambda)
+        selected = []
+        for rank, p in enumerate(picks):
+            c = candidates[survivors[p]]
+            c.kept, c.rank, c.reason = True, rank + 1, "selected"
+            selected.append(c)
+        for i in survivors:
+            if not candidates[i].kept:
+                candidates[i].reason = "not picked by MMR within top_k"
+        clock.lap("blend_mmr")
+        return SearchResult(selected, candidates, clock.laps, mode, allowed)
+
+    def _mask(self, req: SearchRequest, now: float) -> np.ndarray:
+        c = self.semantic.corpus
+        n = c.size
+        mask = c.alive[:n] & ~c.superseded[:n] & (c.expires[:n] > now)
+        if req.scopes is not None:
+            codes = [c.scope_codes[s] for s in req.scopes if s in c.scope_codes]
+            mask &= np.isin(c.scope[:n], codes)
+        if req.category is not None:
+            mask &= c.category[:n] == CATEGORIES.index(req.category)
+        if req.type is not None:
+            mask &= c.type[:n] == TYPES.index(req.type)
+        if req.kind is not None:
+            mask &= c.kind[:n] == KINDS.index(req.kind)
+        if req.phase is not None:
+            mask &= c.organized[:n] == (req.phase == "organized")
+        if req.tags or req.session is not None or not req.include_compressed:
+            wanted = set(req.tags)
+            for row in np.flatnonzero(mask).tolist():
+                meta = c.meta[row]
+                if meta is None or (wanted and not wanted <= meta.tags) or (
+                        req.session is not None and meta.session != req.session) or (
+                        meta.compressed and not req.include_compressed):
+                    mask[row] = False
+        return mask
+
+    def _ann_candidates(self, req: SearchRequest, query_vec: np.ndarray, lex: np.ndarray,
+                        mask: np.ndarray, pool_size: int) -> np.ndarray:
+        c = self.semantic.corpus
+        scopes = req.scopes if req.scopes is not None else list(c.scope_codes)
+        ids: set[str] = set()
+        for scope in scopes:
+            for kind in ("own", "ctx"):
+                ids.update(self.semantic.vectors.query(kind, scope, query_vec, pool_size))
+        rows = {c.row_of[i] for i in ids if i in c.row_of}
+        top_lex = np.argsort(-lex)[:pool_size]
+        rows.update(int(r) for r in top_lex if lex[r] > 0)
+        for r in list(rows):
+            rows.update(int(x) for x in (c.prev[r], c.next[r]) if x >= 0)
+        picked = np.array(sorted(rows), dtype=np.int64)
+        return picked[mask[picked]] if len(picked) else picked
+
+    def _relevance(self, req: SearchRequest, candidates: list[Candidate]) -> None:
+        if self.reranker is None or not candidates:
+            for c in candidates:
+                c.relevance = min(1.0, max(0.0, c.combined / RELEVANCE_SCALE))
+            return
+        docs = {m.id: m for m in self.fetch([c.id for c in candidates])}
+        pairs = [(req.query, docs[c.id].content if c.id in docs else "") for c in candidates]
+        for c, score in zip(candidates, self.reranker.score(pairs), strict=True):
+            c.rerank = c.relevance = float(score)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round((now - self._last) * 1000, 3)
+        self._last = now

@@ -1,0 +1,175 @@
+"""SemanticIndex: keeps the corpus and the vector store in step with the memories.
+
+Called from the engine's writer thread after each file and keyword-index change,
+so a client's next smart search sees its write. A conversation turn gets a
+context embedding (previous, own and next turn); a new turn also changes its
+neighbours' context, so they are re-embedded too (about 3 model calls a turn).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import structlog
+
+from memoryd.models.embedder import Embedder
+from memoryd.retrieval import text
+from memoryd.retrieval.corpus import Corpus, RowMeta
+from memoryd.retrieval.vectors import VectorStore, text_hash
+from memoryd.schema import Memory
+
+log = structlog.get_logger("memoryd.retrieval")
+Fetch = Callable[[list[str]], list[Memory]]
+EMBED_BATCH = 256
+
+
+class SemanticIndex:
+    def __init__(self, embedder: Embedder, vectors: VectorStore) -> None:
+        self.embedder = embedder
+        self.vectors = vectors
+        self.corpus = Corpus(embedder.dim)
+        self.model = embedder.model_id
+
+    # -- one memory at a time (writer thread) -----------------------------------
+    def upsert(self, memory: Memory, fetch: Fetch) -> None:
+        own_text = text.index_text(memory)
+        own_hash = text_hash(own_text)
+        with self.corpus.lock:
+            current = self.corpus.current(memory.id)
+            if current is not None and _same_text(current[0], memory, own_hash):
+                # Tags, category, access counts...: new filters, same vectors.
+                self.corpus.put(memory, text.terms(own_text), current[1], own_hash, current[2])
+                return
+        own = self.embedder.embed([own_text])[0]
+        with self.corpus.lock:
+            before = self.corpus.neighbours(memory.id)
+            self.corpus.put(memory, text.terms(own_text), own, own_hash)
+            after = self.corpus.neighbours(memory.id)
+        self.vectors.upsert("own", memory.scope, [memory.id], own[None, :], [own_hash],
+                            self.model)
+        touched = {memory.id, *before, *after} - {None}
+        self._refresh_context([i for i in touched if i is not None], fetch, {memory.id: memory})
+
+    def delete(self, memory_id: str, scope: str, fetch: Fetch) -> None:
+        with self.corpus.lock:
+            neighbours = [i for i in self.corpus.neighbours(memory_id) if i is not None]
+            self.corpus.remove(memory_id)
+        self.vectors.delete(scope, [memory_id])
+        self._refresh_context(neighbours, fetch, {})
+
+    def _refresh_context(self, ids: list[str], fetch: Fetch, known: dict[str, Memory]) -> None:
+        """Re-embed the context of these turns from their current neighbours."""
+        with self.corpus.lock:
+            plans = [(i, *self.corpus.neighbours(i)) for i in ids if self.corpus.is_turn(i)]
+        if not plans:
+            return
+        need = {x for plan in plans for x in plan if x is not None and x not in known}
+        memories = dict(known)
+        memories.update((m.id, m) for m in fetch(sorted(need)))
+        texts, targets = [], []
+        for memory_id, prev, nxt in plans:
+            if memory_id not in memories:
+                continue
+            texts.append(text.context_text(memories.get(prev) if prev else None,
+                                           memories[memory_id],
+                                           memories.get(nxt) if nxt else None))
+            targets.append(memory_id)
+        if not texts:
+            return
+        vectors = self.embedder.embed(texts)
+        with self.corpus.lock:
+            for memory_id, vector in zip(targets, vectors, strict=True):
+                self.corpus.set_vectors(memory_id, ctx=vector)
+        by_scope: dict[str, list[int]] = {}
+        for n, memory_id in enumerate(targets):
+            by_scope.setdefault(memories[memory_id].scope, []).append(n)
+        for scope, picks in by_scope.items():
+            self.vectors.upsert("ctx", scope, [targets[n] for n in picks], vectors[picks],
+                                [text_hash(texts[n]) for n in picks], self.model)
+
+    # -- everything at once (start-up, rebuild, model change) --------------------
+    def reconcile(self, memories: Iterable[Memory], force: bool = False) -> dict[str, int]:
+        """Load stored vectors; embed what is missing, stale or from another model."""
+        started = time.monotonic()
+        stored: dict[tuple[str, str, str], tuple[np.ndarray, str]] = {}
+        for kind, scope, ids, vecs, metas in self.vectors.scan():
+            for memory_id, vec, meta in zip(ids, vecs, metas, strict=True):
+                meta = meta or {}
+                if meta.get("m") == self.model and not force:
+                    stored[(kind, scope, memory_id)] = (vec, str(meta.get("h")))
+        by_id: dict[str, Memory] = {}
+        corpus = self.corpus = Corpus(self.embedder.dim)
+        zero = np.zeros(self.embedder.dim, dtype=np.float32)
+        todo_own: list[tuple[Memory, str]] = []
+        with corpus.lock:
+            for memory in memories:
+                by_id[memory.id] = memory
+                own_text = text.index_text(memory)
+                own_hash = text_hash(own_text)
+                corpus.put(memory, text.terms(own_text), zero, own_hash)
+                hit = stored.pop(("own", memory.scope, memory.id), None)
+                if hit is not None and hit[1] == own_hash:
+                    corpus.set_vectors(memory.id, own=hit[0], ctx=hit[0])
+                else:
+                    todo_own.append((memory, own_text))
+        todo_ctx: list[tuple[Memory, str]] = []
+        with corpus.lock:
+            for memory in by_id.values():
+                if not corpus.is_turn(memory.id):
+                    stored.pop(("ctx", memory.scope, memory.id), None)
+                    continue
+                prev, nxt = corpus.neighbours(memory.id)
+                ctx_text = text.context_text(by_id.get(prev) if prev else None, memory,
+                                             by_id.get(nxt) if nxt else None)
+                hit = stored.pop(("ctx", memory.scope, memory.id), None)
+                if hit is not None and hit[1] == text_hash(ctx_text):
+                    corpus.set_vectors(memory.id, ctx=hit[0])
+                else:
+                    todo_ctx.append((memory, ctx_text))
+        total = len(todo_own) + len(todo_ctx)
+        if total:
+            log.info("index.embedding", texts=total, model=self.model)
+        done = self._embed_all("own", todo_own, 0, total, started)
+        self._embed_all("ctx", todo_ctx, done, total, started)
+        orphans: dict[str, set[str]] = {}
+        for _kind, scope, memory_id in stored:
+            orphans.setdefault(scope, set()).add(memory_id)
+        for scope, ids in orphans.items():
+            self.vectors.delete(scope, sorted(ids))
+        return {"vectors_embedded": total, "vectors_removed": sum(map(len, orphans.values())),
+                "memories": len(by_id)}
+
+    def _embed_all(self, kind: str, todo: list[tuple[Memory, str]], done: int, total: int,
+                   started: float) -> int:
+        last_log = time.monotonic()
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start:start + EMBED_BATCH]
+            vectors = self.embedder.embed([t for _, t in batch])
+            with self.corpus.lock:
+                for (memory, _), vector in zip(batch, vectors, strict=True):
+                    if kind == "own":
+                        self.corpus.set_vectors(memory.id, own=vector, ctx=vector)
+                    else:
+                        self.corpus.set_vectors(memory.id, ctx=vector)
+            by_scope: dict[str, list[int]] = {}
+            for n, (memory, _) in enumerate(batch):
+                by_scope.setdefault(memory.scope, []).append(n)
+            for scope, picks in by_scope.items():
+                self.vectors.upsert(kind, scope, [batch[n][0].id for n in picks],
+                                    vectors[picks], [text_hash(batch[n][1]) for n in picks],
+                                    self.model)
+            done += len(batch)
+            if time.monotonic() - last_log > 5 or done == total:
+                elapsed = time.monotonic() - started
+                log.info("index.embedding.progress", done=done, total=total,
+                         per_s=round(done / max(elapsed, 1e-9)), elapsed_s=round(elapsed, 1))
+                last_log = time.monotonic()
+        return done
+
+
+def _same_text(meta: RowMeta, memory: Memory, own_hash: str) -> bool:
+    return (meta.text_hash == own_hash and meta.scope == memory.scope
+            and meta.session == memory.session
+            and meta.is_turn == (memory.kind == "turn" and memory.session is not None))

@@ -1,0 +1,73 @@
+"""What gets indexed and how text becomes terms (research/fusion.md §3).
+
+Index text: `Speaker (D Month YYYY): text` (the speaker is a leading `Name:` of
+the content, if any). The same text goes to the lexical index and the embedder.
+Lexical terms: lowercase `[a-z0-9]+` without stopwords, Snowball-stemmed; runs of
+CJK characters become their characters and bigrams.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import lru_cache
+
+import Stemmer
+
+from memoryd.schema import Memory
+
+# The LoCoMo evaluator's stopword list (query- and index-side).
+STOPWORDS = frozenset((
+    "a an the and or but if of to in on at by for with from as is are was were be been "
+    "being do does did doing have has had having i me my we our you your he him his she "
+    "her it its they them their what which who whom whose when where why how this that "
+    "these those there here than then so not no can could would should will shall may "
+    "might must about into over after before up down out just also very any some all each "
+    "both more most other such only own same too s t d ll m re ve "
+).split())
+
+_SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (.+)$", re.S)
+_WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_stemmer = Stemmer.Stemmer("english")
+
+
+def split_speaker(content: str) -> tuple[str | None, str]:
+    match = _SPEAKER.match(content)
+    return (match.group(1), match.group(2)) if match else (None, content)
+
+
+def day(when: datetime) -> str:
+    return f"{when.day} {when:%B %Y}"
+
+
+def index_text(memory: Memory) -> str:
+    speaker, text = split_speaker(memory.content)
+    prefix = f"{speaker} " if speaker else ""
+    return f"{prefix}({day(memory.created_at)}): {text}"
+
+
+def context_line(memory: Memory) -> str:
+    speaker, text = split_speaker(memory.content)
+    return f"{speaker}: {text}" if speaker else text
+
+
+def context_text(prev: Memory | None, memory: Memory, nxt: Memory | None) -> str:
+    """A turn with its neighbours, for the context embedding (no dates)."""
+    return "\n".join(context_line(m) for m in (prev, memory, nxt) if m is not None)
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def terms(text: str) -> list[str]:
+    out: list[str] = []
+    for token in _WORD.findall(text.lower()):
+        if _CJK.match(token):
+            out.extend(token)
+            out.extend(token[i:i + 2] for i in range(len(token) - 1))
+        elif token not in STOPWORDS:
+            out.append(_stem(token))
+    return out

@@ -1,0 +1,95 @@
+"""VectorStore: chromadb, the persistent home of the embeddings.
+
+One pair of collections per scope (`own-…` and `ctx-…`), so no query needs a slow
+`where=` filter. No documents are stored (the keyword index holds the text) and
+no embedding function is set (we always pass vectors), so chroma never reaches
+for the network. Each vector's metadata records the model and a hash of the text
+it embeds: reconciliation re-embeds exactly what is missing or stale.
+Embedded (`PersistentClient` under index/chroma) by default; `vectors.url`
+points at a `chroma run` server instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+
+KINDS = ("own", "ctx")
+BATCH = 1000
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def collection_name(kind: str, scope: str) -> str:
+    return f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}"
+
+
+class VectorStore:
+    def __init__(self, path: Path, url: str | None = None) -> None:
+        import chromadb
+        from chromadb.config import Settings
+
+        settings = Settings(anonymized_telemetry=False, allow_reset=False)
+        if url:
+            parsed = urlparse(url)
+            self.client = chromadb.HttpClient(
+                host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+                ssl=parsed.scheme == "https", settings=settings)
+        else:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+        self._collections: dict[tuple[str, str], object] = {}
+
+    def _collection(self, kind: str, scope: str):
+        key = (kind, scope)
+        col = self._collections.get(key)
+        if col is None:
+            col = self.client.get_or_create_collection(
+                collection_name(kind, scope), embedding_function=None,
+                metadata={"scope": scope, "kind": kind, "hnsw:space": "cosine"})
+            self._collections[key] = col
+        return col
+
+    def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
+               hashes: list[str], model: str) -> None:
+        col = self._collection(kind, scope)
+        for start in range(0, len(ids), BATCH):
+            end = start + BATCH
+            col.upsert(ids=ids[start:end], embeddings=vectors[start:end],
+                       metadatas=[{"h": h, "m": model} for h in hashes[start:end]])
+
+    def delete(self, scope: str, ids: list[str]) -> None:
+        for kind in KINDS:
+            self._collection(kind, scope).delete(ids=ids)
+
+    def query(self, kind: str, scope: str, vector: np.ndarray, n: int) -> list[str]:
+        col = self._collection(kind, scope)
+        count = col.count()
+        if count == 0:
+            return []
+        result = col.query(query_embeddings=[vector], n_results=min(n, count),
+                           include=["distances"])
+        return list(result["ids"][0])
+
+    def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
+        """Every stored vector: (kind, scope, ids, vectors, metadatas), in batches."""
+        for col in self.client.list_collections():
+            meta = col.metadata or {}
+            kind, scope = meta.get("kind"), meta.get("scope")
+            if kind not in KINDS or not isinstance(scope, str):
+                continue
+            self._collections[(kind, scope)] = col
+            offset = 0
+            while True:
+                got = col.get(include=["embeddings", "metadatas"], limit=BATCH, offset=offset)
+                if not got["ids"]:
+                    break
+                yield (kind, scope, list(got["ids"]), np.asarray(got["embeddings"],
+                       dtype=np.float32), list(got["metadatas"]))
+                offset += len(got["ids"])

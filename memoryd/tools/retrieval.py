@@ -1,0 +1,96 @@
+"""The ranked tools: memory_smart_search, memory_recall, memory_explain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.access import Caller
+from memoryd.app import App
+from memoryd.errors import InvalidParams
+from memoryd.retrieval import recall
+from memoryd.retrieval.pipeline import SearchRequest
+from memoryd.schema import to_wire
+from memoryd.store.keyword import Filters
+from memoryd.tools.params import RecallParams, SmartSearchParams
+from memoryd.tools.registry import tool
+
+Result = dict[str, Any]
+PROCEDURAL_LIMIT = 20
+
+
+def _request(app: App, caller: Caller, p: SmartSearchParams | RecallParams,
+             top_k: int) -> SearchRequest:
+    r = app.config.retrieval
+    threshold = (app.config.reranker.score_threshold if app.engine.reranker is not None
+                 else r.score_threshold)
+    req = SearchRequest(query=p.query, top_k=top_k, scopes=caller.visible_scopes(p.scope),
+                        recency_weight=r.recency_weight, importance_weight=r.importance_weight,
+                        score_threshold=threshold, mmr_lambda=r.mmr_lambda)
+    if isinstance(p, SmartSearchParams):
+        for name in ("category", "phase", "type", "session", "recency_weight",
+                     "importance_weight", "score_threshold", "mmr_lambda"):
+            value = getattr(p, name)
+            if value is not None:
+                setattr(req, name, value)
+        req.tags, req.include_compressed = p.tags, p.include_compressed
+        if req.recency_weight + req.importance_weight > 1:
+            raise InvalidParams("importance_weight", "recency_weight + importance_weight "
+                                "must be at most 1")
+    return req
+
+
+@tool("memory_smart_search", SmartSearchParams)
+async def memory_smart_search(app: App, caller: Caller, p: SmartSearchParams) -> Result:
+    """Ranked search by meaning and words: dense + keyword candidates, fused, optional
+    cross-encoder rerank, recency and importance blend, MMR diversity. Each result carries
+    `score` and its breakdown in `scores`. Pass only `query` for the best default ranking."""
+    req = _request(app, caller, p, p.top_k or app.config.retrieval.top_k)
+    result, memories = await app.engine.smart_search(req)
+    out = []
+    for c in result.selected:
+        memory = memories.get(c.id)
+        if memory is not None:
+            out.append(to_wire(memory) | {"score": round(c.score, 4), "scores": c.scores()})
+    return {"memories": out, "query": p.query, "top_k": req.top_k}
+
+
+@tool("memory_explain", SmartSearchParams)
+async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Result:
+    """The whole trace of a smart search: every candidate with each stage's score and
+    why it was kept or dropped, plus the time each stage took."""
+    req = _request(app, caller, p, p.top_k or app.config.retrieval.top_k)
+    result, memories = await app.engine.smart_search(req)
+    candidates = []
+    for c in result.candidates:
+        memory = memories.get(c.id)
+        candidates.append({"id": c.id, "content": memory.content[:200] if memory else None,
+                           "kept": c.kept, "rank": c.rank, "reason": c.reason,
+                           "scores": c.scores()})
+    return {"query": p.query, "top_k": req.top_k, "mode": result.mode,
+            "searched": result.allowed, "reranker": app.engine.reranker is not None,
+            "params": {"recency_weight": req.recency_weight,
+                       "importance_weight": req.importance_weight,
+                       "score_threshold": req.score_threshold, "mmr_lambda": req.mmr_lambda,
+                       "scopes": req.scopes},
+            "timings_ms": result.timings_ms, "candidates": candidates}
+
+
+@tool("memory_recall", RecallParams)
+async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
+    """What a model should see for `query`: a `<memory>` block within `token_budget`
+    (procedural memories first, then the ranked rest, then the session's summary).
+    Returns {text, memories, total_tokens, budget_used}."""
+    top_k = p.top_k or app.config.recall.top_k
+    req = _request(app, caller, p, max(top_k * 2, top_k))
+    result, memories = await app.engine.smart_search(req)
+    ranked = [memories[c.id] for c in result.selected if c.id in memories]
+    # Procedural memories say how to behave, whatever the query: always offered first.
+    procedural, _ = await app.engine.list(
+        Filters(scopes=req.scopes, type="procedural"), limit=PROCEDURAL_LIMIT, offset=0)
+    summary = await app.engine.session_summary(p.session) if p.session else None
+    block = recall.assemble(procedural, ranked, summary, p.token_budget, top_k,
+                            app.engine.embedder.count_tokens)
+    return {"text": block.text, "memories": [to_wire(m) for m in block.memories],
+            "total_tokens": block.total_tokens,
+            "budget_used": round(block.total_tokens / p.token_budget, 4),
+            "summary_included": block.summary_included}
