@@ -21,7 +21,7 @@ import trio
 
 from memoryd.access import Caller
 from memoryd.config import Config
-from memoryd.errors import Conflict, InvalidParams, NotFound
+from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
 from memoryd.events import EventBus
 from memoryd.models.embedder import Embedder
 from memoryd.models.reranker import OnnxCrossEncoder, Reranker
@@ -106,6 +106,7 @@ class Engine:
 
     def close(self) -> None:
         self.index.close()
+        self.semantic.vectors.close()
 
     # -- thread plumbing -------------------------------------------------------
     async def _writing(self, fn: Callable[..., T], *args: Any) -> T:
@@ -279,14 +280,37 @@ class Engine:
     # -- writes ----------------------------------------------------------------
     async def write(self, new: NewMemory, caller: Caller) -> tuple[Memory, bool]:
         """Store a new memory; an exact duplicate in the same scope returns the original."""
-        scope = new.scope or caller.default_scope
-        caller.check(scope)
-        memory = self._build(new, scope)
-        memory, created = await self._writing(self._write_blocking, memory)
-        if created:
-            self.events.publish("notifications/memory",
-                                {"event": "written", "id": memory.id}, memory.scope)
-        return memory, created
+        (result,) = await self.write_many([new], caller)
+        if isinstance(result, RpcError):
+            raise result
+        return result
+
+    async def write_many(self, news: list[NewMemory], caller: Caller
+                         ) -> list[tuple[Memory, bool] | RpcError]:
+        """Group commit: many new memories in one writer pass (files fsync'd, then one
+        index transaction and one model call). Each item succeeds or fails alone."""
+        results: list[tuple[Memory, bool] | RpcError | None] = []
+        built: list[Memory] = []
+        for new in news:
+            try:
+                scope = new.scope or caller.default_scope
+                caller.check(scope)
+                built.append(self._build(new, scope))
+                results.append(None)
+            except RpcError as exc:
+                results.append(exc)
+        stored = iter(await self._writing(self._write_blocking, built) if built else [])
+        out: list[tuple[Memory, bool] | RpcError] = []
+        for slot in results:
+            if slot is None:
+                memory, created = next(stored)
+                if created:
+                    self.events.publish("notifications/memory",
+                                        {"event": "written", "id": memory.id}, memory.scope)
+                out.append((memory, created))
+            else:
+                out.append(slot)
+        return out
 
     def _build(self, new: NewMemory, scope: str) -> Memory:
         content = new.content.strip()
@@ -313,14 +337,33 @@ class Engine:
                 seconds=self.config.storage.inbox_ttl),
         )
 
-    def _write_blocking(self, memory: Memory) -> tuple[Memory, bool]:
-        if memory.kind != "turn":
-            duplicate = self.index.find_duplicate(memory.content_hash, memory.scope)
-            if duplicate is not None:
-                with contextlib.suppress(NotFound):
-                    return self._load(duplicate)[0], False
-        self._save(memory, self.files.relpath_for(memory))
-        return memory, True
+    def _write_blocking(self, memories: list[Memory]) -> list[tuple[Memory, bool]]:
+        results: list[tuple[Memory, bool]] = []
+        fresh: list[tuple[Memory, str, str]] = []
+        batch: dict[tuple[str, str], Memory] = {}
+        for memory in memories:
+            if memory.kind != "turn":
+                key = (memory.content_hash, memory.scope)
+                if key in batch:
+                    results.append((batch[key], False))
+                    continue
+                duplicate = self.index.find_duplicate(memory.content_hash, memory.scope)
+                if duplicate is not None:
+                    with contextlib.suppress(NotFound):
+                        results.append((self._load(duplicate)[0], False))
+                        continue
+                batch[key] = memory
+            path = self.files.relpath_for(memory)
+            data = frontmatter.render(memory)
+            self.files.write_atomic(path, data, sync_dir=False)
+            fresh.append((memory, path, file_sha(data)))
+            results.append((memory, True))
+        self.files.sync_dirs(path for _, path, _ in fresh)  # durable before any reply
+        with self.index.transaction():
+            for memory, path, sha in fresh:
+                self.index.upsert(memory, path, sha)
+        self.semantic.upsert_many([m for m, _, _ in fresh], self.index.load)
+        return results
 
     async def update(self, memory_id: str, changes: Changes, caller: Caller,
                      expected_version: int | None = None) -> Memory:

@@ -110,6 +110,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--category", choices=[c for c in CATEGORIES if c != "inbox"])
 
+    ranked = {}
+    for name, help_ in (("smart-search", "ranked search by meaning and words"),
+                        ("explain", "every candidate of a smart search, with each stage's "
+                                    "score and why it was kept or dropped")):
+        p = ranked[name] = cmd(name, help_)
+        p.add_argument("query")
+        p.add_argument("--top-k", dest="top_k", type=int)
+        p.add_argument("--scope")
+        p.add_argument("--category", choices=CATEGORIES)
+        p.add_argument("--tags", type=_csv)
+        p.add_argument("--phase", choices=["inbox", "organized"])
+        p.add_argument("--type", choices=TYPES)
+        p.add_argument("--session")
+        p.add_argument("--recency-weight", dest="recency_weight", type=float)
+        p.add_argument("--importance-weight", dest="importance_weight", type=float)
+        p.add_argument("--score-threshold", dest="score_threshold", type=float)
+        p.add_argument("--mmr-lambda", dest="mmr_lambda", type=float)
+        p.add_argument("--include-compressed", dest="include_compressed",
+                       action="store_true", default=None)
+
+    p = cmd("recall", "the <memory> block a model should see for QUERY")
+    p.add_argument("query")
+    p.add_argument("--session")
+    p.add_argument("--scope")
+    p.add_argument("--token-budget", dest="token_budget", type=int)
+    p.add_argument("--top-k", dest="top_k", type=int)
+
     cmd("status", "is the daemon up? counts and health")
     cmd("tools", "list the daemon's tools")
     p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")
@@ -121,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_RANKED = ("query", "top_k", "scope", "category", "tags", "phase", "type", "session",
+           "recency_weight", "importance_weight", "score_threshold", "mmr_lambda",
+           "include_compressed")
 # Subcommand -> (method, the argparse names that are tool params).
 TOOL_COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "write": ("memory_write", ("category", "tags", "scope", "source", "type", "importance",
@@ -137,6 +167,9 @@ TOOL_COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "unlink": ("memory_unlink", ("source", "target")),
     "backlinks": ("memory_backlinks", ("id",)),
     "upgrade": ("memory_upgrade", ("id", "category")),
+    "smart-search": ("memory_smart_search", _RANKED),
+    "explain": ("memory_explain", _RANKED),
+    "recall": ("memory_recall", ("query", "session", "scope", "token_budget", "top_k")),
 }
 
 
@@ -157,6 +190,12 @@ def tool_params(args: argparse.Namespace) -> dict[str, Any]:
 def show(command: str, result: Any) -> str:
     if command in ("list", "search", "backlinks"):
         return render.memories(result["memories"], result.get("total"))
+    if command == "smart-search":
+        return render.ranked(result["memories"])
+    if command == "explain":
+        return render.explained(result)
+    if command == "recall":
+        return result["text"] or "(nothing relevant within the budget)"
     if command == "delete":
         return f"deleted {result['id']} (moved to {result['trash']})"
     if command in ("link", "unlink"):

@@ -67,3 +67,25 @@ def mapping(data: dict[str, Any], indent: str = "") -> str:
         else:
             lines.append(f"{indent}{key + ':':<16}{value}")
     return "\n".join(lines)
+
+
+def ranked(items: list[dict[str, Any]]) -> str:
+    if not items:
+        return "no memories above the threshold"
+    rows = [[f"{m['score']:.3f}", m["id"], m["category"], m["type"],
+             _one_line(m.get("content", ""))] for m in items]
+    return table(rows, ["SCORE", "ID", "CATEGORY", "TYPE", "CONTENT"], flex=4)
+
+
+def explained(result: dict[str, Any]) -> str:
+    head = (f"{result['searched']} memories searched ({result['mode']}), reranker "
+            f"{'on' if result['reranker'] else 'off'}; stage ms: "
+            + ", ".join(f"{k} {v}" for k, v in result["timings_ms"].items()))
+    rows = []
+    for c in result["candidates"]:
+        s = c["scores"]
+        rows.append([str(c["rank"] or "-"), f"{s['lexical']:.3f}", f"{s['dense']:.3f}",
+                     f"{s['relevance']:.3f}", f"{s['score']:.3f}", c["reason"],
+                     _one_line(c.get("content") or "")])
+    return head + "\n" + table(rows, ["RANK", "LEXICAL", "DENSE", "RELEVANCE", "SCORE",
+                                      "WHY", "CONTENT"], flex=6)

@@ -9,6 +9,7 @@ sockets: tests drive it with bytes.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -21,6 +22,7 @@ from memoryd.app import App
 from memoryd.errors import InvalidRequest, MethodNotFound, RpcError
 from memoryd.events import Subscription
 from memoryd.protocol.codec import (
+    Request,
     best_effort_id,
     decode_params,
     decode_request,
@@ -73,6 +75,22 @@ class NoParams(msgspec.Struct):
 Handler = Callable[[Raw | UnsetType, Session], Awaitable[Any]]
 
 
+def _mcp_result(result: dict[str, Any]) -> dict[str, Any]:
+    """An MCP CallToolResult around a tool's own result."""
+    return {"content": [{"type": "text", "text": encode_json(result).decode()}],
+            "structuredContent": result, "isError": False}
+
+
+@dataclass
+class _Batched:
+    line: bytes
+    request: Request
+    tool: Tool
+    raw: Raw | UnsetType
+    prefix: str
+    mcp: bool
+
+
 class Dispatcher:
     def __init__(self, app: App, tools: dict[str, Tool]) -> None:
         self.app = app
@@ -109,6 +127,77 @@ class Dispatcher:
             return encode_error(request.reply_id, RpcError(
                 "internal error: the daemon failed to handle this request; see its log"))
         return None if request.is_notification else encode_result(request.reply_id, result)
+
+    async def handle_many(self, lines: list[bytes], session: Session) -> list[bytes]:
+        """Answer lines in order; consecutive calls of a batchable tool (memory_write)
+        run as one batch, so a pipelined burst of writes is one group commit."""
+        replies: list[bytes] = []
+        run: list[_Batched] = []
+        for line in lines:
+            item = self._batchable(line)
+            if item is not None and (not run or run[0].tool is item.tool):
+                run.append(item)
+                continue
+            replies.extend(await self._run_batch(run, session))
+            run = [item] if item is not None else []
+            if item is None:
+                reply = await self.handle(line, session)
+                if reply is not None:
+                    replies.append(reply)
+        replies.extend(await self._run_batch(run, session))
+        return replies
+
+    def _batchable(self, line: bytes) -> _Batched | None:
+        try:
+            request = decode_request(line)
+            if request.method == "tools/call":
+                call = decode_params(request.params, CallParams)
+                tool = self.tools.get(call.name)
+                mcp, raw = True, (call.arguments if call.arguments is not UNSET
+                                  else call.params)
+                prefix = "params.arguments" if call.arguments is not UNSET else "params.params"
+            else:
+                tool, mcp, raw, prefix = self.tools.get(request.method), False, request.params, \
+                    "params"
+        except RpcError:
+            return None
+        if tool is None or tool.batch is None:
+            return None
+        return _Batched(line, request, tool, raw, prefix, mcp)
+
+    async def _run_batch(self, run: list[_Batched], session: Session) -> list[bytes]:
+        if len(run) < 2:
+            replies = [await self.handle(item.line, session) for item in run]
+            return [r for r in replies if r is not None]
+        self.app.requests += len(run)
+        outcomes: list[Any] = []
+        valid: list[Any] = []
+        for item in run:
+            try:
+                valid.append(decode_params(item.raw, item.tool.params, item.prefix))
+                outcomes.append(None)
+            except RpcError as exc:
+                outcomes.append(exc)
+        tool = run[0].tool
+        assert tool.batch is not None
+        try:
+            results = iter(await tool.batch(self.app, session.caller, valid) if valid else [])
+        except Exception:
+            log.exception("request.failed", method=tool.name, batch=len(valid))
+            failure = RpcError("internal error: the daemon failed to handle this request; "
+                               "see its log")
+            results = iter([failure] * len(valid))
+        replies: list[bytes] = []
+        for item, outcome in zip(run, outcomes, strict=True):
+            result = next(results) if outcome is None else outcome
+            if item.request.is_notification:
+                continue
+            if isinstance(result, RpcError):
+                replies.append(encode_error(item.request.reply_id, result))
+            else:
+                replies.append(encode_result(item.request.reply_id,
+                                             _mcp_result(result) if item.mcp else result))
+        return replies
 
     async def _call(self, method: str, params: Raw | UnsetType, session: Session) -> Any:
         handler = self.methods.get(method)
@@ -157,12 +246,7 @@ class Dispatcher:
             raise MethodNotFound(f"unknown tool {call.name!r}; `tools/list` names the tools")
         arguments = call.arguments if call.arguments is not UNSET else call.params
         prefix = "params.arguments" if call.arguments is not UNSET else "params.params"
-        result = await self.run_tool(tool, arguments, session, prefix)
-        return {
-            "content": [{"type": "text", "text": encode_json(result).decode()}],
-            "structuredContent": result,
-            "isError": False,
-        }
+        return _mcp_result(await self.run_tool(tool, arguments, session, prefix))
 
     async def _health(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
         decode_params(raw, NoParams)

@@ -119,6 +119,27 @@ class Corpus:
             self._relink(memory.scope, memory.session)
         return row
 
+    def refresh(self, memory: Memory) -> bool:
+        """Update a live row's filters in place (same text, scope and session)."""
+        row = self.row_of.get(memory.id)
+        meta = self.meta[row] if row is not None else None
+        if row is None or meta is None:
+            return False
+        self.meta[row] = RowMeta(
+            id=memory.id, scope=meta.scope, session=meta.session, is_turn=meta.is_turn,
+            tags=frozenset(memory.tags), compressed=memory.extra.get("compressed") is True,
+            expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
+            superseded=memory.replaced_by is not None, text_hash=meta.text_hash)
+        self.created[row] = memory.created_at.timestamp()
+        self.importance[row] = memory.importance
+        self.category[row] = CATEGORIES.index(memory.category)
+        self.kind[row] = KINDS.index(memory.kind)
+        self.type[row] = TYPES.index(memory.type)
+        self.organized[row] = memory.phase == "organized"
+        self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
+        self.superseded[row] = memory.replaced_by is not None
+        return True
+
     def remove(self, memory_id: str) -> None:
         row = self.row_of.pop(memory_id, None)
         if row is None:

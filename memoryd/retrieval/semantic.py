@@ -34,28 +34,45 @@ class SemanticIndex:
 
     # -- one memory at a time (writer thread) -----------------------------------
     def upsert(self, memory: Memory, fetch: Fetch) -> None:
-        own_text = text.index_text(memory)
-        own_hash = text_hash(own_text)
+        self.upsert_many([memory], fetch)
+
+    def upsert_many(self, memories: list[Memory], fetch: Fetch) -> None:
+        """Index these memories: one model call for their texts, one for the contexts."""
+        texts = {m.id: text.index_text(m) for m in memories}
+        hashes = {i: text_hash(t) for i, t in texts.items()}
+        fresh: list[Memory] = []
         with self.corpus.lock:
-            current = self.corpus.current(memory.id)
-            if current is not None and _same_text(current[0], memory, own_hash):
-                # Tags, category, access counts...: new filters, same vectors.
-                self.corpus.put(memory, text.terms(own_text), current[1], own_hash, current[2])
-                return
-        own = self.embedder.embed([own_text])[0]
+            for memory in memories:
+                current = self.corpus.current(memory.id)
+                if current is not None and _same_text(current[0], memory, hashes[memory.id]):
+                    self.corpus.refresh(memory)  # tags, category, access counts: same vectors
+                else:
+                    fresh.append(memory)
+        if not fresh:
+            return
+        vectors = self.embedder.embed([texts[m.id] for m in fresh])
+        touched: set[str] = set()
         with self.corpus.lock:
-            before = self.corpus.neighbours(memory.id)
-            self.corpus.put(memory, text.terms(own_text), own, own_hash)
-            after = self.corpus.neighbours(memory.id)
-        self.vectors.upsert("own", memory.scope, [memory.id], own[None, :], [own_hash],
-                            self.model)
-        touched = {memory.id, *before, *after} - {None}
-        self._refresh_context([i for i in touched if i is not None], fetch, {memory.id: memory})
+            for memory, own in zip(fresh, vectors, strict=True):
+                touched.update(self.corpus.neighbours(memory.id))
+                self.corpus.put(memory, text.terms(texts[memory.id]), own, hashes[memory.id])
+                touched.update(self.corpus.neighbours(memory.id))
+                touched.add(memory.id)
+            self.corpus.compact()
+        by_scope: dict[str, list[int]] = {}
+        for n, memory in enumerate(fresh):
+            by_scope.setdefault(memory.scope, []).append(n)
+        for scope, picks in by_scope.items():
+            self.vectors.upsert("own", scope, [fresh[n].id for n in picks], vectors[picks],
+                                [hashes[fresh[n].id] for n in picks], self.model)
+        touched.discard(None)  # type: ignore[arg-type]
+        self._refresh_context(sorted(touched), fetch, {m.id: m for m in memories})
 
     def delete(self, memory_id: str, scope: str, fetch: Fetch) -> None:
         with self.corpus.lock:
             neighbours = [i for i in self.corpus.neighbours(memory_id) if i is not None]
             self.corpus.remove(memory_id)
+            self.corpus.compact()
         self.vectors.delete(scope, [memory_id])
         self._refresh_context(neighbours, fetch, {})
 

@@ -11,12 +11,18 @@ points at a `chroma run` server instead.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
+import structlog
+
+log = structlog.get_logger("memoryd.vectors")
 
 KINDS = ("own", "ctx")
 BATCH = 1000
@@ -28,6 +34,28 @@ def text_hash(text: str) -> str:
 
 def collection_name(kind: str, scope: str) -> str:
     return f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}"
+
+
+def _open_embedded(path: Path, settings: object):
+    """PersistentClient at `path`; a store that cannot be opened is set aside and
+    rebuilt from the files (it is derived data)."""
+    import chromadb
+
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        client.list_collections()
+        return client
+    except Exception as exc:  # chromadb raises many types for a damaged store
+        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+        log.warning("vectors.unreadable", path=str(path), moved_to=str(aside),
+                    error=str(exc)[:200])
+        with contextlib.suppress(Exception):
+            from chromadb.api.shared_system_client import SharedSystemClient
+            SharedSystemClient.clear_system_cache()
+        shutil.move(str(path), str(aside))
+        path.mkdir(mode=0o700)
+        return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
 class VectorStore:
@@ -42,9 +70,15 @@ class VectorStore:
                 host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
                 ssl=parsed.scheme == "https", settings=settings)
         else:
-            path.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+            self.client = _open_embedded(path, settings)
         self._collections: dict[tuple[str, str], object] = {}
+
+    def close(self) -> None:
+        """Release the client (chroma shares one system per path in a process)."""
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            close()
+        self._collections.clear()
 
     def _collection(self, kind: str, scope: str):
         key = (kind, scope)

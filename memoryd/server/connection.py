@@ -64,13 +64,15 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
             forwarding = False
             while (data := await drain.receive(stream)) is not None:
                 replies: list[bytes] = []
+                lines: list[bytes] = []
                 for event in framer.feed(data):
                     if isinstance(event, LineTooLong):
+                        replies.extend(await dispatcher.handle_many(lines, session))
+                        lines = []
                         replies.append(encode_error(None, too_large))
-                        continue
-                    reply = await dispatcher.handle(event, session)
-                    if reply is not None:
-                        replies.append(reply)
+                    else:
+                        lines.append(event)
+                replies.extend(await dispatcher.handle_many(lines, session))
                 if replies:
                     async with send_lock:
                         await stream.send_all(b"".join(replies))

@@ -112,7 +112,8 @@ class MarkdownStore:
     def exists(self, relpath: str) -> bool:
         return self.abspath(relpath).is_file()
 
-    def write_atomic(self, relpath: str, data: bytes) -> None:
+    def write_atomic(self, relpath: str, data: bytes, sync_dir: bool = True) -> None:
+        """Durable once this returns (with `sync_dir=False`: once `sync_dirs` ran)."""
         path = self.abspath(relpath)
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
@@ -130,7 +131,13 @@ class MarkdownStore:
             raise
         os.close(fd)
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        if sync_dir:
+            _fsync_dir(path.parent)
+
+    def sync_dirs(self, relpaths: Iterable[str]) -> None:
+        """fsync each distinct folder of these files once (group commit)."""
+        for folder in {self.abspath(p).parent for p in relpaths}:
+            _fsync_dir(folder)
 
     def move(self, src: str, dst: str) -> None:
         """Durably move a file inside the root (same filesystem: a rename)."""

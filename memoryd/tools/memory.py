@@ -8,7 +8,7 @@ from typing import Any
 from memoryd.access import Caller
 from memoryd.app import App
 from memoryd.engine import Changes, NewMemory
-from memoryd.errors import InvalidParams
+from memoryd.errors import InvalidParams, RpcError
 from memoryd.schema import to_wire
 from memoryd.store.keyword import Filters
 from memoryd.tools.params import (
@@ -26,16 +26,24 @@ from memoryd.tools.registry import tool
 Result = dict[str, Any]
 
 
-@tool("memory_write", WriteParams)
+async def memory_write_many(app: App, caller: Caller, ps: list[WriteParams]
+                            ) -> list[Result | RpcError]:
+    news = [NewMemory(content=p.content, category=p.category, tags=p.tags, scope=p.scope,
+                      source=p.source, type=p.type, importance=p.importance,
+                      session=p.session, role=p.role, created_at=p.created_at) for p in ps]
+    results = await app.engine.write_many(news, caller)
+    return [r if isinstance(r, RpcError) else to_wire(r[0]) for r in results]
+
+
+@tool("memory_write", WriteParams, batch=memory_write_many)
 async def memory_write(app: App, caller: Caller, p: WriteParams) -> Result:
     """Remember a note. Without `category` it lands in the inbox (phase inbox, 7-day TTL);
     with one it is organized at once. With `role` (and `session`) it is a conversation turn.
     An exact duplicate (same content in the same scope) returns the existing memory."""
-    new = NewMemory(content=p.content, category=p.category, tags=p.tags, scope=p.scope,
-                    source=p.source, type=p.type, importance=p.importance, session=p.session,
-                    role=p.role, created_at=p.created_at)
-    memory, _created = await app.engine.write(new, caller)
-    return to_wire(memory)
+    (result,) = await memory_write_many(app, caller, [p])
+    if isinstance(result, RpcError):
+        raise result
+    return result
 
 
 @tool("memory_read", IdParams)

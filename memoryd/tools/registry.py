@@ -17,6 +17,8 @@ from memoryd.access import Caller
 from memoryd.tools.params import Params
 
 ToolFn = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]
+# Many calls at once: a result or an RpcError per call, in order (group commit).
+BatchFn = Callable[[Any, Caller, list[Any]], Awaitable[list[Any]]]
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class Tool:
     description: str
     params: type[Params]
     fn: ToolFn
+    batch: BatchFn | None = None
 
     def input_schema(self) -> dict[str, Any]:
         schema = msgspec.json.schema(self.params)
@@ -44,9 +47,10 @@ class Tool:
 TOOLS: dict[str, Tool] = {}
 
 
-def tool(name: str, params: type[Params]) -> Callable[[ToolFn], ToolFn]:
+def tool(name: str, params: type[Params], batch: BatchFn | None = None
+         ) -> Callable[[ToolFn], ToolFn]:
     def register(fn: ToolFn) -> ToolFn:
-        TOOLS[name] = Tool(name, inspect.cleandoc(fn.__doc__ or ""), params, fn)
+        TOOLS[name] = Tool(name, inspect.cleandoc(fn.__doc__ or ""), params, fn, batch)
         return fn
 
     return register

@@ -141,3 +141,16 @@ def test_mcp_bridge_speaks_mcp_over_stdio(daemon):
     assert [r["id"] for r in replies] == [1, 2, 3]
     assert replies[0]["result"]["serverInfo"]["name"] == "memoryd"
     assert replies[2]["result"]["structuredContent"]["total"] == 1
+
+
+def test_ranked_subcommands(daemon):
+    ok(daemon, "write", "The user's sister Ana lives in Porto", "--category", "people")
+    ok(daemon, "write", "Always answer in British English", "--type", "procedural")
+    found = ok(daemon, "smart-search", "where does my sister live", "--top-k", "1")
+    assert found["memories"][0]["content"].startswith("The user's sister Ana")
+    table = ctl(daemon, "smart-search", "where does my sister live").stdout
+    assert table.splitlines()[0].split()[:2] == ["SCORE", "ID"]
+    recalled = ctl(daemon, "recall", "sister", "--token-budget", "200").stdout
+    assert recalled.startswith("<memory>\n[PROCEDURAL] Always answer in British English")
+    explained = ctl(daemon, "explain", "sister").stdout
+    assert "memories searched (exact)" in explained and "selected" in explained

@@ -123,7 +123,7 @@ async def test_recency_breaks_ties_toward_the_newer_fact(harness):
 
 
 async def test_explain_shows_every_candidate_and_why(harness):
-    for key, text in FACTS.items():
+    for text in FACTS.values():
         await harness.write(text)
     out = await harness.call("memory_explain", query="Where does my mom live?", top_k=3)
     assert out["mode"] == "exact" and out["searched"] == len(FACTS)

@@ -1,0 +1,144 @@
+"""Search latency at 1k / 10k / 100k memories, through the socket of a real daemon.
+
+    .venv/bin/python bench/search.py [--sizes 1000,10000,100000] [--queries 200]
+
+For each size: a fresh temp root is filled with generated notes of realistic text
+(pipelined memory_write through the socket; memories/s reported), then p50/p99
+over the socket of memory_search, memory_smart_search and memory_recall, the
+daemon's RSS, and the cold start (a restart on the filled root to its first
+smart search answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from memoryctl.client import Client, DaemonUnavailable  # noqa: E402
+
+PEOPLE = ["Anne", "Ravi", "Mei", "Jonas", "Fatima", "Diego", "Olga", "Kenji", "Amara", "Luca"]
+PLACES = ["Lisbon", "Osaka", "Berlin", "Nairobi", "Quito", "Oslo", "Hanoi", "Austin", "Porto"]
+TOPICS = ["the Postgres migration", "the billing service", "the mobile release", "the offsite",
+          "the hiring plan", "the search ranking", "the data pipeline", "the security audit",
+          "the onboarding flow", "the pricing page", "the incident review", "the API gateway"]
+VERBS = ["prefers", "decided on", "asked about", "is worried about", "finished", "postponed",
+         "wants to revisit", "learned something new about", "presented", "reviewed"]
+DETAILS = ["before the end of the quarter", "after the Tuesday standup", "with the new vendor",
+           "because latency doubled", "to cut costs by a third", "using feature flags",
+           "with a rollback plan", "once the tests are green", "in two smaller steps",
+           "after talking to support", "without downtime", "for the European customers"]
+CATEGORIES = ["people", "project", "knowledge", "decisions", "preferences", "lessons",
+              "habits", "skills", "feedback"]
+QUERIES = ["what did we decide about the Postgres migration", "who is worried about latency",
+           "Anne and the billing service", "plans for the mobile release", "offsite in Lisbon",
+           "security audit findings", "how to roll back the API gateway",
+           "pricing page changes for Europe", "what does Ravi prefer", "incident review notes"]
+
+
+def note(rng: random.Random, i: int) -> dict:
+    who, topic = rng.choice(PEOPLE), rng.choice(TOPICS)
+    text = (f"{who} {rng.choice(VERBS)} {topic} {rng.choice(DETAILS)}; "
+            f"follow-up in {rng.choice(PLACES)} ({i}).")
+    return {"content": text, "category": rng.choice(CATEGORIES),
+            "tags": [topic.split()[-1], who.lower()], "importance": round(rng.random(), 2)}
+
+
+def start(root: Path) -> tuple[subprocess.Popen[bytes], float]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve", "--root", str(root),
+                             "--log-level", "warning"], stderr=subprocess.DEVNULL)
+    while True:
+        try:
+            with Client(root / "memory.sock", timeout=600) as c:
+                c.call("memory_smart_search", {"query": "warm up"})
+            return proc, time.perf_counter() - t0
+        except (DaemonUnavailable, OSError):
+            if proc.poll() is not None:
+                raise SystemExit("memoryd exited") from None
+            time.sleep(0.05)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def fill(client: Client, n: int, window: int = 256) -> float:
+    rng = random.Random(n)
+    t0 = time.perf_counter()
+    sent = 0
+    last = t0
+    while sent < n:
+        batch = [note(rng, i) for i in range(sent, min(n, sent + window))]
+        client._sock.sendall(b"".join(
+            json.dumps({"id": sent + k, "method": "memory_write", "params": p}).encode() + b"\n"
+            for k, p in enumerate(batch)))
+        for _ in batch:
+            reply = client.read_message()
+            if "error" in reply:
+                raise SystemExit(f"write failed: {reply['error']}")
+        sent += len(batch)
+        if time.perf_counter() - last > 30:
+            print(f"  ... {sent}/{n} written ({sent / (time.perf_counter() - t0):.0f}/s)",
+                  flush=True)
+            last = time.perf_counter()
+    return n / (time.perf_counter() - t0)
+
+
+def latency(client: Client, method: str, make, queries: int) -> tuple[float, float]:
+    samples = []
+    for i in range(queries):
+        params = make(QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}"))
+        t0 = time.perf_counter()
+        client.call(method, params)
+        samples.append((time.perf_counter() - t0) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[min(len(samples) - 1, int(0.99 * len(samples)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    for n in (int(x) for x in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory(prefix="mds-") as tmp:
+            root = Path(tmp) / "root"
+            proc, _ = start(root)
+            with Client(root / "memory.sock", timeout=600) as c:
+                rate = fill(c, n)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(120)
+            proc, cold = start(root)  # cold start on the filled root
+            with Client(root / "memory.sock", timeout=600) as c:
+                exact = latency(c, "memory_search", lambda q: {"query": q.split()[-1]},
+                                args.queries)
+                smart = latency(c, "memory_smart_search", lambda q: {"query": q},
+                                args.queries)
+                # the same few queries again: their embeddings come from the hot cache
+                hot = latency(c, "memory_smart_search",
+                              lambda q: {"query": QUERIES[hash(q) % 3]}, args.queries)
+                recall = latency(c, "memory_recall", lambda q: {"query": q}, args.queries)
+            rss = rss_mb(proc.pid)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(120)
+        print(f"{n:>7} memories: write {rate:.0f}/s | search p50 {exact[0]:.2f} p99 {exact[1]:.2f}"
+              f" ms | smart p50 {smart[0]:.2f} p99 {smart[1]:.2f} ms (repeated queries p50 "
+              f"{hot[0]:.2f} p99 {hot[1]:.2f}) | recall p50 {recall[0]:.2f} p99 {recall[1]:.2f}"
+              f" ms | RSS {rss:.0f} MB | cold start {cold:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""The in-memory corpus: rows, neighbours, in-place refresh and compaction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from memoryd.retrieval import scoring
+from memoryd.retrieval.corpus import Corpus
+from memoryd.schema import Memory
+
+
+def turn(i: int, text: str, session: str = "s1") -> Memory:
+    return Memory(id=f"t{i}", content=text, kind="turn", session=session,
+                  created_at=datetime(2024, 1, 1, tzinfo=UTC) + timedelta(seconds=i))
+
+
+def vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(8).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_neighbours_follow_time_order_and_removals():
+    c = Corpus(dim=8)
+    for i in (2, 0, 1):
+        c.put(turn(i, f"turn {i}"), [f"w{i}"], vec(i))
+    assert c.neighbours("t1") == ("t0", "t2")
+    c.remove("t1")
+    assert c.neighbours("t0") == (None, "t2") and c.neighbours("t2") == ("t0", None)
+
+
+def test_refresh_in_place_and_compaction_keep_scores():
+    c = Corpus(dim=8)
+    for i in range(6):
+        c.put(turn(i, f"turn {i}"), ["alpha", f"w{i}"], vec(i))
+    m = turn(3, "turn 3")
+    m.tags = ["new"]
+    assert c.refresh(m) and c.size == 6, "a metadata change adds no row"
+    mask = c.alive[: c.size].copy()
+    before = scoring.lexical(c, ["w4"], mask, scoring.Recipe())
+    score_before = {c.meta[r].id: float(before[r]) for r in range(c.size) if c.meta[r]}
+    for i in (0, 1, 5):
+        c.remove(f"t{i}")
+    c.put(turn(3, "turn 3 edited"), ["alpha", "w3", "w3b"], vec(33))
+    c.compact()
+    assert c.size == c.live == 3
+    assert sorted(c.row_of) == ["t2", "t3", "t4"]
+    assert c.neighbours("t3") == ("t2", "t4")
+    after = scoring.lexical(c, ["w4"], c.alive[: c.size].copy(), scoring.Recipe())
+    got = {c.meta[r].id: float(after[r]) for r in range(c.size)}
+    assert got["t4"] > 0 and got["t3"] > 0, "t4 matches, t3 via its neighbour field"
+    assert got["t2"] == 0
+    assert score_before["t4"] > 0
+    assert np.allclose(c.own[c.row_of["t3"]], vec(33))

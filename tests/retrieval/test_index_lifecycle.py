@@ -1,0 +1,105 @@
+"""The derived indexes agree with the files: batches, rebuilds, model changes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+from memoryd.access import Caller
+from memoryd.engine import NewMemory
+from memoryd.errors import Forbidden, InvalidParams
+
+
+async def test_batch_writes_commit_together_and_fail_alone(harness):
+    results = await harness.engine.write_many([
+        NewMemory(content="first batch note about sailing"),
+        NewMemory(content="   "),
+        NewMemory(content="first batch note about sailing"),
+        NewMemory(content="second batch note about kayaks", scope="user:kim"),
+    ], Caller(agent="agent:bot"))
+    first, empty, again, other = results
+    assert isinstance(empty, InvalidParams) and empty.field == "content"
+    assert isinstance(other, Forbidden) is False and other[0].scope == "user:kim"
+    assert again[0].id == first[0].id and again[1] is False
+    found = await harness.call("memory_smart_search", query="sailing", scope="agent:bot")
+    assert [m["id"] for m in found["memories"]] == [first[0].id]
+    results = await harness.engine.write_many([NewMemory(content="x", scope="agent:other")],
+                                              Caller(agent="agent:bot"))
+    assert isinstance(results[0], Forbidden)
+
+
+async def test_turn_context_follows_its_neighbours(harness):
+    ids = []
+    for i, line in enumerate(["Ann: I adopted a puppy last week", "Bo: What breed is it?",
+                              "Ann: A border collie, very energetic"]):
+        from datetime import UTC, datetime, timedelta
+        ids.append(await harness.write(line, session="chat-1", role="user" if i != 1 else
+                                       "assistant",
+                                       created_at=datetime(2024, 1, 1, tzinfo=UTC)
+                                       + timedelta(seconds=i)))
+    corpus = harness.engine.semantic.corpus
+    assert corpus.neighbours(ids[1]) == (ids[0], ids[2])
+    row = corpus.row_of[ids[1]]
+    assert float(corpus.own[row] @ corpus.ctx[row]) < 0.99, "context differs from own text"
+    explained = await harness.call("memory_explain", query="what dog breed did Ann get")
+    by_id = {c["id"]: c["scores"] for c in explained["candidates"]}
+    assert by_id[ids[2]]["neighbour_credit"] > 0 and by_id[ids[2]]["session_boost"] > 0
+    standalone = await harness.write("Dogs need walks twice a day")
+    explained = await harness.call("memory_explain", query="dog walks")
+    alone = next(c["scores"] for c in explained["candidates"] if c["id"] == standalone)
+    assert alone["neighbour_credit"] == 0
+    await harness.engine.delete(ids[1], Caller())
+    assert corpus.neighbours(ids[0]) == (None, ids[2])
+
+
+async def test_index_rebuilt_after_deletion_and_model_change(make_harness, tmp_path):
+    root = tmp_path / "root"
+    h = await make_harness(root=root)
+    a = await h.write("The boat is moored at pier 7 in Kiel")
+    await h.write("Engine oil was changed in May")
+    h.engine.close()
+    shutil.rmtree(root / "index")
+    h2 = await make_harness(root=root)
+    result = await h2.call("memory_smart_search", query="where is the boat")
+    assert result["memories"][0]["id"] == a
+    # a vector store written by another model is re-embedded at the next start
+    store = h2.engine.semantic.vectors
+    for kind in ("own",):
+        col = store._collection(kind, "global")
+        got = col.get(include=["metadatas"])
+        col.update(ids=got["ids"], metadatas=[{**m, "m": "some-older-model"}
+                                              for m in got["metadatas"]])
+    h2.engine.close()
+    h3 = await make_harness(root=root)
+    summary = await h3.engine.startup()
+    assert summary["vectors_embedded"] == 0, "the restart already re-embedded them"
+    got = h3.engine.semantic.vectors._collection("own", "global").get(include=["metadatas"])
+    assert {m["m"] for m in got["metadatas"]} == {h3.engine.embedder.model_id}
+    result = await h3.call("memory_smart_search", query="where is the boat")
+    assert result["memories"][0]["id"] == a
+
+
+def test_memoryd_reindex_command(short_tmp):
+    root = short_tmp / "ri"
+    (root / "categories" / "knowledge").mkdir(parents=True)
+    (root / "categories" / "knowledge" / "kiel.md").write_text("The boat is in Kiel\n")
+    proc = subprocess.run([sys.executable, "-m", "memoryd", "reindex", "--root", str(root)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "vectors_embedded 1" in proc.stdout
+    events = [json.loads(x) for x in proc.stderr.splitlines() if x.startswith("{")]
+    assert any(e.get("event") == "index.embedding" for e in events)
+
+
+async def test_corrupted_vector_store_is_set_aside_and_rebuilt(make_harness, tmp_path):
+    root = tmp_path / "root"
+    h = await make_harness(root=root)
+    a = await h.write("The spare key is under the blue flowerpot")
+    h.engine.close()
+    (root / "index" / "chroma" / "chroma.sqlite3").write_bytes(b"not a database" * 500)
+    h2 = await make_harness(root=root)
+    result = await h2.call("memory_smart_search", query="where is the spare key")
+    assert result["memories"][0]["id"] == a
+    assert list((root / "index").glob("chroma.corrupt-*")), "the damaged copy is kept aside"
