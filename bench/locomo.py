@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/locomo.py [--convs 0-4] [--include-adversarial --ks 5,10,25,50]
 
-Every other argument goes to `../shared/bench/locomo/eval_retrieval.py`. A fresh
+`--daemon-config FILE` gives the daemon a config.yaml (e.g. `embedder: {variant:
+int8}`); every other argument goes to `../shared/bench/locomo/eval_retrieval.py`. A fresh
 daemon is started on a temp root for each run. Each turn is written with
 memory_write: its speaker in the content ("Caroline: ..."), its session as
 "<conversation>:<session number>", role user/assistant by speaker, its time as
@@ -33,10 +34,16 @@ from memoryctl.client import Client, DaemonUnavailable  # noqa: E402
 LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "locomo"))
 
 
+DAEMON_CONFIG: str | None = None  # --daemon-config FILE: the daemon's config.yaml
+
+
 class DaemonRetriever:
     def __init__(self) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="locomo-")
         self.root = Path(self.tmp.name) / "root"
+        if DAEMON_CONFIG:
+            self.root.mkdir(mode=0o700)
+            (self.root / "config.yaml").write_text(Path(DAEMON_CONFIG).read_text())
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memoryd", "serve", "--root", str(self.root),
              "--log-level", "warning"], stderr=subprocess.DEVNULL)
@@ -107,7 +114,12 @@ def main() -> None:
     evaluator = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(LOCOMO))
     spec.loader.exec_module(evaluator)
-    args = [a for a in sys.argv[1:]]
+    global DAEMON_CONFIG
+    args = list(sys.argv[1:])
+    if "--daemon-config" in args:
+        at = args.index("--daemon-config")
+        DAEMON_CONFIG = args[at + 1]
+        del args[at:at + 2]
     evaluator.main(["--data", str(LOCOMO / "locomo10.json"),
                     "--retriever", f"{Path(__file__).resolve()}:make_retriever", *args])
     if _instance is not None:

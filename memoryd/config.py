@@ -61,6 +61,7 @@ class StatsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class EmbedderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    variant: Literal["fp32", "int8"] = "fp32"
     threads: int = 1
     batch_size: int = 32
 

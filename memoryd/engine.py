@@ -84,7 +84,9 @@ class Engine:
         self.stats = AccessStats()
         self.events = EventBus()
         self.embedder = Embedder(threads=config.embedder.threads,
-                                 batch_size=config.embedder.batch_size)
+                                 batch_size=config.embedder.batch_size,
+                                 variant=config.embedder.variant,
+                                 cache_dir=root / "index" / "models")
         self.semantic = SemanticIndex(
             self.embedder, VectorStore(root / "index" / "chroma", config.vectors.url))
         r = config.retrieval

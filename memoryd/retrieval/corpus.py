@@ -45,6 +45,7 @@ class Corpus:
         self.postings: dict[str, tuple[array, array]] = {}
         self.scope_codes: dict[str, int] = {}
         self.sessions: dict[tuple[str, str], list[tuple[float, str]]] = {}
+        self.session_codes: dict[tuple[str, str], int] = {}
 
     def _alloc(self, capacity: int) -> None:
         def grow(old: np.ndarray | None, shape: tuple[int, ...], dtype: type, fill: object = 0
@@ -70,6 +71,9 @@ class Corpus:
         self.organized = grow(get("organized"), (capacity,), np.bool_, False)
         self.expires = grow(get("expires"), (capacity,), np.float64, np.inf)
         self.superseded = grow(get("superseded"), (capacity,), np.bool_, False)
+        self.compressed = grow(get("compressed"), (capacity,), np.bool_, False)
+        # A code per (scope, session) for conversation turns, -1 otherwise.
+        self.session_code = grow(get("session_code"), (capacity,), np.int32, -1)
         self.capacity = capacity
 
     def scope_code(self, scope: str) -> int:
@@ -108,6 +112,10 @@ class Corpus:
         self.organized[row] = memory.phase == "organized"
         self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
         self.superseded[row] = memory.replaced_by is not None
+        self.compressed[row] = memory.extra.get("compressed") is True
+        self.session_code[row] = (self.session_codes.setdefault(
+            (memory.scope, memory.session), len(self.session_codes))
+            if is_turn and memory.session is not None else -1)
         for term, tf in Counter(terms).items():
             rows, tfs = self.postings.setdefault(term, (array("i"), array("f")))
             rows.append(row)
@@ -138,6 +146,7 @@ class Corpus:
         self.organized[row] = memory.phase == "organized"
         self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
         self.superseded[row] = memory.replaced_by is not None
+        self.compressed[row] = memory.extra.get("compressed") is True
         return True
 
     def remove(self, memory_id: str) -> None:
@@ -209,10 +218,12 @@ class Corpus:
         remap = np.full(self.size, -1, dtype=np.int64)
         remap[keep] = np.arange(len(keep))
         for name in ("own", "ctx", "length", "alive", "scope", "created", "importance",
-                     "category", "kind", "type", "organized", "expires", "superseded"):
+                     "category", "kind", "type", "organized", "expires", "superseded",
+                     "compressed", "session_code"):
             column = getattr(self, name)
             column[: len(keep)] = column[keep]
-            column[len(keep): self.size] = {"scope": -1, "expires": np.inf}.get(name, 0)
+            column[len(keep): self.size] = {"scope": -1, "expires": np.inf,
+                                            "session_code": -1}.get(name, 0)
         self.alive[len(keep): self.size] = False
         self.meta = [self.meta[r] for r in keep]
         self.row_of = {m.id: r for r, m in enumerate(self.meta) if m is not None}

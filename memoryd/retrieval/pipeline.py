@@ -127,7 +127,11 @@ class SmartSearch:
             credit, boost = scoring.boosts(corpus, rows, fused, self.recipe)
             combined = fused + credit + boost
             clock.lap("fusion")
-            order = np.argsort(-combined, kind="stable")
+            if len(combined) > pool_size:  # partial sort: only the pool needs an order
+                top = np.argpartition(-combined, pool_size)[:pool_size]
+                order = top[np.argsort(-combined[top], kind="stable")]
+            else:
+                order = np.argsort(-combined, kind="stable")
             pool_rows = rows[order[:pool_size]]
             meta = [corpus.meta[r] for r in pool_rows.tolist()]
             vectors = corpus.own[pool_rows].copy()
@@ -182,13 +186,14 @@ class SmartSearch:
             mask &= c.kind[:n] == KINDS.index(req.kind)
         if req.phase is not None:
             mask &= c.organized[:n] == (req.phase == "organized")
-        if req.tags or req.session is not None or not req.include_compressed:
+        if not req.include_compressed:
+            mask &= ~c.compressed[:n]
+        if req.tags or req.session is not None:  # rarer filters: a pass over the survivors
             wanted = set(req.tags)
             for row in np.flatnonzero(mask).tolist():
                 meta = c.meta[row]
                 if meta is None or (wanted and not wanted <= meta.tags) or (
-                        req.session is not None and meta.session != req.session) or (
-                        meta.compressed and not req.include_compressed):
+                        req.session is not None and meta.session != req.session):
                     mask[row] = False
         return mask
 

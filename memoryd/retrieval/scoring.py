@@ -81,24 +81,18 @@ def boosts(corpus: Corpus, rows: np.ndarray, fused: np.ndarray, recipe: Recipe
     A turn earns 0.15 x its better neighbour's score and 0.3 x the best score in
     its session; a memory outside a conversation is its own session.
     """
-    score_of = dict(zip(rows.tolist(), fused.tolist(), strict=True))
-    credit = np.zeros(len(rows), dtype=np.float32)
-    for i, row in enumerate(rows.tolist()):
-        best = max(score_of.get(int(corpus.prev[row]), 0.0),
-                   score_of.get(int(corpus.next[row]), 0.0), 0.0)
-        credit[i] = recipe.neighbour_credit * best
+    full = np.zeros(corpus.size + 1, dtype=np.float32)  # index -1 (no neighbour) reads 0
+    full[rows] = fused
+    prev, nxt = corpus.prev[rows], corpus.next[rows]
+    best_neighbour = np.maximum(np.maximum(full[prev], full[nxt]), 0.0)
+    credit = (recipe.neighbour_credit * best_neighbour).astype(np.float32)
     s1 = fused + credit
-    best_in_session: dict[tuple[str, str], float] = {}
-    keys: list[tuple[str, str] | None] = []
-    for i, row in enumerate(rows.tolist()):
-        meta = corpus.meta[row]
-        key = (meta.scope, meta.session) if meta and meta.is_turn and meta.session else None
-        keys.append(key)
-        if key is not None:
-            best_in_session[key] = max(best_in_session.get(key, float("-inf")), float(s1[i]))
-    boost = np.array([recipe.session_boost * (best_in_session[k] if k else float(s1[i]))
-                      for i, k in enumerate(keys)], dtype=np.float32)
-    return credit, boost
+    codes = corpus.session_code[rows]
+    in_session = codes >= 0
+    best = np.full(len(corpus.session_codes) + 1, -np.inf, dtype=np.float32)
+    np.maximum.at(best, codes[in_session], s1[in_session])
+    session_best = np.where(in_session, best[np.where(in_session, codes, -1)], s1)
+    return credit, (recipe.session_boost * session_best).astype(np.float32)
 
 
 def mmr(relevance: np.ndarray, vectors: np.ndarray, k: int, lam: float) -> list[int]:

@@ -282,18 +282,22 @@ class KeywordIndex:
                offset: int) -> tuple[list[Memory], int]:
         clauses, args = filters.where()
         match, short_terms = _fts_query(query)
-        join = "JOIN fts ON fts.rowid = m.rowid"
+        # FTS first, as a rowid set: joined the other way round, SQLite scans every
+        # memory and runs the full-text lookup once per row (seconds at 20k).
+        inner: list[str] = []
+        inner_args: list[object] = []
         if match:
-            clauses.insert(0, "fts MATCH ?")
-            args.insert(0, match)
+            inner.append("fts MATCH ?")
+            inner_args.append(match)
         for term in short_terms:
-            clauses.append("(fts.content LIKE ? ESCAPE '\\' OR fts.tags LIKE ? ESCAPE '\\')")
-            args.extend([_like(term), _like(term)])
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        total = self.reader.execute(
-            f"SELECT count(*) FROM memories m {join} {where}", args).fetchone()
+            inner.append("(content LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')")
+            inner_args.extend([_like(term), _like(term)])
+        clauses.insert(0, f"m.rowid IN (SELECT rowid FROM fts WHERE {' AND '.join(inner)})")
+        args[:0] = inner_args
+        where = f"WHERE {' AND '.join(clauses)}"
+        total = self.reader.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()
         rows = self.reader.execute(
-            f"SELECT m.doc FROM memories m {join} {where} ORDER BY m.created_at DESC, m.id"
+            f"SELECT m.doc FROM memories m {where} ORDER BY m.created_at DESC, m.id"
             " LIMIT ? OFFSET ?", [*args, limit, offset])
         return [_decode(r[0]) for r in rows], total[0]
 
