@@ -10,6 +10,7 @@ from pathlib import Path
 from memoryd import __version__
 from memoryd.config import Config
 from memoryd.engine import Engine
+from memoryd.jobs.scheduler import Scheduler
 
 
 @dataclass
@@ -18,6 +19,7 @@ class App:
     config: Config
     root: Path
     socket_path: Path
+    scheduler: Scheduler | None = None
     started: float = field(default_factory=time.monotonic)
     connections: int = 0
     requests: int = 0

@@ -44,6 +44,18 @@ class Duration(float):
 
 class StorageConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     inbox_ttl: Duration = Duration(7 * 86400)
+    decay_threshold: Duration = Duration(30 * 86400)
+    upgrade_threshold: int = 3
+
+
+class JobsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """When each job runs: an interval (10m, 1h) or a crontab line ("17 3 * * *")."""
+
+    enabled: bool = True
+    timezone: str | None = None
+    expire: str = "1h"
+    decay: str = "17 3 * * *"
+    upgrade: str = "10m"
 
 
 class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -114,6 +126,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
     reranker: RerankerConfig = msgspec.field(default_factory=RerankerConfig)
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
+    jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
 
 
@@ -150,10 +163,18 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
          "retrieval.recency_weight + retrieval.importance_weight must be at most 1"),
         (0 <= config.retrieval.mmr_lambda <= 1, "retrieval.mmr_lambda must be 0 to 1"),
         (config.recall.token_budget >= 1, "recall.token_budget must be at least 1"),
+        (config.storage.upgrade_threshold >= 1, "storage.upgrade_threshold must be >= 1"),
     ]
     for ok, message in checks:
         if not ok:
             raise ConfigError(f"{source}: {message}")
+    from memoryd.jobs.triggers import TriggerError, parse_trigger
+
+    for name in ("expire", "decay", "upgrade"):
+        try:
+            parse_trigger(getattr(config.jobs, name), config.jobs.timezone)
+        except TriggerError as exc:
+            raise ConfigError(f"{source}: {exc} - at `jobs.{name}`") from None
     return config
 
 

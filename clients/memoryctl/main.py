@@ -138,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", dest="top_k", type=int)
 
     cmd("status", "is the daemon up? counts and health")
+    cmd("jobs", "the background jobs: trigger, last run, next run, last result")
+    p = cmd("run", "run a background job now and show what it changed")
+    p.add_argument("job", help="expire, decay or upgrade")
+    p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
     cmd("tools", "list the daemon's tools")
     p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")
     p.add_argument("--list-tools", action="store_true", help="print the tools and exit")
@@ -206,6 +210,20 @@ def show(command: str, result: Any) -> str:
                              for t in result["tools"]], ["TOOL", "DESCRIPTION"], flex=1)
     if command == "status":
         return render.mapping(result)
+    if command == "jobs":
+        return render.table([[j["name"], j["trigger"], str(j["last_run"] or "-")[:19],
+                              str(j["next_run"] or "-")[:19],
+                              str((j["last_result"] or {}).get("changes", "-"))]
+                             for j in result["jobs"]],
+                            ["JOB", "TRIGGER", "LAST RUN", "NEXT RUN", "CHANGED"], flex=1)
+    if command == "run":
+        verb = "would change" if result["dry_run"] else "changed"
+        lines = [f"{result['job']}: {verb} {len(result['changes'])} "
+                 f"({result['duration_ms']:.0f} ms)" + (f"; error: {result['error']}"
+                                                        if result["error"] else "")]
+        lines += [f"  {c['action']:<8} {c['id']}  {c.get('path', '')} -> {c.get('to', '')}"
+                  for c in result["changes"]]
+        return "\n".join(lines)
     if isinstance(result, dict) and "content" in result and "id" in result:
         return render.memory(result)
     return json.dumps(result, indent=2, ensure_ascii=False)
@@ -218,6 +236,10 @@ def run(args: argparse.Namespace, client: Client) -> Any:
         return client.call("stats")
     if args.command == "tools":
         return client.call("tools/list")
+    if args.command == "jobs":
+        return client.call("jobs/list")
+    if args.command == "run":
+        return client.call("jobs/run", {"job": args.job, "dry_run": args.dry_run})
     if args.command == "call":
         try:
             params = json.loads(args.params)

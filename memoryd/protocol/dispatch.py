@@ -19,8 +19,9 @@ from msgspec import UNSET, Raw, UnsetType
 from memoryd import __version__
 from memoryd.access import Caller, agent_scope
 from memoryd.app import App
-from memoryd.errors import InvalidRequest, MethodNotFound, RpcError
+from memoryd.errors import Busy, InvalidRequest, MethodNotFound, RpcError
 from memoryd.events import Subscription
+from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import (
     Request,
     best_effort_id,
@@ -72,6 +73,11 @@ class NoParams(msgspec.Struct):
     pass
 
 
+class JobRunParams(msgspec.Struct, forbid_unknown_fields=True):
+    job: str
+    dry_run: bool = False
+
+
 Handler = Callable[[Raw | UnsetType, Session], Awaitable[Any]]
 
 
@@ -104,6 +110,8 @@ class Dispatcher:
             "stats": self._stats,
             "events/subscribe": self._subscribe,
             "events/unsubscribe": self._unsubscribe,
+            "jobs/list": self._jobs_list,
+            "jobs/run": self._jobs_run,
         }
         self._tools_list_result = {"tools": [t.describe() for t in tools.values()]}
 
@@ -257,6 +265,20 @@ class Dispatcher:
         counts = await self.app.engine.counts()
         return {**counts, "pending_access_counts": len(self.app.engine.stats.dirty),
                 "subscribers": self.app.engine.events.subscribers, **self.app.health()}
+
+    def _scheduler(self) -> Scheduler:
+        if self.app.scheduler is None:
+            raise Busy("the job scheduler is not running on this daemon")
+        return self.app.scheduler
+
+    async def _jobs_list(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        decode_params(raw, NoParams)
+        return {"jobs": self._scheduler().describe()}
+
+    async def _jobs_run(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
+        params = decode_params(raw, JobRunParams)
+        report = await self._scheduler().run_now(params.job, params.dry_run)
+        return msgspec.to_builtins(report)
 
     async def _subscribe(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
         if session.subscription is None:

@@ -94,25 +94,13 @@ class Corpus:
         self.live += 1
         self.row_of[memory.id] = row
         is_turn = memory.kind == "turn" and memory.session is not None
-        self.meta.append(RowMeta(
-            id=memory.id, scope=memory.scope, session=memory.session, is_turn=is_turn,
-            tags=frozenset(memory.tags), compressed=memory.extra.get("compressed") is True,
-            expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
-            superseded=memory.replaced_by is not None, text_hash=text_hash))
+        self.meta.append(None)
+        self._describe(row, memory, is_turn, text_hash)
         self.own[row] = own
         self.ctx[row] = own if ctx is None else ctx
         self.length[row] = len(terms)
         self.alive[row] = True
         self.scope[row] = self.scope_code(memory.scope)
-        self.created[row] = memory.created_at.timestamp()
-        self.importance[row] = memory.importance
-        self.category[row] = CATEGORIES.index(memory.category)
-        self.kind[row] = KINDS.index(memory.kind)
-        self.type[row] = TYPES.index(memory.type)
-        self.organized[row] = memory.phase == "organized"
-        self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
-        self.superseded[row] = memory.replaced_by is not None
-        self.compressed[row] = memory.extra.get("compressed") is True
         self.session_code[row] = (self.session_codes.setdefault(
             (memory.scope, memory.session), len(self.session_codes))
             if is_turn and memory.session is not None else -1)
@@ -133,11 +121,16 @@ class Corpus:
         meta = self.meta[row] if row is not None else None
         if row is None or meta is None:
             return False
+        self._describe(row, memory, meta.is_turn, meta.text_hash)
+        return True
+
+    def _describe(self, row: int, memory: Memory, is_turn: bool, text_hash: str) -> None:
+        """The row's metadata and filter columns from `memory`."""
         self.meta[row] = RowMeta(
-            id=memory.id, scope=meta.scope, session=meta.session, is_turn=meta.is_turn,
+            id=memory.id, scope=memory.scope, session=memory.session, is_turn=is_turn,
             tags=frozenset(memory.tags), compressed=memory.extra.get("compressed") is True,
             expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
-            superseded=memory.replaced_by is not None, text_hash=meta.text_hash)
+            superseded=memory.replaced_by is not None, text_hash=text_hash)
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
         self.category[row] = CATEGORIES.index(memory.category)
@@ -147,7 +140,6 @@ class Corpus:
         self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
         self.superseded[row] = memory.replaced_by is not None
         self.compressed[row] = memory.extra.get("compressed") is True
-        return True
 
     def remove(self, memory_id: str) -> None:
         row = self.row_of.pop(memory_id, None)

@@ -21,6 +21,7 @@ from memoryd.app import App
 from memoryd.config import Config
 from memoryd.engine import Engine
 from memoryd.errors import Busy, Forbidden
+from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import encode_error
 from memoryd.protocol.dispatch import Dispatcher, Session
 from memoryd.server.connection import Drain, serve_connection
@@ -127,9 +128,13 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         summary = await engine.startup()
         log.info("index.reconciled", **summary)
         listener = await open_unix_listener(socket_path)
-        app = App(engine=engine, config=config, root=root, socket_path=socket_path)
+        scheduler = Scheduler(engine)
+        app = App(engine=engine, config=config, root=root, socket_path=socket_path,
+                  scheduler=scheduler)
         dispatcher = Dispatcher(app, load_tools())
         services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
+        if config.jobs.enabled:
+            services.start_soon(scheduler.run_forever)
         async with trio.open_nursery() as connections:
             connections.start_soon(_accept, listener, app, dispatcher, drain, connections)
             log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),

@@ -301,6 +301,28 @@ class KeywordIndex:
             " LIMIT ? OFFSET ?", [*args, limit, offset])
         return [_decode(r[0]) for r in rows], total[0]
 
+    # -- what the lifecycle jobs look for --------------------------------------------
+    def expired_inbox(self, now: float) -> list[tuple[str, str]]:
+        """(id, path) of inbox memories whose TTL has passed."""
+        rows = self.reader.execute(
+            "SELECT id, path FROM memories WHERE phase = 'inbox' AND expires_at IS NOT NULL"
+            " AND expires_at < ? ORDER BY expires_at", (now,))
+        return [(r[0], r[1]) for r in rows]
+
+    def unaccessed_organized(self, created_before: float) -> list[tuple[str, str]]:
+        """(id, path) of organized notes created before the cut-off and never accessed
+        (per their files; the caller adds accesses still in the stats buffer)."""
+        rows = self.reader.execute(
+            "SELECT id, path FROM memories WHERE phase = 'organized' AND kind != 'turn'"
+            " AND access_count = 0 AND created_at < ? ORDER BY created_at", (created_before,))
+        return [(r[0], r[1]) for r in rows]
+
+    def inbox_access_counts(self) -> dict[str, tuple[str, int]]:
+        """id -> (path, access_count in its file) for every inbox memory."""
+        rows = self.reader.execute(
+            "SELECT id, path, access_count FROM memories WHERE phase = 'inbox'")
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))
         return [r[0] for r in rows]

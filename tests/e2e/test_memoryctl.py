@@ -154,3 +154,20 @@ def test_ranked_subcommands(daemon):
     assert recalled.startswith("<memory>\n[PROCEDURAL] Always answer in British English")
     explained = ctl(daemon, "explain", "sister").stdout
     assert "memories searched (exact)" in explained and "selected" in explained
+
+
+def test_jobs_list_and_run(daemon):
+    jobs = ok(daemon, "jobs")["jobs"]
+    assert {j["name"] for j in jobs} == {"expire", "decay", "upgrade"}
+    assert all(j["next_run"] for j in jobs)
+    m = ok(daemon, "write", "read me three times")
+    for _ in range(3):
+        ok(daemon, "read", m["id"])
+    dry = ok(daemon, "run", "upgrade", "--dry-run")
+    assert dry["dry_run"] and [c["id"] for c in dry["changes"]] == [m["id"]]
+    assert ok(daemon, "read", m["id"])["phase"] == "inbox"
+    shown = ctl(daemon, "run", "upgrade").stdout
+    assert shown.startswith("upgrade: changed 1") and m["id"] in shown
+    assert ok(daemon, "read", m["id"])["phase"] == "organized"
+    bad = ctl(daemon, "run", "nope")
+    assert bad.returncode == 1 and "unknown job 'nope'" in bad.stderr

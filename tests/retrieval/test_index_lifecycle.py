@@ -103,3 +103,17 @@ async def test_corrupted_vector_store_is_set_aside_and_rebuilt(make_harness, tmp
     result = await h2.call("memory_smart_search", query="where is the spare key")
     assert result["memories"][0]["id"] == a
     assert list((root / "index").glob("chroma.corrupt-*")), "the damaged copy is kept aside"
+
+
+async def test_compressed_memories_only_on_request(harness):
+    keep = await harness.write("Kayak rental at the north beach costs 20 euros")
+    old = await harness.write("Kayak trip notes from 2019, long and detailed")
+    record = harness.engine.index.record_by_id(old)
+    path = harness.engine.root / record.path
+    path.write_text(path.read_text().replace("version: 1", "version: 1\ncompressed: true"))
+    await harness.engine.sync_paths([record.path])
+    found = await harness.call("memory_smart_search", query="kayak", top_k=5)
+    assert [m["id"] for m in found["memories"]] == [keep]
+    found = await harness.call("memory_smart_search", query="kayak", top_k=5,
+                               include_compressed=True)
+    assert {m["id"] for m in found["memories"]} == {keep, old}

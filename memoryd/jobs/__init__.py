@@ -1,0 +1,1 @@
+"""Background jobs: one module per job, a report of what each run changed, the scheduler."""

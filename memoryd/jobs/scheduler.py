@@ -1,0 +1,103 @@
+"""Scheduler: APScheduler 3 triggers, trio owns the time (DESIGN §9).
+
+One trio task per job sleeps until the trigger's next fire time, in slices of at
+most 30 s of wall clock (suspend, NTP and DST safe). Missed runs coalesce into
+one. A job and `jobs/run` of the same job share a lock, so a job never overlaps
+itself. A failing run is logged and reported; the next fire time tries again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import structlog
+import trio
+
+from memoryd.engine import Engine
+from memoryd.errors import InvalidParams
+from memoryd.jobs import decay, expire, upgrade
+from memoryd.jobs.report import Change, JobReport
+from memoryd.jobs.triggers import parse_trigger
+
+log = structlog.get_logger("memoryd.jobs")
+JobFn = Callable[[Engine, datetime, bool], Awaitable[list[Change]]]
+MAX_SLEEP = 30.0
+_TICK = timedelta(microseconds=1)
+
+JOBS: dict[str, JobFn] = {"expire": expire.run, "decay": decay.run, "upgrade": upgrade.run}
+
+
+@dataclass
+class JobState:
+    name: str
+    trigger_text: str
+    trigger: Any
+    lock: trio.Lock = field(default_factory=trio.Lock)
+    last_run: datetime | None = None
+    next_run: datetime | None = None
+    last_result: dict[str, Any] | None = None
+
+
+class Scheduler:
+    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None) -> None:
+        self.engine = engine
+        self.clock = clock or (lambda: datetime.now(UTC))
+        cfg = engine.config.jobs
+        self.states = {name: JobState(name, getattr(cfg, name),
+                                      parse_trigger(getattr(cfg, name), cfg.timezone))
+                       for name in JOBS}
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [{"name": s.name, "trigger": s.trigger_text, "last_run": s.last_run,
+                 "next_run": s.next_run, "last_result": s.last_result}
+                for s in self.states.values()]
+
+    async def run_now(self, name: str, dry_run: bool = False) -> JobReport:
+        state = self.states.get(name)
+        if state is None:
+            raise InvalidParams("job", f"unknown job {name!r}; jobs: {', '.join(self.states)}")
+        async with state.lock:
+            return await self._run(state, dry_run)
+
+    async def _run(self, state: JobState, dry_run: bool) -> JobReport:
+        now = self.clock()
+        report = JobReport(job=state.name, dry_run=dry_run, started_at=now)
+        started = time.perf_counter()
+        try:
+            report.changes = await JOBS[state.name](self.engine, now, dry_run)
+        except Exception as exc:
+            report.error = f"{type(exc).__name__}: {exc}"
+            log.exception("job.failed", job=state.name)
+        report.duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        if not dry_run:
+            state.last_run, state.last_result = now, report.summary()
+        log.info("job.done", job=state.name, dry_run=dry_run, changed=len(report.changes),
+                 changes=[{"id": c.id, "action": c.action, "path": c.path, "to": c.to}
+                          for c in report.changes[:50]], duration_ms=report.duration_ms)
+        return report
+
+    async def run_forever(self) -> None:
+        async with trio.open_nursery() as nursery:
+            for state in self.states.values():
+                nursery.start_soon(self._loop, state)
+
+    async def _loop(self, state: JobState) -> None:
+        previous: datetime | None = None
+        while True:
+            now = self.clock()
+            # Never hand the trigger the previous fire time: it would answer previous +
+            # interval, possibly in the past, and replay every missed slot. From "now",
+            # missed runs coalesce into one.
+            after = now if previous is None else max(now, previous + _TICK)
+            state.next_run = state.trigger.get_next_fire_time(None, after)
+            if state.next_run is None:
+                return
+            while (delay := (state.next_run - self.clock()).total_seconds()) > 0:
+                await trio.sleep(min(delay, MAX_SLEEP))
+            previous = state.next_run
+            async with state.lock:
+                await self._run(state, dry_run=False)

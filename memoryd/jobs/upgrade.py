@@ -1,0 +1,35 @@
+"""upgrade: inbox memories accessed at least storage.upgrade_threshold (3) times are
+promoted to organized; the file moves to its category folder."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import PurePosixPath
+
+from memoryd.access import Caller
+from memoryd.engine import Engine
+from memoryd.errors import NotFound, RpcError
+from memoryd.jobs.report import Change
+
+DEFAULT_CATEGORY = "knowledge"  # what Engine.upgrade picks when none is given
+
+
+async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+    threshold = engine.config.storage.upgrade_threshold
+    changes = []
+    for memory_id, (path, in_file) in engine.index.inbox_access_counts().items():
+        pending = engine.stats.pending(memory_id)
+        count = in_file + (pending.count if pending else 0)
+        if count < threshold:
+            continue
+        to = f"categories/{DEFAULT_CATEGORY}/{PurePosixPath(path).name}"
+        if not dry_run:
+            try:
+                memory = await engine.upgrade(memory_id, None, Caller())
+            except (NotFound, RpcError):
+                continue
+            to = engine.files.relpath_for(memory)
+        changes.append(Change(id=memory_id, action="upgrade", path=path, to=to,
+                              before={"phase": "inbox", "access_count": count},
+                              after={"phase": "organized"}))
+    return changes
