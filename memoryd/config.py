@@ -56,6 +56,7 @@ class JobsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     expire: str = "1h"
     decay: str = "17 3 * * *"
     upgrade: str = "10m"
+    consolidate: str = "1h"
 
 
 class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -170,7 +171,7 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
             raise ConfigError(f"{source}: {message}")
     from memoryd.jobs.triggers import TriggerError, parse_trigger
 
-    for name in ("expire", "decay", "upgrade"):
+    for name in ("expire", "decay", "upgrade", "consolidate"):
         try:
             parse_trigger(getattr(config.jobs, name), config.jobs.timezone)
         except TriggerError as exc:

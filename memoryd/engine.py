@@ -486,6 +486,64 @@ class Engine:
                             memory.scope)
         return memory
 
+    async def merge(self, keep_id: str, other_ids: list[str]) -> Memory:
+        """Fold duplicates into `keep_id`: tags, links and access counts are unioned or
+        summed into it; each other file goes to the trash with `replaced_by` set."""
+        def run() -> tuple[Memory, list[tuple[str, str]]]:
+            keep, keep_path = self._load(keep_id)
+            gone: list[tuple[str, str]] = []
+            for other_id in other_ids:
+                try:
+                    other, other_path = self._load(other_id)
+                except NotFound:
+                    continue
+                keep.tags = _clean_tags([*keep.tags, *other.tags])
+                keep.access_count += other.access_count
+                keep.replaces = [*keep.replaces, other_id]
+                for peer in other.links:
+                    if peer in (keep_id, *other_ids):
+                        continue
+                    if peer not in keep.links:
+                        keep.links = [*keep.links, peer]
+                    self._repoint_link(peer, other_id, keep_id)
+                other.replaced_by = keep_id
+                other.updated_at = utcnow()
+                trash = self.files.trash_path(other_path)
+                self.files.write_atomic(other_path, frontmatter.render(other))
+                self.files.move(other_path, trash)
+                with self.index.transaction():
+                    self.index.delete(other_id)
+                self.semantic.delete(other_id, other.scope, self.index.load)
+                self.stats.forget(other_id)
+                gone.append((other_id, other.scope))
+            keep.links = [x for x in keep.links if x not in other_ids and x != keep_id]
+            keep.version += 1
+            keep.updated_at = utcnow()
+            self._save(keep, keep_path)
+            return keep, gone
+
+        keep, gone = await self._writing(run)
+        for other_id, scope in gone:
+            self.events.publish("notifications/memory",
+                                {"event": "deleted", "id": other_id, "replaced_by": keep_id},
+                                scope)
+        self.events.publish("notifications/memory", {"event": "updated", "id": keep_id},
+                            keep.scope)
+        return keep
+
+    def _repoint_link(self, peer: str, old: str, new: str) -> None:
+        try:
+            memory, path = self._load(peer)
+        except NotFound:
+            return
+        links = [new if x == old else x for x in memory.links]
+        links = list(dict.fromkeys(links))
+        if links != memory.links:
+            memory.links = links
+            memory.version += 1
+            memory.updated_at = utcnow()
+            self._save(memory, path)
+
     def _drop_link(self, peer: str, memory_id: str) -> None:
         try:
             memory, path = self._load(peer)
@@ -546,6 +604,10 @@ class Engine:
                 return None
 
         return await self._reading(run)
+
+    async def notes(self) -> list[Memory]:
+        """A snapshot of every memory but conversation turns, with pending access counts."""
+        return [self.stats.overlay(m) for m in await self._reading(self.index.notes)]
 
     async def counts(self) -> dict[str, Any]:
         return await self._reading(self.index.counts)

@@ -19,7 +19,7 @@ import trio
 
 from memoryd.engine import Engine
 from memoryd.errors import InvalidParams
-from memoryd.jobs import decay, expire, upgrade
+from memoryd.jobs import consolidate, decay, expire, upgrade
 from memoryd.jobs.report import Change, JobReport
 from memoryd.jobs.triggers import parse_trigger
 
@@ -28,7 +28,8 @@ JobFn = Callable[[Engine, datetime, bool], Awaitable[list[Change]]]
 MAX_SLEEP = 30.0
 _TICK = timedelta(microseconds=1)
 
-JOBS: dict[str, JobFn] = {"expire": expire.run, "decay": decay.run, "upgrade": upgrade.run}
+JOBS: dict[str, JobFn] = {"expire": expire.run, "decay": decay.run, "upgrade": upgrade.run,
+                          "consolidate": consolidate.run}
 
 
 @dataclass

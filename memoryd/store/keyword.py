@@ -323,6 +323,12 @@ class KeywordIndex:
             "SELECT id, path, access_count FROM memories WHERE phase = 'inbox'")
         return {r[0]: (r[1], r[2]) for r in rows}
 
+    def notes(self) -> list[Memory]:
+        """Every memory but conversation turns (reader connection)."""
+        rows = self.reader.execute("SELECT doc FROM memories WHERE kind != 'turn'"
+                                   " ORDER BY created_at, id")
+        return [_decode(r[0]) for r in rows]
+
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))
         return [r[0] for r in rows]

@@ -158,7 +158,7 @@ def test_ranked_subcommands(daemon):
 
 def test_jobs_list_and_run(daemon):
     jobs = ok(daemon, "jobs")["jobs"]
-    assert {j["name"] for j in jobs} == {"expire", "decay", "upgrade"}
+    assert {j["name"] for j in jobs} == {"expire", "decay", "upgrade", "consolidate"}
     assert all(j["next_run"] for j in jobs)
     m = ok(daemon, "write", "read me three times")
     for _ in range(3):
