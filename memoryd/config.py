@@ -7,8 +7,10 @@ A bad file or key fails at start with the key named (exit code 2).
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 import yaml
@@ -52,11 +54,15 @@ class JobsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """When each job runs: an interval (10m, 1h) or a crontab line ("17 3 * * *")."""
 
     enabled: bool = True
-    timezone: str | None = None
     expire: str = "1h"
     decay: str = "17 3 * * *"
     upgrade: str = "10m"
     consolidate: str = "1h"
+    notify: str = "1m"
+
+
+class NotifyConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    desktop: bool = True
 
 
 class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -118,6 +124,7 @@ class LoggingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     socket: str | None = None
+    timezone: str | None = None
     storage: StorageConfig = msgspec.field(default_factory=StorageConfig)
     server: ServerConfig = msgspec.field(default_factory=ServerConfig)
     watcher: WatcherConfig = msgspec.field(default_factory=WatcherConfig)
@@ -128,6 +135,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     reranker: RerankerConfig = msgspec.field(default_factory=RerankerConfig)
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
     jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)
+    notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
 
 
@@ -169,14 +177,30 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
     for ok, message in checks:
         if not ok:
             raise ConfigError(f"{source}: {message}")
+    if config.timezone is not None:
+        try:
+            zone(config.timezone)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: {exc} - at `timezone`") from None
     from memoryd.jobs.triggers import TriggerError, parse_trigger
 
-    for name in ("expire", "decay", "upgrade", "consolidate"):
+    for name in ("expire", "decay", "upgrade", "consolidate", "notify"):
         try:
-            parse_trigger(getattr(config.jobs, name), config.jobs.timezone)
+            parse_trigger(getattr(config.jobs, name), config.timezone)
         except TriggerError as exc:
             raise ConfigError(f"{source}: {exc} - at `jobs.{name}`") from None
     return config
+
+
+def zone(name: str | None) -> tzinfo:
+    """The configured time zone (IANA name), or the machine's local zone."""
+    if name is None:
+        return datetime.now().astimezone().tzinfo or UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r} (use an IANA name like "
+                         f"Europe/Berlin or Asia/Shanghai)") from None
 
 
 def load_config(path: Path | None) -> Config:

@@ -64,6 +64,8 @@ class NewMemory:
     session: str | None = None
     role: str | None = None
     created_at: datetime | None = None
+    kind: str | None = None  # "reminder" (memory_remind); otherwise note or turn
+    due_at: datetime | None = None
 
 
 @dataclass
@@ -323,14 +325,17 @@ class Engine:
         is_turn = new.role is not None
         if is_turn and not new.session:
             raise InvalidParams("session", "a turn (a write with `role`) needs its session")
-        category = new.category or "inbox"
+        is_reminder = new.kind == "reminder"
+        category = "reminders" if is_reminder else new.category or "inbox"
         organized = category != "inbox"
         return Memory(
             id=new_id(), content=content, content_hash=content_hash(content),
-            kind="turn" if is_turn else "note",
+            kind="turn" if is_turn else "reminder" if is_reminder else "note",
+            due_at=as_aware(new.due_at) if new.due_at else None,
             phase="organized" if organized or is_turn else "inbox",
             category=category,
-            type=new.type or ("episodic" if is_turn else "semantic"),
+            type=new.type or ("episodic" if is_turn else "working" if is_reminder
+                              else "semantic"),
             scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
             tags=_clean_tags(new.tags or []), source=new.source or "",
             importance=0.5 if new.importance is None else new.importance,
@@ -427,6 +432,13 @@ class Engine:
         trash, scope = await self._writing(run)
         self.events.publish("notifications/memory", {"event": "deleted", "id": memory_id}, scope)
         return trash
+
+    async def mark_notified(self, memory_id: str, when: datetime) -> Memory:
+        """A reminder was announced: record it in its file so it is announced once."""
+        def change(memory: Memory) -> None:
+            memory.notified_at = when
+
+        return await self._modify(memory_id, Caller(), change, "updated")
 
     async def tag(self, memory_id: str, add: list[str], remove: list[str],
                   caller: Caller) -> Memory:
@@ -604,6 +616,12 @@ class Engine:
                 return None
 
         return await self._reading(run)
+
+    async def due_reminders(self, now: datetime) -> list[Memory]:
+        return await self._reading(self.index.due_reminders, now.timestamp())
+
+    async def announced_reminders(self) -> list[Memory]:
+        return await self._reading(self.index.announced_reminders)
 
     async def notes(self) -> list[Memory]:
         """A snapshot of every memory but conversation turns, with pending access counts."""

@@ -89,6 +89,7 @@ class Memory(msgspec.Struct, kw_only=True):
     updated_at: datetime = msgspec.field(default_factory=utcnow)
     expires_at: datetime | None = None
     due_at: datetime | None = None
+    notified_at: datetime | None = None  # reminders: when the notify job announced it
     access_count: int = 0
     last_accessed_at: datetime | None = None
     links: list[str] = msgspec.field(default_factory=list)

@@ -137,10 +137,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-budget", dest="token_budget", type=int)
     p.add_argument("--top-k", dest="top_k", type=int)
 
+    p = cmd("remind", "create a reminder: --when 'tomorrow at 9' (or 明天下午三点) or --due-at")
+    p.add_argument("text")
+    p.add_argument("--when", help="in words: 'tomorrow at 9', 'in 2 hours', '下周一'")
+    p.add_argument("--due-at", dest="due_at", help="ISO 8601 time")
+    p.add_argument("--scope")
+    p.add_argument("--tags", type=_csv)
+    cmd("notify", "announce the reminders that are due now (runs the notify job)")
+
     cmd("status", "is the daemon up? counts and health")
     cmd("jobs", "the background jobs: trigger, last run, next run, last result")
     p = cmd("run", "run a background job now and show what it changed")
-    p.add_argument("job", help="expire, decay, upgrade or consolidate")
+    p.add_argument("job", help="expire, decay, upgrade, consolidate or notify")
     p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
     cmd("tools", "list the daemon's tools")
     p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")
@@ -174,6 +182,7 @@ TOOL_COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "smart-search": ("memory_smart_search", _RANKED),
     "explain": ("memory_explain", _RANKED),
     "recall": ("memory_recall", ("query", "session", "scope", "token_budget", "top_k")),
+    "remind": ("memory_remind", ("due_at", "when", "scope", "tags")),
 }
 
 
@@ -184,7 +193,7 @@ def tool_params(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, name, None)
         if value is not None:
             params["from" if name == "from_" else name] = value
-    if args.command == "write":
+    if args.command in ("write", "remind"):
         params["content"] = sys.stdin.read() if args.text == "-" else args.text
     if args.command == "update" and params.get("content") == "-":
         params["content"] = sys.stdin.read()
@@ -216,7 +225,7 @@ def show(command: str, result: Any) -> str:
                               str((j["last_result"] or {}).get("changes", "-"))]
                              for j in result["jobs"]],
                             ["JOB", "TRIGGER", "LAST RUN", "NEXT RUN", "CHANGED"], flex=1)
-    if command == "run":
+    if command == "run" or command == "notify":
         verb = "would change" if result["dry_run"] else "changed"
         lines = [f"{result['job']}: {verb} {len(result['changes'])} "
                  f"({result['duration_ms']:.0f} ms)" + (f"; error: {result['error']}"
@@ -240,6 +249,8 @@ def run(args: argparse.Namespace, client: Client) -> Any:
         return client.call("jobs/list")
     if args.command == "run":
         return client.call("jobs/run", {"job": args.job, "dry_run": args.dry_run})
+    if args.command == "notify":
+        return client.call("jobs/run", {"job": "notify"})
     if args.command == "call":
         try:
             params = json.loads(args.params)

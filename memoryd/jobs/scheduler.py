@@ -11,15 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
 import trio
 
+from memoryd.config import zone
 from memoryd.engine import Engine
 from memoryd.errors import InvalidParams
-from memoryd.jobs import consolidate, decay, expire, upgrade
+from memoryd.jobs import consolidate, decay, expire, notify, upgrade
 from memoryd.jobs.report import Change, JobReport
 from memoryd.jobs.triggers import parse_trigger
 
@@ -29,7 +30,7 @@ MAX_SLEEP = 30.0
 _TICK = timedelta(microseconds=1)
 
 JOBS: dict[str, JobFn] = {"expire": expire.run, "decay": decay.run, "upgrade": upgrade.run,
-                          "consolidate": consolidate.run}
+                          "consolidate": consolidate.run, "notify": notify.run}
 
 
 @dataclass
@@ -46,10 +47,11 @@ class JobState:
 class Scheduler:
     def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None) -> None:
         self.engine = engine
-        self.clock = clock or (lambda: datetime.now(UTC))
+        tz = zone(engine.config.timezone)
+        self.clock = clock or (lambda: datetime.now(tz))
         cfg = engine.config.jobs
         self.states = {name: JobState(name, getattr(cfg, name),
-                                      parse_trigger(getattr(cfg, name), cfg.timezone))
+                                      parse_trigger(getattr(cfg, name), engine.config.timezone))
                        for name in JOBS}
 
     def describe(self) -> list[dict[str, Any]]:

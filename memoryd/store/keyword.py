@@ -18,7 +18,7 @@ import msgspec
 
 from memoryd.schema import Memory
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS memories (
     kind TEXT NOT NULL, phase TEXT NOT NULL, category TEXT NOT NULL, type TEXT NOT NULL,
     scope TEXT NOT NULL, session TEXT, source TEXT NOT NULL,
     created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL,
+    due_at REAL, notified INTEGER NOT NULL DEFAULT 0,
     access_count INTEGER NOT NULL,
     doc BLOB NOT NULL
 );
@@ -182,14 +183,15 @@ class KeywordIndex:
             self._delete_rowid(rowid)
         cur = conn.execute(
             "INSERT INTO memories (id, path, file_sha, content_hash, kind, phase, category,"
-            " type, scope, session, source, created_at, updated_at, expires_at, access_count,"
-            " doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " type, scope, session, source, created_at, updated_at, expires_at, due_at,"
+            " notified, access_count, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 memory.id, path, sha, memory.content_hash, memory.kind, memory.phase,
                 memory.category, memory.type, memory.scope, memory.session, memory.source,
                 memory.created_at.timestamp(), memory.updated_at.timestamp(),
                 memory.expires_at.timestamp() if memory.expires_at else None,
-                memory.access_count, _encode(memory),
+                memory.due_at.timestamp() if memory.due_at else None,
+                int(memory.notified_at is not None), memory.access_count, _encode(memory),
             ),
         )
         rowid = cur.lastrowid
@@ -322,6 +324,20 @@ class KeywordIndex:
         rows = self.reader.execute(
             "SELECT id, path, access_count FROM memories WHERE phase = 'inbox'")
         return {r[0]: (r[1], r[2]) for r in rows}
+
+    def due_reminders(self, now: float) -> list[Memory]:
+        """Reminders due by `now` that were not announced yet, oldest due first."""
+        rows = self.reader.execute(
+            "SELECT doc FROM memories WHERE kind = 'reminder' AND notified = 0"
+            " AND due_at IS NOT NULL AND due_at <= ? ORDER BY due_at", (now,))
+        return [_decode(r[0]) for r in rows]
+
+    def announced_reminders(self) -> list[Memory]:
+        """Reminders already announced and not deleted: what pending.md lists."""
+        rows = self.reader.execute(
+            "SELECT doc FROM memories WHERE kind = 'reminder' AND notified = 1"
+            " ORDER BY due_at DESC")
+        return [_decode(r[0]) for r in rows]
 
     def notes(self) -> list[Memory]:
         """Every memory but conversation turns (reader connection)."""

@@ -141,3 +141,12 @@ class RecallParams(Params):
     token_budget: Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
                                       "tokenizer) the <memory> block may use.")] = 2000
     top_k: Annotated[int, Meta(ge=1, le=100)] | None = None
+
+
+class RemindParams(Params):
+    content: Content
+    due_at: Annotated[datetime, Meta(description="When (ISO 8601).")] | None = None
+    when: Annotated[str, Meta(max_length=200, description="When, in words: 'tomorrow at "
+                              "9', 'next Friday 3pm', 'in 2 hours', '明天下午三点'.")] | None = None
+    scope: Scope | None = None
+    tags: Tags = []

@@ -57,6 +57,6 @@ def tool(name: str, params: type[Params], batch: BatchFn | None = None
 
 
 def load_tools() -> dict[str, Tool]:
-    from memoryd.tools import memory, retrieval  # noqa: F401  (registers the tools)
+    from memoryd.tools import memory, reminders, retrieval  # noqa: F401  (registers them)
 
     return TOOLS

@@ -93,7 +93,7 @@ def test_every_tool_has_a_subcommand_with_its_params_and_a_readme_row():
     for command, (method, names) in TOOL_COMMANDS.items():
         fields = set(tools[method].params.__struct_encode_fields__)
         flags = {"from" if n == "from_" else n for n in names}
-        if command == "write":
+        if command in ("write", "remind"):
             flags.add("content")
         assert flags == fields, f"memoryctl {command} vs {method}"
     readme = README.read_text()
@@ -158,7 +158,7 @@ def test_ranked_subcommands(daemon):
 
 def test_jobs_list_and_run(daemon):
     jobs = ok(daemon, "jobs")["jobs"]
-    assert {j["name"] for j in jobs} == {"expire", "decay", "upgrade", "consolidate"}
+    assert {j["name"] for j in jobs} == {"expire", "decay", "upgrade", "consolidate", "notify"}
     assert all(j["next_run"] for j in jobs)
     m = ok(daemon, "write", "read me three times")
     for _ in range(3):

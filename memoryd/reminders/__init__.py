@@ -1,0 +1,1 @@
+"""Reminders: natural-language times (English and Chinese) and due notifications."""
