@@ -153,14 +153,15 @@ class Engine:
         self.semantic.upsert(memory, self.index.load)
         self.stats.consumed(memory.id, self._folded.pop(memory.id, 0))
 
-    def _index_file(self, path: str, now: datetime) -> str | None:
-        """Bring the index in step with one file; returns what changed, if anything."""
+    def _index_file(self, path: str, now: datetime, semantic: bool = True) -> str | None:
+        """Bring the index in step with one file; returns what changed, if anything.
+        With `semantic=False` only the keyword index (start-up: vectors follow in bulk)."""
         record = self.index.record_by_path(path)
         data = self.files.read_bytes(path)
         if data is None:
             if record is None:
                 return None
-            self._unindex(path)
+            self._unindex(path, semantic)
             return "deleted"
         sha = file_sha(data)
         if record is not None and record.file_sha == sha:
@@ -171,7 +172,7 @@ class Engine:
         except (UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
             log.warning("store.unreadable_file", path=path, error=str(exc))
             if record is not None:
-                self._unindex(path)
+                self._unindex(path, semantic)
             return None
         memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present or parsed.dropped)
         for key, why in parsed.dropped.items():
@@ -182,18 +183,20 @@ class Engine:
             self.files.write_atomic(path, data)
             sha = file_sha(data)
         if record is not None and record.id != memory.id:
-            self._unindex(path)
+            self._unindex(path, semantic)
         with self.index.transaction():
             self.index.upsert(memory, path, sha)
-        self.semantic.upsert(memory, self.index.load)
+        if semantic:
+            self.semantic.upsert(memory, self.index.load)
         return "updated" if record is not None else "added"
 
-    def _unindex(self, path: str) -> None:
+    def _unindex(self, path: str, semantic: bool = True) -> None:
         old = self.index.load([r.id for r in [self.index.record_by_path(path)] if r])
         with self.index.transaction():
             self.index.delete_path(path)
-        for memory in old:
-            self.semantic.delete(memory.id, memory.scope, self.index.load)
+        if semantic:
+            for memory in old:
+                self.semantic.delete(memory.id, memory.scope, self.index.load)
 
     def _complete(self, memory: Memory, path: str, record: Any, now: datetime) -> bool:
         """Fill in and correct what a hand-written file lacks; True if anything changed."""
@@ -226,11 +229,12 @@ class Engine:
             memory.expires_at = now + timedelta(seconds=self.config.storage.inbox_ttl)
         return frontmatter.render(memory) != before
 
-    def sync_paths_blocking(self, paths: Iterable[str]) -> dict[str, list[str]]:
+    def sync_paths_blocking(self, paths: Iterable[str],
+                            semantic: bool = True) -> dict[str, list[str]]:
         now = utcnow()
         changed: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
         for path in paths:
-            outcome = self._index_file(path, now)
+            outcome = self._index_file(path, now, semantic)
             if outcome:
                 changed[outcome].append(path)
         return changed
@@ -259,13 +263,13 @@ class Engine:
                                     {"event": event, "path": path, "by": "hand edit"})
         return changed
 
-    def reconcile_blocking(self) -> dict[str, int]:
-        """Start-up: make the index agree with every file (content hash per file)."""
+    def reconcile_blocking(self, semantic: bool = True) -> dict[str, int]:
+        """Make the index agree with every file (content hash per file)."""
         stale = self.files.remove_stale_temp_files()
         known = self.index.all_records()
         on_disk = set(self.files.iter_files())
         gone = [p for p in known if p not in on_disk]
-        changed = self.sync_paths_blocking([*sorted(on_disk), *gone])
+        changed = self.sync_paths_blocking([*sorted(on_disk), *gone], semantic)
         return {k: len(v) for k, v in changed.items()} | {"files": len(on_disk),
                                                           "stale_temp_files": stale}
 
@@ -275,7 +279,10 @@ class Engine:
     async def startup(self, force_embed: bool = False) -> dict[str, int]:
         """Files -> keyword index -> vectors: everything derived agrees with the files."""
         def run() -> dict[str, int]:
-            summary = self.reconcile_blocking()
+            # Keyword index first, file by file; then the vectors in bulk, reusing every
+            # stored vector whose text is unchanged (a keyword-index rebuild re-embeds
+            # nothing).
+            summary = self.reconcile_blocking(semantic=False)
             summary |= self.semantic.reconcile(self.index.all_memories(), force=force_embed)
             return summary
 

@@ -117,3 +117,17 @@ async def test_compressed_memories_only_on_request(harness):
     found = await harness.call("memory_smart_search", query="kayak", top_k=5,
                                include_compressed=True)
     assert {m["id"] for m in found["memories"]} == {keep, old}
+
+
+async def test_keyword_index_rebuild_reuses_stored_vectors(make_harness, tmp_path):
+    root = tmp_path / "root"
+    h = await make_harness(root=root)
+    for i in range(5):
+        await h.write(f"note {i} about the garden shed")
+    h.engine.close()
+    for suffix in ("", "-wal", "-shm"):
+        (root / "index" / f"keyword.sqlite{suffix}").unlink(missing_ok=True)
+    h2 = await make_harness(root=root)
+    summary = await h2.engine.startup()
+    assert summary["vectors_embedded"] == 0
+    assert len((await h2.call("memory_smart_search", query="garden shed"))["memories"]) == 5

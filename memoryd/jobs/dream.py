@@ -1,0 +1,96 @@
+"""dream: tidy memory while the user is away (seed 003), in three depths.
+
+1 light:  classify inbox memories into the 14 categories (English and Chinese cues)
+2 medium: 1 + merge similar memories (consolidate) + resolve [[wikilinks]] into
+          bidirectional links (memory_backlinks sees them)
+3 deep:   2 + link memories about the same entity across categories, and turn
+          notes that name a future time ("tomorrow at 9", "明天下午三点") into
+          reminders linked to the note
+
+Run by idle detection (no requests for dream.idle_after: level 1, three times as
+long: 2, six times: 3) or by hand (`memoryctl dream --level N`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memoryd.access import Caller
+from memoryd.config import zone
+from memoryd.dream.classify import classify
+from memoryd.dream.links import cross_category_pairs, wikilink_targets
+from memoryd.engine import Engine, NewMemory
+from memoryd.errors import NotFound, RpcError
+from memoryd.jobs import consolidate
+from memoryd.jobs.report import Change
+from memoryd.reminders import when
+
+
+async def run(engine: Engine, now: datetime, dry_run: bool, level: int = 1) -> list[Change]:
+    changes = await _classify(engine, dry_run)
+    if level >= 2:
+        changes += await consolidate.run(engine, now, dry_run)
+        changes += await _link(engine, dry_run, "wikilink",
+                               [(a, b, None) for a, b in wikilink_targets(await engine.notes())])
+    if level >= 3:
+        changes += await _link(engine, dry_run, "entity",
+                               cross_category_pairs(await engine.notes()))
+        changes += await _reminders(engine, now, dry_run)
+    return changes
+
+
+async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
+    changes = []
+    for memory in await engine.notes():
+        if memory.phase != "inbox" or memory.kind != "note":
+            continue
+        category = classify(memory.content)
+        if category is None:
+            continue
+        if not dry_run:
+            try:
+                await engine.upgrade(memory.id, category, Caller())
+            except (NotFound, RpcError):
+                continue
+        changes.append(Change(id=memory.id, action="classify", before={"phase": "inbox"},
+                              after={"phase": "organized", "category": category}))
+    return changes
+
+
+async def _link(engine: Engine, dry_run: bool, why: str,
+                pairs: list[tuple[str, str, str | None]]) -> list[Change]:
+    changes = []
+    for source, target, entity in pairs:
+        if not dry_run:
+            try:
+                await engine.link(source, target, Caller(), linked=True)
+            except (NotFound, RpcError):
+                continue
+        after = {"linked": target, "by": why} | ({"entity": entity} if entity else {})
+        changes.append(Change(id=source, action="link", after=after))
+    return changes
+
+
+async def _reminders(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+    notes = await engine.notes()
+    reminder_ids = {m.id for m in notes if m.kind == "reminder"}
+    tz = zone(engine.config.timezone)
+    changes = []
+    for memory in notes:
+        if memory.kind != "note" or any(link in reminder_ids for link in memory.links):
+            continue
+        # "tomorrow" means the day after the note was written, not after tonight's dream
+        found = when.find(memory.content, memory.created_at.astimezone(tz))
+        if found is None or found.when <= now:
+            continue
+        reminder_id = None
+        if not dry_run:
+            reminder, _ = await engine.write(NewMemory(
+                content=memory.content[:500], kind="reminder", due_at=found.when,
+                scope=memory.scope, tags=["from-dream"], source="dream"), Caller())
+            await engine.link(memory.id, reminder.id, Caller(), linked=True)
+            reminder_id = reminder.id
+        changes.append(Change(id=memory.id, action="remind",
+                              after={"due_at": found.when.isoformat(), "said": found.text,
+                                     "reminder": reminder_id}))
+    return changes
