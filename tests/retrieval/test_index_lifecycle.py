@@ -127,7 +127,14 @@ async def test_keyword_index_rebuild_reuses_stored_vectors(make_harness, tmp_pat
     h.engine.close()
     for suffix in ("", "-wal", "-shm"):
         (root / "index" / f"keyword.sqlite{suffix}").unlink(missing_ok=True)
-    h2 = await make_harness(root=root)
-    summary = await h2.engine.startup()
-    assert summary["vectors_embedded"] == 0
-    assert len((await h2.call("memory_smart_search", query="garden shed"))["memories"]) == 5
+    from memoryd.config import Config
+    from tests.retrieval.conftest import Harness
+
+    h2 = Harness(root, Config())
+    try:
+        summary = await h2.engine.startup()  # the first start after the deletion
+        assert summary["added"] == 5 and summary["vectors_embedded"] == 0
+        found = await h2.call("memory_smart_search", query="garden shed")
+        assert len(found["memories"]) == 5
+    finally:
+        h2.engine.close()
