@@ -23,7 +23,11 @@ class App:
     started: float = field(default_factory=time.monotonic)
     connections: int = 0
     requests: int = 0
+    last_request: float = field(default_factory=time.monotonic)
     stopping: bool = False
+
+    def idle_seconds(self) -> float:
+        return time.monotonic() - self.last_request
 
     def health(self) -> dict[str, object]:
         return {

@@ -61,6 +61,11 @@ class JobsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     notify: str = "1m"
 
 
+class DreamConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    enabled: bool = True
+    idle_after: Duration = Duration(600)
+
+
 class NotifyConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     desktop: bool = True
 
@@ -136,6 +141,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
     jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)
     notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
+    dream: DreamConfig = msgspec.field(default_factory=DreamConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
 
 

@@ -354,14 +354,15 @@ class Engine:
     def _write_blocking(self, memories: list[Memory]) -> list[tuple[Memory, bool]]:
         results: list[tuple[Memory, bool]] = []
         fresh: list[tuple[Memory, str, str]] = []
-        batch: dict[tuple[str, str], Memory] = {}
+        batch: dict[tuple[str, str, str], Memory] = {}
         for memory in memories:
             if memory.kind != "turn":
-                key = (memory.content_hash, memory.scope)
+                key = (memory.content_hash, memory.scope, memory.kind)
                 if key in batch:
                     results.append((batch[key], False))
                     continue
-                duplicate = self.index.find_duplicate(memory.content_hash, memory.scope)
+                duplicate = self.index.find_duplicate(memory.content_hash, memory.scope,
+                                                      memory.kind)
                 if duplicate is not None:
                     with contextlib.suppress(NotFound):
                         results.append((self._load(duplicate)[0], False))

@@ -144,11 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope")
     p.add_argument("--tags", type=_csv)
     cmd("notify", "announce the reminders that are due now (runs the notify job)")
+    p = cmd("dream", "tidy memory now: 1 classify the inbox, 2 + merge and [[wikilinks]], "
+                     "3 + cross-category links and reminders")
+    p.add_argument("--level", type=int, choices=[1, 2, 3], default=1)
+    p.add_argument("--dry-run", action="store_true", help="show what would change")
 
     cmd("status", "is the daemon up? counts and health")
     cmd("jobs", "the background jobs: trigger, last run, next run, last result")
     p = cmd("run", "run a background job now and show what it changed")
-    p.add_argument("job", help="expire, decay, upgrade, consolidate or notify")
+    p.add_argument("job", help="expire, decay, upgrade, consolidate, notify or dream")
     p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
     cmd("tools", "list the daemon's tools")
     p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")
@@ -225,7 +229,7 @@ def show(command: str, result: Any) -> str:
                               str((j["last_result"] or {}).get("changes", "-"))]
                              for j in result["jobs"]],
                             ["JOB", "TRIGGER", "LAST RUN", "NEXT RUN", "CHANGED"], flex=1)
-    if command == "run" or command == "notify":
+    if command in ("run", "notify", "dream"):
         verb = "would change" if result["dry_run"] else "changed"
         lines = [f"{result['job']}: {verb} {len(result['changes'])} "
                  f"({result['duration_ms']:.0f} ms)" + (f"; error: {result['error']}"
@@ -251,6 +255,9 @@ def run(args: argparse.Namespace, client: Client) -> Any:
         return client.call("jobs/run", {"job": args.job, "dry_run": args.dry_run})
     if args.command == "notify":
         return client.call("jobs/run", {"job": "notify"})
+    if args.command == "dream":
+        return client.call("jobs/run", {"job": "dream", "level": args.level,
+                                        "dry_run": args.dry_run})
     if args.command == "call":
         try:
             params = json.loads(args.params)

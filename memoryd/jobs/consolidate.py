@@ -1,6 +1,6 @@
 """consolidate: merge duplicate memories, then refresh memory.md.
 
-Duplicates, within one scope and never conversation turns:
+Duplicates, within one scope and one kind (never conversation turns):
 - the same text once normalised (case, white space, punctuation): memories are
   bucketed by their first 100 normalised characters, but only an equal whole
   text merges, so a shared prefix alone never does;
@@ -64,10 +64,10 @@ class _Groups:
 
 def find_duplicates(notes: list[Memory], vectors: dict[str, np.ndarray]) -> list[list[str]]:
     found = _Groups()
-    by_scope: dict[str, list[Memory]] = defaultdict(list)
-    for memory in notes:
+    by_scope: dict[tuple[str, str], list[Memory]] = defaultdict(list)
+    for memory in notes:  # a reminder never merges with the note it came from
         if memory.replaced_by is None:
-            by_scope[memory.scope].append(memory)
+            by_scope[(memory.scope, memory.kind)].append(memory)
     for members in by_scope.values():
         buckets: dict[str, dict[str, str]] = defaultdict(dict)
         for memory in members:

@@ -20,24 +20,27 @@ import trio
 from memoryd.config import zone
 from memoryd.engine import Engine
 from memoryd.errors import InvalidParams
-from memoryd.jobs import consolidate, decay, expire, notify, upgrade
+from memoryd.jobs import consolidate, decay, dream, expire, notify, upgrade
 from memoryd.jobs.report import Change, JobReport
 from memoryd.jobs.triggers import parse_trigger
 
 log = structlog.get_logger("memoryd.jobs")
-JobFn = Callable[[Engine, datetime, bool], Awaitable[list[Change]]]
+JobFn = Callable[..., Awaitable[list[Change]]]  # (engine, now, dry_run, **options)
 MAX_SLEEP = 30.0
 _TICK = timedelta(microseconds=1)
 
 JOBS: dict[str, JobFn] = {"expire": expire.run, "decay": decay.run, "upgrade": upgrade.run,
-                          "consolidate": consolidate.run, "notify": notify.run}
+                          "consolidate": consolidate.run, "notify": notify.run,
+                          "dream": dream.run}
+IDLE = "dream"  # run by idle detection, not by a clock
+IDLE_CHECK = 30.0
 
 
 @dataclass
 class JobState:
     name: str
     trigger_text: str
-    trigger: Any
+    trigger: Any  # None: run when idle
     lock: trio.Lock = field(default_factory=trio.Lock)
     last_run: datetime | None = None
     next_run: datetime | None = None
@@ -45,33 +48,44 @@ class JobState:
 
 
 class Scheduler:
-    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None,
+                 idle_seconds: Callable[[], float] | None = None) -> None:
         self.engine = engine
         tz = zone(engine.config.timezone)
         self.clock = clock or (lambda: datetime.now(tz))
+        self.idle_seconds = idle_seconds or (lambda: 0.0)
         cfg = engine.config.jobs
         self.states = {name: JobState(name, getattr(cfg, name),
                                       parse_trigger(getattr(cfg, name), engine.config.timezone))
-                       for name in JOBS}
+                       for name in JOBS if name != IDLE}
+        self.states[IDLE] = JobState(IDLE, f"idle {engine.config.dream.idle_after:g}s", None)
 
     def describe(self) -> list[dict[str, Any]]:
         return [{"name": s.name, "trigger": s.trigger_text, "last_run": s.last_run,
                  "next_run": s.next_run, "last_result": s.last_result}
                 for s in self.states.values()]
 
-    async def run_now(self, name: str, dry_run: bool = False) -> JobReport:
+    async def run_now(self, name: str, dry_run: bool = False,
+                      level: int | None = None) -> JobReport:
         state = self.states.get(name)
         if state is None:
             raise InvalidParams("job", f"unknown job {name!r}; jobs: {', '.join(self.states)}")
+        options = {}
+        if level is not None:
+            if name != IDLE:
+                raise InvalidParams("level", "only dream takes a level")
+            if level not in (1, 2, 3):
+                raise InvalidParams("level", "dream levels are 1, 2 and 3")
+            options["level"] = level
         async with state.lock:
-            return await self._run(state, dry_run)
+            return await self._run(state, dry_run, **options)
 
-    async def _run(self, state: JobState, dry_run: bool) -> JobReport:
+    async def _run(self, state: JobState, dry_run: bool, **options: Any) -> JobReport:
         now = self.clock()
         report = JobReport(job=state.name, dry_run=dry_run, started_at=now)
         started = time.perf_counter()
         try:
-            report.changes = await JOBS[state.name](self.engine, now, dry_run)
+            report.changes = await JOBS[state.name](self.engine, now, dry_run, **options)
         except Exception as exc:
             report.error = f"{type(exc).__name__}: {exc}"
             log.exception("job.failed", job=state.name)
@@ -86,7 +100,27 @@ class Scheduler:
     async def run_forever(self) -> None:
         async with trio.open_nursery() as nursery:
             for state in self.states.values():
-                nursery.start_soon(self._loop, state)
+                if state.trigger is not None:
+                    nursery.start_soon(self._loop, state)
+            if self.engine.config.dream.enabled:
+                nursery.start_soon(self._idle_loop, self.states[IDLE])
+
+    async def _idle_loop(self, state: JobState) -> None:
+        """Dream deeper the longer nobody asks: level 1 after idle_after, 2 after three
+        times that, 3 after six times; each level once per idle period."""
+        after = self.engine.config.dream.idle_after
+        done = 0
+        while True:
+            await trio.sleep(IDLE_CHECK)
+            idle = self.idle_seconds()
+            if idle < after:
+                done = 0  # somebody is back: the next idle period starts over
+                continue
+            level = 3 if idle >= 6 * after else 2 if idle >= 3 * after else 1
+            if level > done:
+                async with state.lock:
+                    await self._run(state, dry_run=False, level=level)
+                done = level
 
     async def _loop(self, state: JobState) -> None:
         previous: datetime | None = None

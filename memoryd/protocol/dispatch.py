@@ -8,6 +8,7 @@ sockets: tests drive it with bytes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,7 @@ class NoParams(msgspec.Struct):
 class JobRunParams(msgspec.Struct, forbid_unknown_fields=True):
     job: str
     dry_run: bool = False
+    level: int | None = None
 
 
 Handler = Callable[[Raw | UnsetType, Session], Awaitable[Any]]
@@ -118,6 +120,7 @@ class Dispatcher:
     async def handle(self, line: bytes, session: Session) -> bytes | None:
         """Answer one request line; None for a notification (never answered)."""
         self.app.requests += 1
+        self.app.last_request = time.monotonic()
         try:
             request = decode_request(line)
         except InvalidRequest as exc:
@@ -178,6 +181,7 @@ class Dispatcher:
             replies = [await self.handle(item.line, session) for item in run]
             return [r for r in replies if r is not None]
         self.app.requests += len(run)
+        self.app.last_request = time.monotonic()
         outcomes: list[Any] = []
         valid: list[Any] = []
         for item in run:
@@ -277,7 +281,7 @@ class Dispatcher:
 
     async def _jobs_run(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
         params = decode_params(raw, JobRunParams)
-        report = await self._scheduler().run_now(params.job, params.dry_run)
+        report = await self._scheduler().run_now(params.job, params.dry_run, params.level)
         return msgspec.to_builtins(report)
 
     async def _subscribe(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:

@@ -128,9 +128,8 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         summary = await engine.startup()
         log.info("index.reconciled", **summary)
         listener = await open_unix_listener(socket_path)
-        scheduler = Scheduler(engine)
-        app = App(engine=engine, config=config, root=root, socket_path=socket_path,
-                  scheduler=scheduler)
+        app = App(engine=engine, config=config, root=root, socket_path=socket_path)
+        scheduler = app.scheduler = Scheduler(engine, idle_seconds=app.idle_seconds)
         dispatcher = Dispatcher(app, load_tools())
         services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
         if config.jobs.enabled:

@@ -250,10 +250,12 @@ class KeywordIndex:
         rows = self.writer.execute("SELECT doc FROM memories ORDER BY created_at, id")
         return [_decode(r[0]) for r in rows]
 
-    def find_duplicate(self, content_hash: str, scope: str) -> str | None:
+    def find_duplicate(self, content_hash: str, scope: str, kind: str) -> str | None:
+        """A memory of the same kind with the same content in the same scope (a reminder
+        and a note with the same words are different memories)."""
         row = self.writer.execute(
-            "SELECT id FROM memories WHERE content_hash = ? AND scope = ? AND kind != 'turn'"
-            " LIMIT 1", (content_hash, scope)).fetchone()
+            "SELECT id FROM memories WHERE content_hash = ? AND scope = ? AND kind = ?"
+            " LIMIT 1", (content_hash, scope, kind)).fetchone()
         return row[0] if row else None
 
     # -- reads (reader connection, one thread at a time) ----------------------
