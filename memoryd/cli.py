@@ -125,7 +125,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"memoryd: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     try:
-        trio.run(serve, root, socket_path.absolute(), config)
+        completed = trio.run(serve, root, socket_path.absolute(), config)
     except SocketPathTooLong as exc:
         print(f"memoryd: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -133,4 +133,11 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     finally:
         os.close(lock_fd)
+    if not completed:
+        # A start-up worker (embedding, chroma) was abandoned mid-way: interpreter
+        # shutdown under it would abort in native code. Leave now; the next start
+        # reconciles the derived indexes, as after a crash.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0

@@ -152,7 +152,7 @@ class ConfigError(Exception):
 def _dec_hook(type_: type, obj: Any) -> Any:
     if type_ is Duration:
         return Duration.parse(obj)
-    raise NotImplementedError(f"unsupported config type {type_}")
+    raise TypeError(f"unsupported config type {type_}")  # only Duration is custom
 
 
 def _key_path(message: str) -> str:

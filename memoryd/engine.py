@@ -113,10 +113,10 @@ class Engine:
         self.semantic.vectors.close()
 
     # -- thread plumbing -------------------------------------------------------
-    async def _writing(self, fn: Callable[..., T], *args: Any) -> T:
-        # Not abandoned on cancel: a started write always finishes.
+    async def _writing(self, fn: Callable[..., T], *args: Any, abandon: bool = False) -> T:
+        # Not abandoned on cancel (unless asked): a started write always finishes.
         async with self._write_lock:
-            return await trio.to_thread.run_sync(fn, *args)
+            return await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon)
 
     async def _reading(self, fn: Callable[..., T], *args: Any) -> T:
         return await trio.to_thread.run_sync(fn, *args, limiter=self._read_limiter)
@@ -276,7 +276,8 @@ class Engine:
     async def reconcile(self) -> dict[str, int]:
         return await self._writing(self.reconcile_blocking)
 
-    async def startup(self, force_embed: bool = False) -> dict[str, int]:
+    async def startup(self, force_embed: bool = False,
+                      abandon_on_cancel: bool = False) -> dict[str, int]:
         """Files -> keyword index -> vectors: everything derived agrees with the files."""
         def run() -> dict[str, int]:
             # Keyword index first, file by file; then the vectors in bulk, reusing every
@@ -286,7 +287,7 @@ class Engine:
             summary |= self.semantic.reconcile(self.index.all_memories(), force=force_embed)
             return summary
 
-        return await self._writing(run)
+        return await self._writing(run, abandon=abandon_on_cancel)
 
     # -- writes ----------------------------------------------------------------
     async def write(self, new: NewMemory, caller: Caller) -> tuple[Memory, bool]:

@@ -102,30 +102,54 @@ async def _flush_stats_every(engine: Engine, interval: float) -> None:
 
 
 async def serve(root: Path, socket_path: Path, config: Config,
-                task_status: trio.TaskStatus[App] = trio.TASK_STATUS_IGNORED) -> None:
-    """Run the daemon until SIGTERM/SIGINT. The caller holds the root's lock."""
+                task_status: trio.TaskStatus[App] = trio.TASK_STATUS_IGNORED) -> bool:
+    """Run the daemon until SIGTERM/SIGINT. The caller holds the root's lock.
+    False: stopped during start-up, with a worker thread abandoned mid-way."""
     started = time.monotonic()
-    engine = Engine(root, config)
-    try:
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            await _serve(engine, root, socket_path, config, signals, started, task_status)
-    finally:
-        engine.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(socket_path)
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        engine = Engine(root, config)
+        completed = False
+        try:
+            completed = await _serve(engine, root, socket_path, config, signals, started,
+                                     task_status)
+        finally:
+            if completed:
+                engine.close()
+            # else: stopped during start-up; its worker thread may still be writing the
+            # derived indexes, which the next start reconciles (as after a kill -9).
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(socket_path)
+    return completed
 
 
 async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
-                 signals: object, started: float, task_status: trio.TaskStatus[App]) -> None:
-    stop_watching = trio.Event()
+                 signals: object, started: float, task_status: trio.TaskStatus[App]) -> bool:
+    """Serve until a signal; False if the signal came before start-up finished."""
+    stop, stop_watching = trio.Event(), trio.Event()
     drain = Drain()
+    starting = trio.CancelScope()
     async with trio.open_nursery() as services:
+
+        async def on_signal() -> None:
+            async for signum in signals:  # type: ignore[attr-defined]
+                log.info("daemon.stopping", signal=signal.Signals(signum).name)
+                stop.set()
+                starting.cancel()  # a long start-up (a re-embedding) stops too
+                return
+
+        services.start_soon(on_signal)
         if config.watcher.enabled:
             services.start_soon(_keep_watching, engine, config.watcher.quiet_period,
                                 stop_watching)
         if engine.index.was_reset:
             log.info("index.rebuilding", reason="missing, corrupted or an older schema")
-        summary = await engine.startup()
+        with starting:
+            summary = await engine.startup(abandon_on_cancel=True)
+        if starting.cancelled_caught:
+            log.info("daemon.stopped", during="start-up: the next start finishes the indexes")
+            stop_watching.set()
+            services.cancel_scope.cancel()
+            return False
         log.info("index.reconciled", **summary)
         listener = await open_unix_listener(socket_path)
         app = App(engine=engine, config=config, root=root, socket_path=socket_path)
@@ -140,10 +164,8 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
                      memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
             sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")
             task_status.started(app)
-            async for signum in signals:  # type: ignore[attr-defined]
-                log.info("daemon.stopping", signal=signal.Signals(signum).name,
-                         connections=app.connections)
-                break
+            await stop.wait()
+            log.info("daemon.draining", connections=app.connections)
             sd_notify("STOPPING=1")
             app.stopping = True
             with contextlib.suppress(FileNotFoundError):
@@ -156,4 +178,5 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         flushed = await engine.flush_stats()
         log.info("daemon.stopped", flushed_access_counts=flushed)
         services.cancel_scope.cancel()
+    return True
 

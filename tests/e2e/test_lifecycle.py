@@ -263,3 +263,24 @@ def test_folders_moved_in_and_out_by_hand(daemon):
     target.rename(daemon.root.parent / "gone-again")
     wait_for(lambda: daemon.call("memory_search", {"query": "moved in"})["total"] == 0,
              what="the moved-out folder")
+
+
+def test_sigterm_during_a_long_start_up(make_daemon):
+    d = make_daemon()
+    notes = d.root / "categories" / "knowledge"
+    notes.mkdir(parents=True)
+    for i in range(3000):  # written by hand while no daemon ran: all need embedding
+        (notes / f"n{i}.md").write_text(f"hand-written note number {i} about topic {i % 97}\n")
+    d.start(wait=False)
+    deadline = time.monotonic() + 60
+    while "index.embedding" not in d.log:
+        assert time.monotonic() < deadline, d.log
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    assert d.stop(signal.SIGTERM, timeout=30) == 0
+    assert time.monotonic() - t0 < 10, "stopped without finishing the re-embedding"
+    assert "daemon.stopped" in d.log
+    d.start()  # the next start finishes the job
+    assert d.call("memory_search", {"query": "number 2999"})["total"] == 1
+    found = d.call("memory_smart_search", {"query": "note number 1234 topic"})
+    assert found["memories"]
