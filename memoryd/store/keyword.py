@@ -18,7 +18,9 @@ import msgspec
 
 from memoryd.schema import Memory
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Up to this many matches a search sorts them; above, it walks memories newest first.
+SORT_MATCHES_BELOW = 2000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,6 +40,7 @@ CREATE TABLE IF NOT EXISTS memories (
 CREATE INDEX IF NOT EXISTS memories_scope_created ON memories (scope, created_at);
 CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories (content_hash, scope);
+CREATE INDEX IF NOT EXISTS memories_type ON memories (type, scope);
 CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
 CREATE INDEX IF NOT EXISTS tags_mem ON tags (mem);
@@ -286,24 +289,36 @@ class KeywordIndex:
                offset: int) -> tuple[list[Memory], int]:
         clauses, args = filters.where()
         match, short_terms = _fts_query(query)
-        # FTS first, as a rowid set: joined the other way round, SQLite scans every
-        # memory and runs the full-text lookup once per row (seconds at 20k).
-        inner: list[str] = []
-        inner_args: list[object] = []
+        text: list[str] = []
+        text_args: list[object] = []
         if match:
-            inner.append("fts MATCH ?")
-            inner_args.append(match)
-        for term in short_terms:
-            inner.append("(content LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')")
-            inner_args.extend([_like(term), _like(term)])
-        clauses.insert(0, f"m.rowid IN (SELECT rowid FROM fts WHERE {' AND '.join(inner)})")
-        args[:0] = inner_args
-        where = f"WHERE {' AND '.join(clauses)}"
-        total = self.reader.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()
-        rows = self.reader.execute(
-            f"SELECT m.doc FROM memories m {where} ORDER BY m.created_at DESC, m.id"
-            " LIMIT ? OFFSET ?", [*args, limit, offset])
-        return [_decode(r[0]) for r in rows], total[0]
+            text.append("fts MATCH ?")
+            text_args.append(match)
+        for term in short_terms:  # trigrams need 3 characters: LIKE for shorter terms
+            text.append("(fts.content LIKE ? ESCAPE '\\' OR fts.tags LIKE ? ESCAPE '\\')")
+            text_args.extend([_like(term), _like(term)])
+        # Matches first (CROSS JOIN fixes SQLite's join order): joined the other way,
+        # it walks every memory of the scope and tests each against the match set.
+        where = " AND ".join([*text, *clauses])
+        from_matches = "FROM fts CROSS JOIN memories m ON m.rowid = fts.rowid"
+        total = self.reader.execute(f"SELECT count(*) {from_matches} WHERE {where}",
+                                    [*text_args, *args]).fetchone()[0]
+        if total == 0 or offset >= total:
+            return [], total
+        if total <= SORT_MATCHES_BELOW:
+            rows = self.reader.execute(
+                f"SELECT m.doc {from_matches} WHERE {where}"
+                " ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?",
+                [*text_args, *args, limit, offset])
+        else:  # many matches: walk newest first and stop after one page
+            inner = " AND ".join(text).replace("fts.content", "content").replace(
+                "fts.tags", "tags")
+            rows = self.reader.execute(
+                f"SELECT m.doc FROM memories m WHERE m.rowid IN (SELECT rowid FROM fts WHERE"
+                f" {inner}){''.join(' AND ' + c for c in clauses)}"
+                " ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?",
+                [*text_args, *args, limit, offset])
+        return [_decode(r[0]) for r in rows], total
 
     # -- what the lifecycle jobs look for --------------------------------------------
     def expired_inbox(self, now: float) -> list[tuple[str, str]]:
