@@ -34,16 +34,18 @@ from memoryctl.client import Client, DaemonUnavailable  # noqa: E402
 LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "locomo"))
 
 
-DAEMON_CONFIG: str | None = None  # --daemon-config FILE: the daemon's config.yaml
+# --daemon-config FILE, passed on in the environment: the evaluator loads this file
+# again as a module of its own, which would not see a global set by main().
+CONFIG_ENV = "LOCOMO_DAEMON_CONFIG"
 
 
 class DaemonRetriever:
     def __init__(self) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="locomo-")
         self.root = Path(self.tmp.name) / "root"
-        if DAEMON_CONFIG:
+        if config := os.environ.get(CONFIG_ENV):
             self.root.mkdir(mode=0o700)
-            (self.root / "config.yaml").write_text(Path(DAEMON_CONFIG).read_text())
+            (self.root / "config.yaml").write_text(Path(config).read_text())
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memoryd", "serve", "--root", str(self.root),
              "--log-level", "warning"], stderr=subprocess.DEVNULL)
@@ -63,6 +65,10 @@ class DaemonRetriever:
         self.turns = 0
 
     def close(self) -> None:
+        if self.turns:
+            print(f"ingest through the socket: {self.turns} turns in {self.ingest_s:.1f} s "
+                  f"({self.turns / max(self.ingest_s, 1e-9):.0f} turns/s)", flush=True)
+            self.turns = 0
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(60)
@@ -98,13 +104,8 @@ class DaemonRetriever:
         return [self.dia_of[m["id"]] for m in result["memories"] if m["id"] in self.dia_of]
 
 
-_instance: DaemonRetriever | None = None
-
-
 def make_retriever() -> DaemonRetriever:
-    global _instance
-    _instance = DaemonRetriever()
-    return _instance
+    return DaemonRetriever()
 
 
 def main() -> None:
@@ -114,17 +115,13 @@ def main() -> None:
     evaluator = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(LOCOMO))
     spec.loader.exec_module(evaluator)
-    global DAEMON_CONFIG
     args = list(sys.argv[1:])
     if "--daemon-config" in args:
         at = args.index("--daemon-config")
-        DAEMON_CONFIG = args[at + 1]
+        os.environ[CONFIG_ENV] = str(Path(args[at + 1]).resolve())
         del args[at:at + 2]
     evaluator.main(["--data", str(LOCOMO / "locomo10.json"),
                     "--retriever", f"{Path(__file__).resolve()}:make_retriever", *args])
-    if _instance is not None:
-        print(f"ingest through the socket: {_instance.turns} turns in {_instance.ingest_s:.1f} s "
-              f"({_instance.turns / max(_instance.ingest_s, 1e-9):.0f} turns/s)")
 
 
 if __name__ == "__main__":
