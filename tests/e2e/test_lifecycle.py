@@ -222,10 +222,11 @@ def test_a_file_renamed_by_hand_keeps_its_id(daemon):
     m = daemon.call("memory_write", {"content": "renamed by hand", "category": "knowledge"})
     src = daemon.root / "categories/knowledge" / f"{m['id']}.md"
     src.rename(daemon.root / "categories/lessons/a-better-name.md")
-    moved = wait_for(lambda: daemon.call("memory_search", {"query": "renamed"})["memories"]
-                     and daemon.call("memory_search", {"query": "renamed"})["memories"][0]
-                     ["category"] == "lessons", what="the rename")
-    assert moved
+    def category() -> str | None:  # one call: the rename is two events, two commits
+        found = daemon.call("memory_search", {"query": "renamed"})["memories"]
+        return found[0]["category"] if found else None
+
+    wait_for(lambda: category() == "lessons", what="the rename")
     got = daemon.call("memory_read", {"id": m["id"]})
     assert got["category"] == "lessons" and got["content"] == "renamed by hand"
     assert daemon.call("memory_list", {})["total"] == 1
