@@ -13,13 +13,9 @@ import sys
 from pathlib import Path
 
 from memoryd import __version__
+from memoryd.root import resolve_root
 
 EXIT_RUNTIME, EXIT_CONFIG = 1, 2
-
-
-def resolve_root(arg: str | None) -> Path:
-    raw = arg or os.environ.get("MEMORY_HOME") or "~/.memory"
-    return Path(raw).expanduser().absolute()
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -427,7 +427,7 @@ class Engine:
             memory, path = self._load(memory_id)
             caller.check(memory.scope)
             for peer in memory.links:
-                self._drop_link(peer, memory_id)
+                self._repoint_link(peer, memory_id, None)
             trash = self.files.trash_path(path)
             self.files.move(path, trash)
             with self.index.transaction():
@@ -552,26 +552,16 @@ class Engine:
                             keep.scope)
         return keep
 
-    def _repoint_link(self, peer: str, old: str, new: str) -> None:
+    def _repoint_link(self, peer: str, old: str, new: str | None) -> None:
+        """In `peer`'s links, `old` becomes `new` (None: the link is dropped)."""
         try:
             memory, path = self._load(peer)
         except NotFound:
             return
         links = [new if x == old else x for x in memory.links]
-        links = list(dict.fromkeys(links))
+        links = list(dict.fromkeys(x for x in links if x is not None))
         if links != memory.links:
             memory.links = links
-            memory.version += 1
-            memory.updated_at = utcnow()
-            self._save(memory, path)
-
-    def _drop_link(self, peer: str, memory_id: str) -> None:
-        try:
-            memory, path = self._load(peer)
-        except NotFound:
-            return
-        if memory_id in memory.links:
-            memory.links = [x for x in memory.links if x != memory_id]
             memory.version += 1
             memory.updated_at = utcnow()
             self._save(memory, path)

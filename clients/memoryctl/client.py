@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.protocol.framing import LineFramer, LineTooLong
+from memoryd.root import resolve_root
 
 
 class DaemonUnavailable(Exception):
@@ -19,11 +20,6 @@ class RpcFailure(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"{message} (code {code})")
         self.code, self.message, self.data = code, message, data
-
-
-def resolve_root(arg: str | None) -> Path:
-    raw = arg or os.environ.get("MEMORY_HOME") or "~/.memory"
-    return Path(raw).expanduser().absolute()
 
 
 def resolve_socket(root_arg: str | None, socket_arg: str | None) -> Path:

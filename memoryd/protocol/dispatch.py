@@ -83,6 +83,13 @@ class JobRunParams(msgspec.Struct, forbid_unknown_fields=True):
 Handler = Callable[[Raw | UnsetType, Session], Awaitable[Any]]
 
 
+def _call_arguments(call: CallParams) -> tuple[Raw | UnsetType, str]:
+    """A tools/call's arguments (`params` is accepted too) and where errors point."""
+    if call.arguments is not UNSET:
+        return call.arguments, "params.arguments"
+    return call.params, "params.params"
+
+
 def _mcp_result(result: dict[str, Any]) -> dict[str, Any]:
     """An MCP CallToolResult around a tool's own result."""
     return {"content": [{"type": "text", "text": encode_json(result).decode()}],
@@ -163,13 +170,11 @@ class Dispatcher:
             request = decode_request(line)
             if request.method == "tools/call":
                 call = decode_params(request.params, CallParams)
-                tool = self.tools.get(call.name)
-                mcp, raw = True, (call.arguments if call.arguments is not UNSET
-                                  else call.params)
-                prefix = "params.arguments" if call.arguments is not UNSET else "params.params"
+                tool, mcp = self.tools.get(call.name), True
+                raw, prefix = _call_arguments(call)
             else:
-                tool, mcp, raw, prefix = self.tools.get(request.method), False, request.params, \
-                    "params"
+                tool, mcp = self.tools.get(request.method), False
+                raw, prefix = request.params, "params"
         except RpcError:
             return None
         if tool is None or tool.batch is None:
@@ -256,8 +261,7 @@ class Dispatcher:
         tool = self.tools.get(call.name)
         if tool is None:
             raise MethodNotFound(f"unknown tool {call.name!r}; `tools/list` names the tools")
-        arguments = call.arguments if call.arguments is not UNSET else call.params
-        prefix = "params.arguments" if call.arguments is not UNSET else "params.params"
+        arguments, prefix = _call_arguments(call)
         return _mcp_result(await self.run_tool(tool, arguments, session, prefix))
 
     async def _health(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
