@@ -591,11 +591,14 @@ class Engine:
         memories = await self._reading(self.index.get_many, ids)
         return [self.stats.overlay(m) for m in memories if caller.can_see(m.scope)]
 
-    async def smart_search(self, req: SearchRequest) -> tuple[SearchResult, dict[str, Memory]]:
-        """Rank, then load the kept memories (access counts go to the stats buffer)."""
+    async def smart_search(self, req: SearchRequest, every_candidate: bool = False
+                           ) -> tuple[SearchResult, dict[str, Memory]]:
+        """Rank, then load the kept memories (or every candidate, for explain); access
+        counts go to the stats buffer."""
         def run() -> tuple[SearchResult, dict[str, Memory]]:
             result = self.searcher.run(req)
-            ids = [c.id for c in result.candidates]
+            shown = result.candidates if every_candidate else result.selected
+            ids = [c.id for c in shown]
             return result, {m.id: m for m in self.index.get_many(ids)}
 
         result, memories = await self._reading(run)

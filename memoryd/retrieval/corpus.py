@@ -188,17 +188,12 @@ class Corpus:
         if ctx is not None:
             self.ctx[row] = ctx
 
-    def current(self, memory_id: str) -> tuple[RowMeta, np.ndarray, np.ndarray] | None:
-        """(meta, own, ctx) of a live row."""
+    def meta_of(self, memory_id: str) -> RowMeta | None:
         row = self.row_of.get(memory_id)
-        meta = self.meta[row] if row is not None else None
-        if row is None or meta is None:
-            return None
-        return meta, self.own[row].copy(), self.ctx[row].copy()
+        return self.meta[row] if row is not None else None
 
     def is_turn(self, memory_id: str) -> bool:
-        row = self.row_of.get(memory_id)
-        meta = self.meta[row] if row is not None else None
+        meta = self.meta_of(memory_id)
         return bool(meta and meta.is_turn)
 
     def compact(self) -> None:

@@ -51,7 +51,6 @@ class SearchRequest:
 @dataclass
 class Candidate:
     id: str
-    row: int
     lexical: float
     dense: float
     dense_own: float
@@ -138,7 +137,7 @@ class SmartSearch:
             created = corpus.created[pool_rows].copy()
             importance = corpus.importance[pool_rows].copy()
             candidates = [
-                Candidate(id=m.id, row=int(r), lexical=float(lex[r]), dense=float(dense[i]),
+                Candidate(id=m.id, lexical=float(lex[r]), dense=float(dense[i]),
                           dense_own=float(own[i]), dense_context=float(ctx[i]),
                           fused=float(fused[i]), neighbour_credit=float(credit[i]),
                           session_boost=float(boost[i]), combined=float(combined[i]))

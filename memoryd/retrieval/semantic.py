@@ -43,8 +43,8 @@ class SemanticIndex:
         fresh: list[Memory] = []
         with self.corpus.lock:
             for memory in memories:
-                current = self.corpus.current(memory.id)
-                if current is not None and _same_text(current[0], memory, hashes[memory.id]):
+                meta = self.corpus.meta_of(memory.id)
+                if meta is not None and _same_text(meta, memory, hashes[memory.id]):
                     self.corpus.refresh(memory)  # tags, category, access counts: same vectors
                 else:
                     fresh.append(memory)
@@ -54,19 +54,24 @@ class SemanticIndex:
         touched: set[str] = set()
         with self.corpus.lock:
             for memory, own in zip(fresh, vectors, strict=True):
-                touched.update(self.corpus.neighbours(memory.id))
+                touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 self.corpus.put(memory, text.terms(texts[memory.id]), own, hashes[memory.id])
-                touched.update(self.corpus.neighbours(memory.id))
+                touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
             self.corpus.compact()
-        by_scope: dict[str, list[int]] = {}
-        for n, memory in enumerate(fresh):
-            by_scope.setdefault(memory.scope, []).append(n)
-        for scope, picks in by_scope.items():
-            self.vectors.upsert("own", scope, [fresh[n].id for n in picks], vectors[picks],
-                                [hashes[fresh[n].id] for n in picks], self.model)
-        touched.discard(None)  # type: ignore[arg-type]
+        self._store("own", [m.scope for m in fresh], [m.id for m in fresh], vectors,
+                    [hashes[m.id] for m in fresh])
         self._refresh_context(sorted(touched), fetch, {m.id: m for m in memories})
+
+    def _store(self, kind: str, scopes: list[str], ids: list[str], vectors: np.ndarray,
+               hashes: list[str]) -> None:
+        """Persist vectors: one chroma upsert per scope (a collection pair per scope)."""
+        by_scope: dict[str, list[int]] = {}
+        for n, scope in enumerate(scopes):
+            by_scope.setdefault(scope, []).append(n)
+        for scope, picks in by_scope.items():
+            self.vectors.upsert(kind, scope, [ids[n] for n in picks], vectors[picks],
+                                [hashes[n] for n in picks], self.model)
 
     def delete(self, memory_id: str, scope: str, fetch: Fetch) -> None:
         with self.corpus.lock:
@@ -99,12 +104,8 @@ class SemanticIndex:
         with self.corpus.lock:
             for memory_id, vector in zip(targets, vectors, strict=True):
                 self.corpus.set_vectors(memory_id, ctx=vector)
-        by_scope: dict[str, list[int]] = {}
-        for n, memory_id in enumerate(targets):
-            by_scope.setdefault(memories[memory_id].scope, []).append(n)
-        for scope, picks in by_scope.items():
-            self.vectors.upsert("ctx", scope, [targets[n] for n in picks], vectors[picks],
-                                [text_hash(texts[n]) for n in picks], self.model)
+        self._store("ctx", [memories[i].scope for i in targets], targets, vectors,
+                    [text_hash(t) for t in texts])
 
     # -- everything at once (start-up, rebuild, model change) --------------------
     def reconcile(self, memories: Iterable[Memory], force: bool = False) -> dict[str, int]:
@@ -170,13 +171,8 @@ class SemanticIndex:
                         self.corpus.set_vectors(memory.id, own=vector, ctx=vector)
                     else:
                         self.corpus.set_vectors(memory.id, ctx=vector)
-            by_scope: dict[str, list[int]] = {}
-            for n, (memory, _) in enumerate(batch):
-                by_scope.setdefault(memory.scope, []).append(n)
-            for scope, picks in by_scope.items():
-                self.vectors.upsert(kind, scope, [batch[n][0].id for n in picks],
-                                    vectors[picks], [text_hash(batch[n][1]) for n in picks],
-                                    self.model)
+            self._store(kind, [m.scope for m, _ in batch], [m.id for m, _ in batch], vectors,
+                        [text_hash(t) for _, t in batch])
             done += len(batch)
             if time.monotonic() - last_log > 5 or done == total:
                 elapsed = time.monotonic() - started

@@ -59,7 +59,7 @@ async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Resu
     """The whole trace of a smart search: every candidate with each stage's score and
     why it was kept or dropped, plus the time each stage took."""
     req = _request(app, caller, p, p.top_k or app.config.retrieval.top_k)
-    result, memories = await app.engine.smart_search(req)
+    result, memories = await app.engine.smart_search(req, every_candidate=True)
     candidates = []
     for c in result.candidates:
         memory = memories.get(c.id)
