@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from memoryd.access import Caller
@@ -24,12 +25,10 @@ class Harness:
         return memory.id
 
     async def call(self, tool: str, session: Session | None = None, **params):
-        args = self.dispatcher.tools[tool].params
-        import msgspec
-        raw = msgspec.json.encode(params)
+        """A tool call as the dispatcher runs it (params encoded, decoded, validated)."""
         return await self.dispatcher.run_tool(self.dispatcher.tools[tool],
-                                              msgspec.Raw(raw), session or self.session,
-                                              "params") if args else None
+                                              msgspec.Raw(msgspec.json.encode(params)),
+                                              session or self.session, "params")
 
 
 @pytest.fixture

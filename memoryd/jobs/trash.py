@@ -1,0 +1,27 @@
+"""Moving job candidates to the trash, reported as changes (shared by expire and decay)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from memoryd.access import Caller
+from memoryd.engine import Engine
+from memoryd.errors import NotFound
+from memoryd.jobs.report import Change
+
+
+async def to_trash(engine: Engine, candidates: Iterable[tuple[str, str]], dry_run: bool,
+                   before: dict[str, Any]) -> list[Change]:
+    """Soft-delete each (id, path); a dry run only says where each file would go."""
+    changes = []
+    for memory_id, path in candidates:
+        to = engine.files.trash_path(path)
+        if not dry_run:
+            try:
+                to = await engine.delete(memory_id, Caller())
+            except NotFound:
+                continue  # gone meanwhile
+        changes.append(Change(id=memory_id, action="trash", path=path, to=to,
+                              before=before, after={"deleted": True}))
+    return changes
