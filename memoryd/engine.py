@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 import structlog
 import trio
 
@@ -47,6 +48,8 @@ from memoryd.store.keyword import Filters, KeywordIndex
 log = structlog.get_logger("memoryd.engine")
 T = TypeVar("T")
 
+# Where an inbox memory goes when it is upgraded without a category.
+UPGRADE_CATEGORY = "knowledge"
 # Keys a file must carry; a file missing any of them is completed and rewritten.
 _REQUIRED_KEYS = frozenset({"id", "content_hash", "kind", "phase", "category", "type", "scope",
                             "created_at", "updated_at", "version"})
@@ -199,8 +202,9 @@ class Engine:
                 self.semantic.delete(memory.id, memory.scope, self.index.load)
 
     def _complete(self, memory: Memory, path: str, record: Any, now: datetime) -> bool:
-        """Fill in and correct what a hand-written file lacks; True if anything changed."""
-        before = frontmatter.render(memory)
+        """Fill in and correct what a hand-written file lacks; True if anything changed.
+        (Fields are only ever reassigned below, so a shallow copy is a fair "before".)"""
+        before = msgspec.structs.replace(memory)
         taken = self.index.record_by_id(memory.id)
         if taken is not None and taken.path != path and not self.files.exists(taken.path):
             taken = None  # the file was renamed or moved by hand: its id moves with it
@@ -227,7 +231,7 @@ class Engine:
             memory.content_hash = fresh_hash
         if memory.phase == "inbox" and memory.expires_at is None and record is None:
             memory.expires_at = now + timedelta(seconds=self.config.storage.inbox_ttl)
-        return frontmatter.render(memory) != before
+        return memory != before
 
     def sync_paths_blocking(self, paths: Iterable[str],
                             semantic: bool = True) -> dict[str, list[str]]:
@@ -464,7 +468,7 @@ class Engine:
             if memory.phase != "inbox":
                 raise InvalidParams("id", f"memory {memory_id} is already organized "
                                     f"(category {memory.category})")
-            memory.category = (category or "knowledge")  # type: ignore[assignment]
+            memory.category = category or UPGRADE_CATEGORY  # type: ignore[assignment]
             memory.phase = "organized"
             memory.expires_at = None
 

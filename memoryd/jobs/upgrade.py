@@ -7,11 +7,9 @@ from datetime import datetime
 from pathlib import PurePosixPath
 
 from memoryd.access import Caller
-from memoryd.engine import Engine
+from memoryd.engine import UPGRADE_CATEGORY, Engine
 from memoryd.errors import NotFound, RpcError
 from memoryd.jobs.report import Change
-
-DEFAULT_CATEGORY = "knowledge"  # what Engine.upgrade picks when none is given
 
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
@@ -22,7 +20,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
         count = in_file + (pending.count if pending else 0)
         if count < threshold:
             continue
-        to = f"categories/{DEFAULT_CATEGORY}/{PurePosixPath(path).name}"
+        to = f"categories/{UPGRADE_CATEGORY}/{PurePosixPath(path).name}"
         if not dry_run:
             try:
                 memory = await engine.upgrade(memory_id, None, Caller())
