@@ -3,7 +3,10 @@
     .venv/bin/python bench/locomo.py [--convs 0-4] [--include-adversarial --ks 5,10,25,50]
 
 `--daemon-config FILE` gives the daemon a config.yaml (e.g. `embedder: {variant:
-int8}`); every other argument goes to `../shared/bench/locomo/eval_retrieval.py`. A fresh
+int8}`); `--sweep` runs the decay-sweep job after each conversation is written (its
+turns are years old, so all are cold: the questions then run against the topic
+graph, which grows co-occurrence edges as they go); every other argument goes to
+`../shared/bench/locomo/eval_retrieval.py`. A fresh
 daemon is started on a temp root for each run. Each turn is written with
 memory_write: its speaker in the content ("Caroline: ..."), its session as
 "<conversation>:<session number>", role user/assistant by speaker, its time as
@@ -37,6 +40,7 @@ LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "l
 # --daemon-config FILE, passed on in the environment: the evaluator loads this file
 # again as a module of its own, which would not see a global set by main().
 CONFIG_ENV = "LOCOMO_DAEMON_CONFIG"
+SWEEP_ENV = "LOCOMO_SWEEP"
 
 
 class DaemonRetriever:
@@ -63,12 +67,19 @@ class DaemonRetriever:
         self.dia_of: dict[str, str] = {}
         self.ingest_s = 0.0
         self.turns = 0
+        self.sweep = os.environ.get(SWEEP_ENV) == "1"
+        self.sweep_s = 0.0
+        self.episodes = 0
 
     def close(self) -> None:
         if self.turns:
             print(f"ingest through the socket: {self.turns} turns in {self.ingest_s:.1f} s "
                   f"({self.turns / max(self.ingest_s, 1e-9):.0f} turns/s)", flush=True)
             self.turns = 0
+        if self.sweep and self.episodes:
+            print(f"decay-sweep: {self.episodes} turns into episodes in {self.sweep_s:.1f} s",
+                  flush=True)
+            self.episodes = 0
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(60)
@@ -97,6 +108,13 @@ class DaemonRetriever:
                 self.dia_of[reply["result"]["id"]] = reply["id"]
         self.ingest_s += time.perf_counter() - started
         self.turns += len(turns)
+        if self.sweep:
+            started = time.perf_counter()
+            report = self.client.call("jobs/run", {"job": "decay-sweep"})
+            if report["error"]:
+                raise SystemExit(f"decay-sweep failed: {report['error']}")
+            self.sweep_s += time.perf_counter() - started
+            self.episodes += sum(c["action"] == "episode" for c in report["changes"])
 
     def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:
         result = self.client.call("memory_smart_search", {
@@ -120,6 +138,9 @@ def main() -> None:
         at = args.index("--daemon-config")
         os.environ[CONFIG_ENV] = str(Path(args[at + 1]).resolve())
         del args[at:at + 2]
+    if "--sweep" in args:
+        os.environ[SWEEP_ENV] = "1"
+        args.remove("--sweep")
     evaluator.main(["--data", str(LOCOMO / "locomo10.json"),
                     "--retriever", f"{Path(__file__).resolve()}:make_retriever", *args])
 

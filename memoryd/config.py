@@ -58,7 +58,24 @@ class JobsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     decay: str = "17 3 * * *"
     upgrade: str = "10m"
     consolidate: str = "1h"
+    decay_sweep: str = "5m"
     notify: str = "1m"
+
+
+class GraphConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """decay-sweep and the topic graph (seed 002)."""
+
+    half_life: Duration = Duration(7 * 86400)
+    cold_below: float = 0.2
+    min_age: Duration = Duration(300)
+    pair_window: Duration = Duration(600)
+    join_threshold: float = 0.70
+    member_cap: int = 20
+    split_step: float = 0.05
+    edge_threshold: float = 0.6
+    max_nodes: int = 6
+    members_per_node: int = 2
+    expand: bool = True
 
 
 class DreamConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -122,6 +139,14 @@ class RecallConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     top_k: int = 10
 
 
+class LlmConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    url: str | None = None
+    model: str = ""
+    api_key_env: str | None = "OPENAI_API_KEY"
+    timeout: Duration = Duration(30)
+    batch_size: int = 20
+
+
 class LoggingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console", "journal"] = "auto"
@@ -142,6 +167,8 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)
     notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     dream: DreamConfig = msgspec.field(default_factory=DreamConfig)
+    graph: GraphConfig = msgspec.field(default_factory=GraphConfig)
+    llm: LlmConfig = msgspec.field(default_factory=LlmConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
 
 
@@ -179,6 +206,16 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
         (0 <= config.retrieval.mmr_lambda <= 1, "retrieval.mmr_lambda must be 0 to 1"),
         (config.recall.token_budget >= 1, "recall.token_budget must be at least 1"),
         (config.storage.upgrade_threshold >= 1, "storage.upgrade_threshold must be >= 1"),
+        (config.graph.half_life > 0, "graph.half_life must be more than 0"),
+        (0 <= config.graph.join_threshold <= 1, "graph.join_threshold must be 0 to 1"),
+        (0 <= config.graph.edge_threshold <= 1, "graph.edge_threshold must be 0 to 1"),
+        (config.graph.member_cap >= 2, "graph.member_cap must be at least 2"),
+        (config.graph.max_nodes >= 1, "graph.max_nodes must be at least 1"),
+        (config.graph.members_per_node >= 1, "graph.members_per_node must be at least 1"),
+        (config.llm.batch_size >= 1, "llm.batch_size must be at least 1"),
+        (not config.llm.url or config.llm.url.startswith(("http://", "https://")),
+         "llm.url must start with http:// or https://"),
+        (not config.llm.url or bool(config.llm.model), "llm.model is needed with llm.url"),
     ]
     for ok, message in checks:
         if not ok:
@@ -190,7 +227,7 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
             raise ConfigError(f"{source}: {exc} - at `timezone`") from None
     from memoryd.jobs.triggers import TriggerError, parse_trigger
 
-    for name in ("expire", "decay", "upgrade", "consolidate", "notify"):
+    for name in ("expire", "decay", "upgrade", "consolidate", "decay_sweep", "notify"):
         try:
             parse_trigger(getattr(config.jobs, name), config.timezone)
         except TriggerError as exc:

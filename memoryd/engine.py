@@ -24,6 +24,10 @@ from memoryd.access import Caller
 from memoryd.config import Config
 from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
 from memoryd.events import EventBus
+from memoryd.graph import episodes
+from memoryd.graph.store import GraphStore
+from memoryd.graph.topics import GraphParams, TopicGraph
+from memoryd.llm.client import ChatClient
 from memoryd.models.embedder import Embedder
 from memoryd.models.reranker import OnnxCrossEncoder, Reranker
 from memoryd.retrieval.pipeline import SearchRequest, SearchResult, SmartSearch
@@ -94,6 +98,14 @@ class Engine:
                                  cache_dir=root / "index" / "models")
         self.semantic = SemanticIndex(
             self.embedder, VectorStore(root / "index" / "chroma", config.vectors.url))
+        g = config.graph
+        self.graph = TopicGraph(
+            GraphParams(join_threshold=g.join_threshold, member_cap=g.member_cap,
+                        split_step=g.split_step, edge_threshold=g.edge_threshold,
+                        max_nodes=g.max_nodes, members_per_node=g.members_per_node),
+            self.embedder.dim)
+        self.graph_store = GraphStore(root / "index" / "graph.sqlite", self.embedder.model_id)
+        self.graph.load(self.graph_store)
         r = config.retrieval
         self.reranker: Reranker | None = (
             OnnxCrossEncoder(Path(config.reranker.model_dir).expanduser(),
@@ -106,12 +118,20 @@ class Engine:
                    context_weight=r.context_weight, neighbour_credit=r.neighbour_credit,
                    session_boost=r.session_boost),
             exact_limit=r.exact_limit, candidate_factor=r.candidate_factor,
-            reranker=self.reranker, fetch=self.index.get_many)
+            reranker=self.reranker, fetch=self.index.get_many,
+            graph=self.graph if g.expand else None)
+        self.llm = ChatClient(config.llm) if config.llm.url else None
         self._write_lock = trio.Lock()
         self._folded: dict[str, int] = {}  # hits `_load` folded in, per id (writer thread)
         self._read_limiter = trio.CapacityLimiter(1)
+        self._closed = False
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.graph.save(self.graph_store, utcnow().timestamp())
+        self.graph_store.close()
         self.index.close()
         self.semantic.vectors.close()
 
@@ -289,9 +309,23 @@ class Engine:
             # nothing).
             summary = self.reconcile_blocking(semantic=False)
             summary |= self.semantic.reconcile(self.index.all_memories(), force=force_embed)
+            self.reconcile_graph_blocking(self.graph)
+            summary["episodes"] = len(self.graph.episodes)
             return summary
 
         return await self._writing(run, abandon=abandon_on_cancel)
+
+    def reconcile_graph_blocking(self, graph: TopicGraph) -> dict[str, tuple[str, str]]:
+        """Bring `graph` (the live one, or a plan) in step with the turn files; the live
+        one is saved. Returns turn id -> (episode, topic) where a file lacks its topic."""
+        missing = episodes.reconcile(graph, self.index.episode_turns(), self.index.load,
+                                     self.embedder.embed)
+        if graph is self.graph:
+            graph.save(self.graph_store, utcnow().timestamp())
+        return missing
+
+    async def reconcile_graph(self, graph: TopicGraph) -> dict[str, tuple[str, str]]:
+        return await self._writing(self.reconcile_graph_blocking, graph)
 
     # -- writes ----------------------------------------------------------------
     async def write(self, new: NewMemory, caller: Caller) -> tuple[Memory, bool]:
@@ -445,6 +479,31 @@ class Engine:
         trash, scope = await self._writing(run)
         self.events.publish("notifications/memory", {"event": "deleted", "id": memory_id}, scope)
         return trash
+
+    async def assign_episodes(self, assigned: dict[str, tuple[str, str]]) -> int:
+        """Record each turn's episode and topic in its file (decay-sweep), as the access
+        counts are: no new version. Turns deleted meanwhile are skipped."""
+        def run() -> int:
+            saved: list[tuple[Memory, str, str]] = []
+            for turn_id, (episode, topic) in assigned.items():
+                try:
+                    memory, path = self._load(turn_id)
+                except NotFound:
+                    continue
+                memory.episode, memory.topic = episode, topic
+                data = frontmatter.render(memory)
+                self.files.write_atomic(path, data, sync_dir=False)
+                saved.append((memory, path, file_sha(data)))
+            self.files.sync_dirs(path for _, path, _ in saved)
+            with self.index.transaction():
+                for memory, path, sha in saved:
+                    self.index.upsert(memory, path, sha)
+            self.semantic.upsert_many([m for m, _, _ in saved], self.index.load)
+            for memory, _, _ in saved:
+                self.stats.consumed(memory.id, self._folded.pop(memory.id, 0))
+            return len(saved)
+
+        return await self._writing(run)
 
     async def mark_notified(self, memory_id: str, when: datetime) -> Memory:
         """A reminder was announced: record it in its file so it is announced once."""
@@ -608,6 +667,8 @@ class Engine:
         result, memories = await self._reading(run)
         for c in result.selected:
             self.stats.hit(c.id)
+        if not every_candidate and result.graph is not None:
+            self.graph.co_occur(result.graph.co_occurring)  # in memory; saved with stats
         return result, {k: self.stats.overlay(m) for k, m in memories.items()}
 
     async def session_summary(self, session: str) -> str | None:
@@ -622,6 +683,14 @@ class Engine:
                 return None
 
         return await self._reading(run)
+
+    async def peek(self, ids: list[str]) -> list[Memory]:
+        """Memories by id, as the index has them; no access is counted."""
+        return await self._reading(self.index.get_many, ids)
+
+    async def unswept_turns(self) -> list[Memory]:
+        """Turns in no episode yet (with pending access counts), by scope, session, time."""
+        return [self.stats.overlay(m) for m in await self._reading(self.index.unswept_turns)]
 
     async def due_reminders(self, now: datetime) -> list[Memory]:
         return await self._reading(self.index.due_reminders, now.timestamp())
@@ -638,7 +707,9 @@ class Engine:
 
     # -- access statistics -----------------------------------------------------
     async def flush_stats(self) -> int:
-        """Write buffered access counts into their files, in one batch."""
+        """Write buffered access counts into their files, in one batch (and the graph's
+        new co-occurrence edges into graph.sqlite)."""
+        await self._writing(self.graph.save, self.graph_store, utcnow().timestamp())
         if not self.stats.dirty:
             return 0
 

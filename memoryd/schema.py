@@ -82,6 +82,10 @@ class Memory(msgspec.Struct, kw_only=True):
     scope: str = GLOBAL_SCOPE
     session: str | None = None
     role: Role | None = None
+    # Turns only, set by the decay-sweep job: the long-term episode (a user turn and
+    # its reply) this turn belongs to, and that episode's topic node in the graph.
+    episode: str | None = None
+    topic: str | None = None
     tags: list[str] = msgspec.field(default_factory=list)
     source: str = ""
     importance: float = 0.5

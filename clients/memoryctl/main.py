@@ -234,12 +234,23 @@ def show(command: str, result: Any) -> str:
         lines = [f"{result['job']}: {verb} {len(result['changes'])} "
                  f"({result['duration_ms']:.0f} ms)" + (f"; error: {result['error']}"
                                                         if result["error"] else "")]
-        lines += [f"  {c['action']:<8} {c['id']}  {c.get('path', '')} -> {c.get('to', '')}"
-                  for c in result["changes"]]
+        lines += [_change_line(c) for c in result["changes"]]
         return "\n".join(lines)
     if isinstance(result, dict) and "content" in result and "id" in result:
         return render.memory(result)
     return json.dumps(result, indent=2, ensure_ascii=False)
+
+
+def _change_line(change: dict[str, Any]) -> str:
+    """One job change: action, id, where the file was -> went, else what it became."""
+    line = f"  {change['action']:<8} {change['id']}"
+    if change.get("path"):
+        line += f"  {change['path']}"
+    if change.get("to"):
+        return f"{line} -> {change['to']}"
+    after = change.get("after") or {}
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in after.items())
+    return f"{line}  {shown}" if shown else line
 
 
 def run(args: argparse.Namespace, client: Client) -> Any:

@@ -1,6 +1,7 @@
 """dream: tidy memory while the user is away (seed 003), in three depths.
 
-1 light:  classify inbox memories into the 14 categories (English and Chinese cues)
+1 light:  classify inbox memories into the 14 categories: by the LLM when llm.url is
+          set, else (and for whatever it leaves unanswered) by English and Chinese cues
 2 medium: 1 + merge similar memories (consolidate) + resolve [[wikilinks]] into
           bidirectional links (memory_backlinks sees them)
 3 deep:   2 + link memories about the same entity across categories, and turn
@@ -17,6 +18,7 @@ from datetime import datetime
 
 from memoryd.access import Caller
 from memoryd.config import zone
+from memoryd.dream import llm_classify
 from memoryd.dream.classify import classify
 from memoryd.dream.links import cross_category_pairs, wikilink_targets
 from memoryd.engine import Engine, NewMemory
@@ -40,12 +42,16 @@ async def run(engine: Engine, now: datetime, dry_run: bool, level: int = 1) -> l
 
 
 async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
+    inbox = [m for m in await engine.notes() if m.phase == "inbox" and m.kind == "note"]
+    answers: list[str | None] = [None] * len(inbox)
+    if engine.llm is not None and inbox:
+        answers = await llm_classify.classify(engine.llm, [m.content for m in inbox],
+                                              engine.config.llm.batch_size)
     changes = []
-    for memory in await engine.notes():
-        if memory.phase != "inbox" or memory.kind != "note":
-            continue
-        category = classify(memory.content)
-        if category is None:
+    for memory, answer in zip(inbox, answers, strict=True):
+        by = "heuristic" if answer is None else "llm"
+        category = classify(memory.content) if answer is None else answer
+        if category is None or category == "inbox":
             continue
         if not dry_run:
             try:
@@ -53,7 +59,7 @@ async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
             except (NotFound, RpcError):
                 continue
         changes.append(Change(id=memory.id, action="classify", before={"phase": "inbox"},
-                              after={"phase": "organized", "category": category}))
+                              after={"phase": "organized", "category": category, "by": by}))
     return changes
 
 

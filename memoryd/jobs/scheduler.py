@@ -20,7 +20,7 @@ import trio
 from memoryd.config import zone
 from memoryd.engine import Engine
 from memoryd.errors import InvalidParams
-from memoryd.jobs import consolidate, decay, dream, expire, notify, upgrade
+from memoryd.jobs import consolidate, decay, decay_sweep, dream, expire, notify, upgrade
 from memoryd.jobs.report import Change, JobReport
 from memoryd.jobs.triggers import parse_trigger
 
@@ -30,8 +30,8 @@ MAX_SLEEP = 30.0
 _TICK = timedelta(microseconds=1)
 
 JOBS: dict[str, JobFn] = {"expire": expire.run, "decay": decay.run, "upgrade": upgrade.run,
-                          "consolidate": consolidate.run, "notify": notify.run,
-                          "dream": dream.run}
+                          "consolidate": consolidate.run, "decay-sweep": decay_sweep.run,
+                          "notify": notify.run, "dream": dream.run}
 IDLE = "dream"  # run by idle detection, not by a clock
 IDLE_CHECK = 30.0
 
@@ -55,9 +55,12 @@ class Scheduler:
         self.clock = clock or (lambda: datetime.now(tz))
         self.idle_seconds = idle_seconds or (lambda: 0.0)
         cfg = engine.config.jobs
-        self.states = {name: JobState(name, getattr(cfg, name),
-                                      parse_trigger(getattr(cfg, name), engine.config.timezone))
-                       for name in JOBS if name != IDLE}
+        self.states = {}
+        for name in JOBS:
+            if name != IDLE:
+                text = getattr(cfg, name.replace("-", "_"))
+                self.states[name] = JobState(name, text,
+                                             parse_trigger(text, engine.config.timezone))
         self.states[IDLE] = JobState(IDLE, f"idle {engine.config.dream.idle_after:g}s", None)
 
     def describe(self) -> list[dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 1. candidates: dense (query embedding; exact over the scope's vectors when the
    allowed set is small, chroma's HNSW top k*4 per scope otherwise) and lexical
-   (BM25F top k*4), plus the turns next to them;
+   (BM25F top k*4), plus the turns next to them, plus the turns of the best episodes
+   of the query's topic nodes and their graph neighbours (graph/topics.py);
 2. fusion: 0.3 x lexical coverage + 0.7 x dense (own 0.7, context 0.3), then
    neighbour credit and session boost (research/fusion.md, "SAFE");
 3. relevance: a cross-encoder's sigmoid when one is configured, else the fused
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.graph.topics import GraphMatch, TopicGraph
 from memoryd.models.reranker import Reranker
 from memoryd.retrieval import scoring, text
 from memoryd.retrieval.semantic import SemanticIndex
@@ -67,6 +69,7 @@ class Candidate:
     rank: int | None = None
     kept: bool = False
     reason: str = ""
+    graph: dict[str, Any] | None = None  # reached through this topic node (and edge)
 
     def scores(self) -> dict[str, Any]:
         out = {"lexical": self.lexical, "dense": self.dense, "dense_own": self.dense_own,
@@ -86,18 +89,20 @@ class SearchResult:
     timings_ms: dict[str, float]
     mode: str
     allowed: int
+    graph: GraphMatch | None = None
 
 
 class SmartSearch:
     def __init__(self, semantic: SemanticIndex, recipe: scoring.Recipe, exact_limit: int,
                  candidate_factor: int, reranker: Reranker | None,
-                 fetch: Any) -> None:
+                 fetch: Any, graph: TopicGraph | None = None) -> None:
         self.semantic = semantic
         self.recipe = recipe
         self.exact_limit = exact_limit
         self.factor = candidate_factor
         self.reranker = reranker
         self.fetch = fetch  # ids -> Memory list (for rerank text)
+        self.graph = graph
 
     def run(self, req: SearchRequest, now: float | None = None) -> SearchResult:
         now = time.time() if now is None else now
@@ -106,10 +111,15 @@ class SmartSearch:
         clock.lap("embed")
         query_terms = text.terms(req.query)
         pool_size = max(req.top_k * self.factor, 20)
+        match = self.graph.match(query_vec, req.scopes, now) if self.graph else None
+        via_graph = match.turns(self.graph) if match and self.graph else {}
+        clock.lap("graph")
         corpus = self.semantic.corpus
         with corpus.lock:
             mask = self._mask(req, now)
             allowed = int(mask.sum())
+            graph_rows = np.array(sorted(r for i in via_graph if (r := corpus.row_of.get(i))
+                                         is not None and mask[r]), dtype=np.int64)
             clock.lap("filter")
             lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
             clock.lap("lexical")
@@ -118,7 +128,8 @@ class SmartSearch:
                 rows = np.flatnonzero(mask)
             else:
                 mode = "ann"
-                rows = self._ann_candidates(req, query_vec, lex, mask, pool_size)
+                rows = np.union1d(
+                    self._ann_candidates(req, query_vec, lex, mask, pool_size), graph_rows)
             clock.lap("candidates")
             dense, own, ctx = scoring.dense(corpus, query_vec, rows, self.recipe)
             fused = self.recipe.lexical_weight * lex[rows] + (
@@ -131,7 +142,11 @@ class SmartSearch:
                 order = top[np.argsort(-combined[top], kind="stable")]
             else:
                 order = np.argsort(-combined, kind="stable")
-            pool_rows = rows[order[:pool_size]]
+            order = order[:pool_size]
+            if len(graph_rows):  # graph members join the pool whatever their rank
+                extra = np.searchsorted(rows, graph_rows)
+                order = np.concatenate([order, np.setdiff1d(extra, order)])
+            pool_rows = rows[order]
             meta = [corpus.meta[r] for r in pool_rows.tolist()]
             vectors = corpus.own[pool_rows].copy()
             created = corpus.created[pool_rows].copy()
@@ -141,8 +156,16 @@ class SmartSearch:
                           dense_own=float(own[i]), dense_context=float(ctx[i]),
                           fused=float(fused[i]), neighbour_credit=float(credit[i]),
                           session_boost=float(boost[i]), combined=float(combined[i]))
-                for i, r, m in zip(order[:pool_size].tolist(), pool_rows.tolist(), meta,
+                for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta,
                                    strict=True) if m is not None]
+        if match is not None:
+            nodes = {m.node: m for m in match.nodes}
+            for c in candidates:
+                if c.id in via_graph:
+                    node, sim = via_graph[c.id]
+                    hit = nodes[node]
+                    c.graph = {"node": node, "label": hit.label, "node_sim": round(hit.sim, 4),
+                               "episode_sim": round(sim, 4), "via": hit.via}
         clock.lap("pool")
         self._relevance(req, candidates)
         clock.lap("rerank" if self.reranker else "relevance")
@@ -168,7 +191,7 @@ class SmartSearch:
             if not candidates[i].kept:
                 candidates[i].reason = "not picked by MMR within top_k"
         clock.lap("blend_mmr")
-        return SearchResult(selected, candidates, clock.laps, mode, allowed)
+        return SearchResult(selected, candidates, clock.laps, mode, allowed, match)
 
     def _mask(self, req: SearchRequest, now: float) -> np.ndarray:
         c = self.semantic.corpus

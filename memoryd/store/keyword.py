@@ -18,7 +18,7 @@ import msgspec
 
 from memoryd.schema import Memory
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 # Up to this many matches a search sorts them; above, it walks memories newest first.
 SORT_MATCHES_BELOW = 2000
 
@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS memories (
     scope TEXT NOT NULL, session TEXT, source TEXT NOT NULL,
     created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL,
     due_at REAL, notified INTEGER NOT NULL DEFAULT 0,
+    episode TEXT, topic TEXT,
     access_count INTEGER NOT NULL,
     doc BLOB NOT NULL
 );
@@ -41,6 +42,7 @@ CREATE INDEX IF NOT EXISTS memories_scope_created ON memories (scope, created_at
 CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories (content_hash, scope);
 CREATE INDEX IF NOT EXISTS memories_type ON memories (type, scope);
+CREATE INDEX IF NOT EXISTS memories_episode ON memories (kind, episode);
 CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
 CREATE INDEX IF NOT EXISTS tags_mem ON tags (mem);
@@ -187,14 +189,16 @@ class KeywordIndex:
         cur = conn.execute(
             "INSERT INTO memories (id, path, file_sha, content_hash, kind, phase, category,"
             " type, scope, session, source, created_at, updated_at, expires_at, due_at,"
-            " notified, access_count, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " notified, episode, topic, access_count, doc)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 memory.id, path, sha, memory.content_hash, memory.kind, memory.phase,
                 memory.category, memory.type, memory.scope, memory.session, memory.source,
                 memory.created_at.timestamp(), memory.updated_at.timestamp(),
                 memory.expires_at.timestamp() if memory.expires_at else None,
                 memory.due_at.timestamp() if memory.due_at else None,
-                int(memory.notified_at is not None), memory.access_count, _encode(memory),
+                int(memory.notified_at is not None), memory.episode, memory.topic,
+                memory.access_count, _encode(memory),
             ),
         )
         rowid = cur.lastrowid
@@ -361,6 +365,20 @@ class KeywordIndex:
         rows = self.reader.execute("SELECT doc FROM memories WHERE kind != 'turn'"
                                    " ORDER BY created_at, id")
         return [_decode(r[0]) for r in rows]
+
+    def unswept_turns(self) -> list[Memory]:
+        """Conversation turns not yet in an episode, by scope, session and time."""
+        rows = self.reader.execute(
+            "SELECT doc FROM memories WHERE kind = 'turn' AND episode IS NULL"
+            " ORDER BY scope, session, created_at, id")
+        return [_decode(r[0]) for r in rows]
+
+    def episode_turns(self) -> dict[str, tuple[str, str | None]]:
+        """turn id -> (episode, topic) for every turn in an episode, as the files say."""
+        rows = self.reader.execute(
+            "SELECT id, episode, topic FROM memories WHERE kind = 'turn'"
+            " AND episode IS NOT NULL")
+        return {r[0]: (r[1], r[2]) for r in rows}
 
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))

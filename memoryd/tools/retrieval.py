@@ -50,7 +50,8 @@ async def memory_smart_search(app: App, caller: Caller, p: SmartSearchParams) ->
     for c in result.selected:
         memory = memories.get(c.id)
         if memory is not None:
-            out.append(to_wire(memory) | {"score": round(c.score, 4), "scores": c.scores()})
+            out.append(to_wire(memory) | {"score": round(c.score, 4), "scores": c.scores()}
+                       | ({"graph": c.graph} if c.graph else {}))
     return {"memories": out, "query": p.query, "top_k": req.top_k}
 
 
@@ -65,14 +66,16 @@ async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Resu
         memory = memories.get(c.id)
         candidates.append({"id": c.id, "content": memory.content[:200] if memory else None,
                            "kept": c.kept, "rank": c.rank, "reason": c.reason,
-                           "scores": c.scores()})
+                           "scores": c.scores(), "graph": c.graph})
     return {"query": p.query, "top_k": req.top_k, "mode": result.mode,
             "searched": result.allowed, "reranker": app.engine.reranker is not None,
             "params": {"recency_weight": req.recency_weight,
                        "importance_weight": req.importance_weight,
                        "score_threshold": req.score_threshold, "mmr_lambda": req.mmr_lambda,
                        "scopes": req.scopes},
-            "timings_ms": result.timings_ms, "candidates": candidates}
+            "timings_ms": result.timings_ms, "candidates": candidates,
+            "topics": [{"node": m.node, "label": m.label, "sim": round(m.sim, 4), "via": m.via}
+                       for m in (result.graph.nodes if result.graph else [])]}
 
 
 @tool("memory_recall", RecallParams)

@@ -1,0 +1,2 @@
+"""The topic graph (seed 002): long-term episodes clustered into topic nodes, joined by
+co-occurrence edges learned from retrieval."""

@@ -1,0 +1,1 @@
+"""The optional LLM: any OpenAI-compatible chat endpoint (llm.url in config)."""
