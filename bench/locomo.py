@@ -77,8 +77,9 @@ class DaemonRetriever:
                   f"({self.turns / max(self.ingest_s, 1e-9):.0f} turns/s)", flush=True)
             self.turns = 0
         if self.sweep and self.episodes:
-            print(f"decay-sweep: {self.episodes} turns into episodes in {self.sweep_s:.1f} s",
-                  flush=True)
+            graph = self.client.call("stats")["graph"]
+            print(f"decay-sweep: {self.episodes} turns into episodes in {self.sweep_s:.1f} s;"
+                  f" graph after the questions: {graph}", flush=True)
             self.episodes = 0
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmd("status", "is the daemon up? counts and health")
     cmd("jobs", "the background jobs: trigger, last run, next run, last result")
     p = cmd("run", "run a background job now and show what it changed")
-    p.add_argument("job", help="expire, decay, upgrade, consolidate, notify or dream")
+    p.add_argument("job", help="expire, decay, upgrade, consolidate, decay-sweep, notify or dream")
     p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
     cmd("tools", "list the daemon's tools")
     p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")

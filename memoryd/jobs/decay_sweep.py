@@ -21,6 +21,8 @@ from memoryd.graph.store import Episode
 from memoryd.graph.topics import TopicGraph
 from memoryd.jobs.report import Change
 
+WRITE_BATCH = 200  # turn files rewritten per hold of the write lock
+
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
     cfg = engine.config.graph
@@ -51,8 +53,9 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
             after={"episode": episode_id, "topic": node, "label": plan.nodes[node].label,
                    "new_topic": node not in known_nodes}))
     if not dry_run:
-        if assigned:
-            await engine.assign_episodes(assigned)
+        items = list(assigned.items())
+        for start in range(0, len(items), WRITE_BATCH):  # writers get a turn in between
+            await engine.assign_episodes(dict(items[start:start + WRITE_BATCH]))
         live.adopt(plan)
         await trio.to_thread.run_sync(live.save, engine.graph_store, now.timestamp())
     return changes

@@ -270,9 +270,14 @@ class Dispatcher:
 
     async def _stats(self, raw: Raw | UnsetType, session: Session) -> dict[str, Any]:
         decode_params(raw, NoParams)
-        counts = await self.app.engine.counts()
-        return {**counts, "pending_access_counts": len(self.app.engine.stats.dirty),
-                "subscribers": self.app.engine.events.subscribers, **self.app.health()}
+        engine = self.app.engine
+        counts = await engine.counts()
+        llm = engine.llm
+        return {**counts, "pending_access_counts": len(engine.stats.dirty),
+                "graph": engine.graph.describe(),
+                "llm": {"endpoint": llm.endpoint, "calls": llm.calls, "failures": llm.failures}
+                if llm else None,
+                "subscribers": engine.events.subscribers, **self.app.health()}
 
     def _scheduler(self) -> Scheduler:
         if self.app.scheduler is None:

@@ -40,6 +40,7 @@ def test_decay_sweep_builds_the_topic_graph_that_survives_a_restart(make_daemon)
     assert files[turns[0]["id"]]["topic"] == files[turns[4]["id"]]["topic"]  # all Redis
     assert files[turns[6]["id"]]["topic"] != files[turns[0]["id"]]["topic"]  # MongoDB
     assert "episode" not in files[recent["id"]]  # five minutes old at most: not cold
+    assert d.call("stats")["graph"] == {"nodes": 2, "episodes": 4, "edges": 0}
     # A retrieval where both topics score >= 0.6 joins them; the next one expands.
     query = {"query": "how do we cache sessions in redis"}
     d.call("memory_smart_search", query)
@@ -68,3 +69,5 @@ def test_dream_classifies_with_the_configured_llm(make_daemon):
         assert [(c["id"], c["after"]["by"]) for c in out["changes"]] == [(note["id"], "llm")]
         assert d.call("memory_read", {"id": note["id"]})["category"] == "habits"
         assert len(llm.requests) == 1
+        assert d.call("stats")["llm"] == {"endpoint": f"{llm.url}/chat/completions",
+                                          "calls": 1, "failures": 0}
