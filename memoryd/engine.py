@@ -3,20 +3,20 @@
 Files are the truth. A change is made durable in its file first, then the index
 is updated, and only then does the caller get its answer, so a client reads its
 own writes. Writes are serialised by one lock and run in a worker thread (fsync
-and SQLite block); reads run in a reader thread. Hand edits reach the index
-through `sync_paths`, which compares each file's sha256 with the index's record.
+and SQLite block); reads run in a reader thread. Keeping the indexes in step with
+the files (hand edits, start-up) lives in file_sync.py; links and merges, which
+rewrite several files for one change, in links.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import msgspec
 import structlog
 import trio
 
@@ -24,9 +24,10 @@ from memoryd.access import Caller
 from memoryd.config import Config
 from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
 from memoryd.events import EventBus
-from memoryd.graph import episodes
+from memoryd.file_sync import FileSync
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import GraphParams, TopicGraph
+from memoryd.links import Links
 from memoryd.llm.client import ChatClient
 from memoryd.models.embedder import Embedder
 from memoryd.models.reranker import OnnxCrossEncoder, Reranker
@@ -34,16 +35,7 @@ from memoryd.retrieval.pipeline import SearchRequest, SearchResult, SmartSearch
 from memoryd.retrieval.scoring import Recipe
 from memoryd.retrieval.semantic import SemanticIndex
 from memoryd.retrieval.vectors import VectorStore
-from memoryd.schema import (
-    CATEGORIES,
-    Memory,
-    as_aware,
-    content_hash,
-    is_valid_id,
-    is_valid_scope,
-    new_id,
-    utcnow,
-)
+from memoryd.schema import Memory, as_aware, clean_tags, content_hash, new_id, utcnow
 from memoryd.stats import AccessStats
 from memoryd.store import frontmatter
 from memoryd.store.files import MarkdownStore, file_sha
@@ -54,9 +46,6 @@ T = TypeVar("T")
 
 # Where an inbox memory goes when it is upgraded without a category.
 UPGRADE_CATEGORY = "knowledge"
-# Keys a file must carry; a file missing any of them is completed and rewritten.
-_REQUIRED_KEYS = frozenset({"id", "content_hash", "kind", "phase", "category", "type", "scope",
-                            "created_at", "updated_at", "version"})
 
 
 @dataclass
@@ -84,7 +73,7 @@ class Changes:
     importance: float | None = None
 
 
-class Engine:
+class Engine(FileSync, Links):
     def __init__(self, root: Path, config: Config) -> None:
         self.root = root
         self.config = config
@@ -176,157 +165,6 @@ class Engine:
         self.semantic.upsert(memory, self.index.load)
         self.stats.consumed(memory.id, self._folded.pop(memory.id, 0))
 
-    def _index_file(self, path: str, now: datetime, semantic: bool = True) -> str | None:
-        """Bring the index in step with one file; returns what changed, if anything.
-        With `semantic=False` only the keyword index (start-up: vectors follow in bulk)."""
-        record = self.index.record_by_path(path)
-        data = self.files.read_bytes(path)
-        if data is None:
-            if record is None:
-                return None
-            self._unindex(path, semantic)
-            return "deleted"
-        sha = file_sha(data)
-        if record is not None and record.file_sha == sha:
-            return None
-        try:
-            text = data.decode("utf-8")
-            parsed = frontmatter.parse(text, self.files.id_from_filename(path))
-        except (UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
-            log.warning("store.unreadable_file", path=path, error=str(exc))
-            if record is not None:
-                self._unindex(path, semantic)
-            return None
-        memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present or parsed.dropped)
-        for key, why in parsed.dropped.items():
-            log.warning("store.ignored_value", path=path, key=key, error=why)
-        rewrite |= self._complete(memory, path, record, now)
-        if rewrite:
-            data = frontmatter.render(memory)
-            self.files.write_atomic(path, data)
-            sha = file_sha(data)
-        if record is not None and record.id != memory.id:
-            self._unindex(path, semantic)
-        with self.index.transaction():
-            self.index.upsert(memory, path, sha)
-        if semantic:
-            self.semantic.upsert(memory, self.index.load)
-        return "updated" if record is not None else "added"
-
-    def _unindex(self, path: str, semantic: bool = True) -> None:
-        old = self.index.load([r.id for r in [self.index.record_by_path(path)] if r])
-        with self.index.transaction():
-            self.index.delete_path(path)
-        if semantic:
-            for memory in old:
-                self.semantic.delete(memory.id, memory.scope, self.index.load)
-
-    def _complete(self, memory: Memory, path: str, record: Any, now: datetime) -> bool:
-        """Fill in and correct what a hand-written file lacks; True if anything changed.
-        (Fields are only ever reassigned below, so a shallow copy is a fair "before".)"""
-        before = msgspec.structs.replace(memory)
-        taken = self.index.record_by_id(memory.id)
-        if taken is not None and taken.path != path and not self.files.exists(taken.path):
-            taken = None  # the file was renamed or moved by hand: its id moves with it
-        if not is_valid_id(memory.id) or (taken is not None and taken.path != path):
-            fallback = self.files.id_from_filename(path)
-            other = self.index.record_by_id(fallback)
-            valid = is_valid_id(fallback) and (other is None or other.path == path)
-            memory.id = fallback if valid else new_id()
-        for key, value in self.files.layout_facts(path).items():
-            setattr(memory, key, value)
-        if memory.category not in CATEGORIES:
-            memory.category = "inbox"
-        if memory.kind == "turn" and memory.type == "semantic":
-            memory.type = "episodic"
-        if not is_valid_scope(memory.scope):
-            memory.scope = "global"
-        memory.created_at = as_aware(memory.created_at)
-        memory.updated_at = as_aware(memory.updated_at)
-        fresh_hash = content_hash(memory.content)
-        if memory.content_hash != fresh_hash:
-            if memory.content_hash and record is not None:  # edited by hand
-                memory.version += 1
-                memory.updated_at = now
-            memory.content_hash = fresh_hash
-        if memory.phase == "inbox" and memory.expires_at is None and record is None:
-            memory.expires_at = now + timedelta(seconds=self.config.storage.inbox_ttl)
-        return memory != before
-
-    def sync_paths_blocking(self, paths: Iterable[str],
-                            semantic: bool = True) -> dict[str, list[str]]:
-        now = utcnow()
-        changed: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
-        for path in paths:
-            outcome = self._index_file(path, now, semantic)
-            if outcome:
-                changed[outcome].append(path)
-        return changed
-
-    def _files_under(self, folders: Iterable[str]) -> list[str]:
-        """Files now under these folders, and indexed files that were under them."""
-        folders = [f.rstrip("/") for f in folders]
-        prefixes = tuple(f"{f}/" for f in folders)
-        if not prefixes:
-            return []
-        on_disk = list(self.files.iter_files(folders))
-        indexed = [p for p in self.index.all_records() if p.startswith(prefixes)]
-        return sorted({*on_disk, *indexed})
-
-    async def sync_paths(self, paths: Iterable[str],
-                         folders: Iterable[str] = ()) -> dict[str, list[str]]:
-        """Re-read these files and folders (hand edits) and index what changed."""
-        def run() -> dict[str, list[str]]:
-            return self.sync_paths_blocking([*paths, *self._files_under(folders)])
-
-        changed = await self._writing(run)
-        for kind, paths_ in changed.items():
-            for path in paths_:
-                event = {"added": "written", "updated": "updated", "deleted": "deleted"}[kind]
-                self.events.publish("notifications/memory",
-                                    {"event": event, "path": path, "by": "hand edit"})
-        return changed
-
-    def reconcile_blocking(self, semantic: bool = True) -> dict[str, int]:
-        """Make the index agree with every file (content hash per file)."""
-        stale = self.files.remove_stale_temp_files()
-        known = self.index.all_records()
-        on_disk = set(self.files.iter_files())
-        gone = [p for p in known if p not in on_disk]
-        changed = self.sync_paths_blocking([*sorted(on_disk), *gone], semantic)
-        return {k: len(v) for k, v in changed.items()} | {"files": len(on_disk),
-                                                          "stale_temp_files": stale}
-
-    async def reconcile(self) -> dict[str, int]:
-        return await self._writing(self.reconcile_blocking)
-
-    async def startup(self, force_embed: bool = False,
-                      abandon_on_cancel: bool = False) -> dict[str, int]:
-        """Files -> keyword index -> vectors: everything derived agrees with the files."""
-        def run() -> dict[str, int]:
-            # Keyword index first, file by file; then the vectors in bulk, reusing every
-            # stored vector whose text is unchanged (a keyword-index rebuild re-embeds
-            # nothing).
-            summary = self.reconcile_blocking(semantic=False)
-            summary |= self.semantic.reconcile(self.index.all_memories(), force=force_embed)
-            self.reconcile_graph_blocking(self.graph)
-            summary["episodes"] = len(self.graph.episodes)
-            return summary
-
-        return await self._writing(run, abandon=abandon_on_cancel)
-
-    def reconcile_graph_blocking(self, graph: TopicGraph) -> dict[str, tuple[str, str]]:
-        """Bring `graph` (the live one, or a plan) in step with the turn files; the live
-        one is saved. Returns turn id -> (episode, topic) where a file lacks its topic."""
-        missing = episodes.reconcile(graph, self.index.episode_turns(), self.index.load,
-                                     self.embedder.embed)
-        if graph is self.graph:
-            graph.save(self.graph_store, utcnow().timestamp())
-        return missing
-
-    async def reconcile_graph(self, graph: TopicGraph) -> dict[str, tuple[str, str]]:
-        return await self._writing(self.reconcile_graph_blocking, graph)
-
     # -- writes ----------------------------------------------------------------
     async def write(self, new: NewMemory, caller: Caller) -> tuple[Memory, bool]:
         """Store a new memory; an exact duplicate in the same scope returns the original."""
@@ -383,7 +221,7 @@ class Engine:
             type=new.type or ("episodic" if is_turn else "working" if is_reminder
                               else "semantic"),
             scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
-            tags=_clean_tags(new.tags or []), source=new.source or "",
+            tags=clean_tags(new.tags or []), source=new.source or "",
             importance=0.5 if new.importance is None else new.importance,
             created_at=created, updated_at=now,
             expires_at=None if organized or is_turn else now + timedelta(
@@ -436,7 +274,7 @@ class Engine:
                 if memory.phase == "organized":
                     memory.expires_at = None
             if changes.tags is not None:
-                memory.tags = _clean_tags(changes.tags)
+                memory.tags = clean_tags(changes.tags)
             if changes.type is not None:
                 memory.type = changes.type  # type: ignore[assignment]
             if changes.importance is not None:
@@ -514,11 +352,11 @@ class Engine:
 
     async def tag(self, memory_id: str, add: list[str], remove: list[str],
                   caller: Caller) -> Memory:
-        dropping = set(_clean_tags(remove))
+        dropping = set(clean_tags(remove))
 
         def change(memory: Memory) -> None:
             tags = [t for t in memory.tags if t not in dropping]
-            memory.tags = _clean_tags(tags + [t for t in add if t not in dropping])
+            memory.tags = clean_tags(tags + [t for t in add if t not in dropping])
 
         return await self._modify(memory_id, caller, change, "updated")
 
@@ -535,99 +373,6 @@ class Engine:
             raise InvalidParams("category", "upgrade moves a memory out of the inbox; "
                                 "name one of the other categories")
         return await self._modify(memory_id, caller, change, "updated")
-
-    async def link(self, source: str, target: str, caller: Caller, *, linked: bool) -> Memory:
-        """Add (or remove) the bidirectional link source <-> target."""
-        if source == target:
-            raise InvalidParams("target", "a memory cannot link to itself")
-
-        def run() -> Memory:
-            src, src_path = self._load(source)
-            caller.check(src.scope)
-            dst: Memory | None
-            try:
-                dst, dst_path = self._load(target)
-                caller.check(dst.scope)
-            except NotFound:
-                if linked:
-                    raise NotFound(f"no memory with id {target!r} (params.target)") from None
-                dst, dst_path = None, ""
-            for memory, path, other in ((src, src_path, target), (dst, dst_path, source)):
-                if memory is None:
-                    continue
-                has = other in memory.links
-                if has == linked:
-                    continue
-                memory.links = ([*memory.links, other] if linked
-                                else [x for x in memory.links if x != other])
-                memory.version += 1
-                memory.updated_at = utcnow()
-                self._save(memory, path)
-            return src
-
-        memory = await self._writing(run)
-        self.events.publish("notifications/memory", {"event": "updated", "id": source},
-                            memory.scope)
-        return memory
-
-    async def merge(self, keep_id: str, other_ids: list[str]) -> Memory:
-        """Fold duplicates into `keep_id`: tags, links and access counts are unioned or
-        summed into it; each other file goes to the trash with `replaced_by` set."""
-        def run() -> tuple[Memory, list[tuple[str, str]]]:
-            keep, keep_path = self._load(keep_id)
-            gone: list[tuple[str, str]] = []
-            for other_id in other_ids:
-                try:
-                    other, other_path = self._load(other_id)
-                except NotFound:
-                    continue
-                keep.tags = _clean_tags([*keep.tags, *other.tags])
-                keep.access_count += other.access_count
-                keep.replaces = [*keep.replaces, other_id]
-                for peer in other.links:
-                    if peer in (keep_id, *other_ids):
-                        continue
-                    if peer not in keep.links:
-                        keep.links = [*keep.links, peer]
-                    self._repoint_link(peer, other_id, keep_id)
-                other.replaced_by = keep_id
-                other.updated_at = utcnow()
-                trash = self.files.trash_path(other_path)
-                self.files.write_atomic(other_path, frontmatter.render(other))
-                self.files.move(other_path, trash)
-                with self.index.transaction():
-                    self.index.delete(other_id)
-                self.semantic.delete(other_id, other.scope, self.index.load)
-                self.stats.forget(other_id)
-                gone.append((other_id, other.scope))
-            keep.links = [x for x in keep.links if x not in other_ids and x != keep_id]
-            keep.version += 1
-            keep.updated_at = utcnow()
-            self._save(keep, keep_path)
-            return keep, gone
-
-        keep, gone = await self._writing(run)
-        for other_id, scope in gone:
-            self.events.publish("notifications/memory",
-                                {"event": "deleted", "id": other_id, "replaced_by": keep_id},
-                                scope)
-        self.events.publish("notifications/memory", {"event": "updated", "id": keep_id},
-                            keep.scope)
-        return keep
-
-    def _repoint_link(self, peer: str, old: str, new: str | None) -> None:
-        """In `peer`'s links, `old` becomes `new` (None: the link is dropped)."""
-        try:
-            memory, path = self._load(peer)
-        except NotFound:
-            return
-        links = [new if x == old else x for x in memory.links]
-        links = list(dict.fromkeys(x for x in links if x is not None))
-        if links != memory.links:
-            memory.links = links
-            memory.version += 1
-            memory.updated_at = utcnow()
-            self._save(memory, path)
 
     # -- reads -----------------------------------------------------------------
     async def read(self, memory_id: str, caller: Caller, *, count_access: bool = True) -> Memory:
@@ -728,13 +473,3 @@ class Engine:
         flushed = await self._writing(run)
         log.debug("stats.flushed", memories=flushed)
         return flushed
-
-
-def _clean_tags(tags: list[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for tag in tags:
-        tag = tag.strip()
-        if tag:
-            seen.setdefault(tag, None)
-    return list(seen)
-

@@ -61,6 +61,16 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(normalise_content(content).encode("utf-8")).hexdigest()
 
 
+def clean_tags(tags: list[str]) -> list[str]:
+    """Tags stripped, empty ones dropped, duplicates dropped (first one kept)."""
+    seen: dict[str, None] = {}
+    for tag in tags:
+        tag = tag.strip()
+        if tag:
+            seen.setdefault(tag, None)
+    return list(seen)
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

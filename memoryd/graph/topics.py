@@ -6,10 +6,10 @@
 - A node above `member_cap` (20) members is re-clustered at join_threshold +
   `split_step`; if that gives two or more clusters, they replace it (each inherits
   its edges).
-- Retrieval: nodes whose centroid scores at least `edge_threshold` (0.6) for a query
-  are its topics; every pair of them gains a `co_occurs` edge (weight + 1), and a
-  search expands from the best of them along edges to neighbours that also score at
-  least the threshold.
+- Retrieval (graph/expand.py): nodes whose centroid scores at least `edge_threshold`
+  (0.6) for a query are its topics; every pair of them gains a `co_occurs` edge
+  (weight + 1), and a search expands from the best of them along edges to neighbours
+  that also score at least the threshold.
 
 All state sits in memory behind `lock`; the decay-sweep job plans on a `clone` and
 `adopt`s it, so a dry run changes nothing and searches never see half a plan.
@@ -17,19 +17,16 @@ All state sits in memory behind `lock`; the decay-sweep job plans on a `clone` a
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import msgspec
 import numpy as np
 
 from memoryd.graph.store import Episode, GraphStore, Node
 from memoryd.schema import new_id
-
-MAX_CO_OCCURRING = 20  # a query's topics that gain edges: at most this many (190 pairs)
 
 
 @dataclass
@@ -40,30 +37,6 @@ class GraphParams:
     edge_threshold: float = 0.6
     max_nodes: int = 6
     members_per_node: int = 2
-
-
-@dataclass
-class NodeMatch:
-    node: str
-    label: str
-    sim: float
-    via: str | None = None  # None: matched the query itself; else reached along an edge
-
-
-@dataclass
-class GraphMatch:
-    nodes: list[NodeMatch] = field(default_factory=list)
-    episodes: dict[str, tuple[str, float]] = field(default_factory=dict)  # id -> node, sim
-    co_occurring: list[str] = field(default_factory=list)
-
-    def turns(self, graph: TopicGraph) -> dict[str, tuple[str, float]]:
-        """turn id -> (node id, episode similarity) for every turn of the episodes."""
-        out: dict[str, tuple[str, float]] = {}
-        for episode_id, (node, sim) in self.episodes.items():
-            episode = graph.episodes.get(episode_id)
-            for turn in episode.turns if episode else ():
-                out[turn] = (node, sim)
-        return out
 
 
 class _ScopeMatrix:
@@ -317,50 +290,24 @@ class TopicGraph:
         return len(ids) * (len(ids) - 1) // 2
 
     # -- retrieval --------------------------------------------------------------------
-    def match(self, query: np.ndarray, scopes: Iterable[str] | None, now: float) -> GraphMatch:
-        """The query's topics (centroid cosine >= edge_threshold), the best max_nodes of
-        them expanded along edges to neighbours that clear the threshold too, and the
-        best members_per_node episodes of each (0.5 sim + 0.3 recency + 0.2 importance)."""
-        p = self.params
-        out = GraphMatch()
-        with self.lock:
-            scored: dict[str, float] = {}
-            for scope in scopes if scopes is not None else list(self._scopes):
-                matrix = self._scopes.get(scope)
-                if matrix is None or not matrix.row:
-                    continue
-                sims, ids = matrix.scores(query)
-                for row in np.flatnonzero(sims >= p.edge_threshold).tolist():
-                    node_id = ids[row]
-                    if node_id is not None:
-                        scored[node_id] = float(sims[row])
-            if not scored:
-                return out
-            ranked = sorted(scored, key=lambda i: -scored[i])
-            out.co_occurring = ranked[:MAX_CO_OCCURRING]
-            for node_id in ranked[:p.max_nodes]:
-                out.nodes.append(NodeMatch(node_id, self.nodes[node_id].label,
-                                           scored[node_id]))
-            reached = {m.node for m in out.nodes}
-            for hit in list(out.nodes):
-                for peer in sorted(self.adjacent.get(hit.node, ()),
-                                   key=lambda i: -self.edges[_pair(hit.node, i)]):
-                    if peer in reached or peer not in self.nodes:
-                        continue
-                    sim = scored.get(peer)
-                    if sim is None:  # another scope, or below the threshold
-                        continue
-                    reached.add(peer)
-                    out.nodes.append(NodeMatch(peer, self.nodes[peer].label, sim, hit.node))
-            for m in out.nodes:
-                members = [self.episodes[e] for e in self.nodes[m.node].members]
-                sims = np.stack([e.vector for e in members]) @ query
-                ranks = [0.5 * float(s) + 0.3 * math.exp(-max(0.0, now - e.created_at)
-                                                         / 86400 / 30) + 0.2 * e.importance
-                         for s, e in zip(sims, members, strict=True)]
-                for i in np.argsort(ranks)[::-1][:p.members_per_node].tolist():
-                    out.episodes[members[i].id] = (m.node, float(sims[i]))
-        return out
+    def scores(self, query: np.ndarray, scopes: Iterable[str] | None,
+               at_least: float) -> dict[str, float]:
+        """node id -> centroid cosine to `query`, for the nodes of these scopes (all when
+        None) that score at least `at_least`. Callers hold `lock`."""
+        scored: dict[str, float] = {}
+        for scope in scopes if scopes is not None else list(self._scopes):
+            matrix = self._scopes.get(scope)
+            if matrix is None or not matrix.row:
+                continue
+            sims, ids = matrix.scores(query)
+            for row in np.flatnonzero(sims >= at_least).tolist():
+                node_id = ids[row]
+                if node_id is not None:
+                    scored[node_id] = float(sims[row])
+        return scored
+
+    def weight(self, a: str, b: str) -> float:
+        return self.edges.get(_pair(a, b), 0.0)
 
     def describe(self) -> dict[str, int]:
         with self.lock:

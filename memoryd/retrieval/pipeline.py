@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.graph.topics import GraphMatch, TopicGraph
+from memoryd.graph.expand import GraphMatch, match
+from memoryd.graph.topics import TopicGraph
 from memoryd.models.reranker import Reranker
 from memoryd.retrieval import scoring, text
 from memoryd.retrieval.semantic import SemanticIndex
@@ -111,8 +112,8 @@ class SmartSearch:
         clock.lap("embed")
         query_terms = text.terms(req.query)
         pool_size = max(req.top_k * self.factor, 20)
-        match = self.graph.match(query_vec, req.scopes, now) if self.graph else None
-        via_graph = match.turns(self.graph) if match and self.graph else {}
+        topics = match(self.graph, query_vec, req.scopes, now) if self.graph else None
+        via_graph = topics.turns if topics else {}
         clock.lap("graph")
         corpus = self.semantic.corpus
         with corpus.lock:
@@ -158,8 +159,8 @@ class SmartSearch:
                           session_boost=float(boost[i]), combined=float(combined[i]))
                 for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta,
                                    strict=True) if m is not None]
-        if match is not None:
-            nodes = {m.node: m for m in match.nodes}
+        if topics is not None:
+            nodes = {m.node: m for m in topics.nodes}
             for c in candidates:
                 if c.id in via_graph:
                     node, sim = via_graph[c.id]
@@ -191,7 +192,7 @@ class SmartSearch:
             if not candidates[i].kept:
                 candidates[i].reason = "not picked by MMR within top_k"
         clock.lap("blend_mmr")
-        return SearchResult(selected, candidates, clock.laps, mode, allowed, match)
+        return SearchResult(selected, candidates, clock.laps, mode, allowed, topics)
 
     def _mask(self, req: SearchRequest, now: float) -> np.ndarray:
         c = self.semantic.corpus

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from memoryd.graph.expand import match
 from memoryd.graph.store import Episode, GraphStore
 from memoryd.graph.topics import GraphParams, TopicGraph
 
@@ -62,15 +63,15 @@ def test_match_expands_only_to_neighbours_that_clear_the_threshold(tmp_path):
     b, _ = graph.place(_episode(2, _vec(1, 0.8, 0, 0)))
     c, _ = graph.place(_episode(3, _vec(0, 0, 1, 0)))
     query = _vec(1, 0.2, 0, 0)
-    match = graph.match(query, ["global"], now=10.0)
-    assert [m.node for m in match.nodes] == [a]
-    assert match.co_occurring == [a, b]  # both clear 0.6 (a 0.98, b 0.89)
-    graph.co_occur(match.co_occurring)
+    found = match(graph, query, ["global"], now=10.0)
+    assert [m.node for m in found.nodes] == [a]
+    assert found.co_occurring == [a, b]  # both clear 0.6 (a 0.98, b 0.89)
+    graph.co_occur(found.co_occurring)
     graph.co_occur([a, c])  # an edge to a node the query does not reach
-    match = graph.match(query, ["global"], now=10.0)
-    assert [(m.node, m.via) for m in match.nodes] == [(a, None), (b, a)]
-    assert set(match.turns(graph)) == {"t1", "t2"}
-    assert graph.match(query, ["agent:other"], now=10.0).nodes == []
+    found = match(graph, query, ["global"], now=10.0)
+    assert [(m.node, m.via) for m in found.nodes] == [(a, None), (b, a)]
+    assert set(found.turns) == {"t1", "t2"}
+    assert match(graph, query, ["agent:other"], now=10.0).nodes == []
 
     store = GraphStore(tmp_path / "graph.sqlite", "model-a")
     graph.save(store, now=10.0)
