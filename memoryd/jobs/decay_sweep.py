@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import structlog
 import trio
 
 from memoryd.engine import Engine
@@ -22,6 +23,7 @@ from memoryd.graph.topics import TopicGraph
 from memoryd.jobs.report import Change
 
 WRITE_BATCH = 200  # turn files rewritten per hold of the write lock
+log = structlog.get_logger("memoryd.jobs")
 
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
@@ -34,6 +36,8 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
     groups = [g for g in episodes.pair_turns(turns, cfg.pair_window)
               if all(episodes.is_cold(t, now, cfg.half_life, cfg.cold_below, cfg.min_age)
                      for t in g)]
+    if groups:
+        log.info("decay_sweep.cold", turns=sum(len(g) for g in groups), episodes=len(groups))
     fresh = await trio.to_thread.run_sync(episodes.build, groups, engine.embedder.embed)
     changes = await trio.to_thread.run_sync(_place, plan, fresh, cfg.member_cap)
     new = {e.id for e in fresh}
@@ -56,6 +60,9 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
         items = list(assigned.items())
         for start in range(0, len(items), WRITE_BATCH):  # writers get a turn in between
             await engine.assign_episodes(dict(items[start:start + WRITE_BATCH]))
+            if len(items) > WRITE_BATCH:
+                log.info("decay_sweep.progress", written=min(start + WRITE_BATCH, len(items)),
+                         of=len(items))
         live.adopt(plan)
         await trio.to_thread.run_sync(live.save, engine.graph_store, now.timestamp())
     return changes

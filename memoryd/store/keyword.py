@@ -50,6 +50,10 @@ CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS links_dst ON links (dst);
 CREATE INDEX IF NOT EXISTS links_src ON links (src);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (content, tags, tokenize = 'trigram');
+-- What a search filters and sorts on most often, one narrow row per memory (same rowid):
+-- a match joins here, not to the wide memories row that carries the document.
+CREATE TABLE IF NOT EXISTS search_keys (
+    rowid INTEGER PRIMARY KEY, scope TEXT NOT NULL, created_at REAL NOT NULL);
 """
 
 _encode = msgspec.json.Encoder().encode
@@ -78,11 +82,18 @@ class Filters:
     since: datetime | None = None  # created_at >= since
     until: datetime | None = None  # created_at < until
 
-    def where(self) -> tuple[list[str], list[object]]:
+    @property
+    def keys_only(self) -> bool:
+        """Only scope and dates: what the narrow search_keys table holds."""
+        return not self.tags and all(getattr(self, c) is None for c in (
+            "phase", "category", "kind", "type", "session", "source"))
+
+    def where(self, table: str = "m") -> tuple[list[str], list[object]]:
+        """SQL conditions on the memories table (or search_keys, for scope and dates)."""
         clauses: list[str] = []
         args: list[object] = []
         if self.scopes is not None:
-            clauses.append(f"m.scope IN ({','.join('?' * len(self.scopes))})")
+            clauses.append(f"{table}.scope IN ({','.join('?' * len(self.scopes))})")
             args.extend(self.scopes)
         for column in ("phase", "category", "kind", "type", "session", "source"):
             value = getattr(self, column)
@@ -93,10 +104,10 @@ class Filters:
             clauses.append("EXISTS (SELECT 1 FROM tags t WHERE t.mem = m.rowid AND t.tag = ?)")
             args.append(tag)
         if self.since is not None:
-            clauses.append("m.created_at >= ?")
+            clauses.append(f"{table}.created_at >= ?")
             args.append(self.since.timestamp())
         if self.until is not None:
-            clauses.append("m.created_at < ?")
+            clauses.append(f"{table}.created_at < ?")
             args.append(self.until.timestamp())
         return clauses, args
 
@@ -204,6 +215,8 @@ class KeywordIndex:
         rowid = cur.lastrowid
         conn.execute("INSERT INTO fts (rowid, content, tags) VALUES (?, ?, ?)",
                      (rowid, memory.content, " ".join(memory.tags)))
+        conn.execute("INSERT INTO search_keys VALUES (?, ?, ?)",
+                     (rowid, memory.scope, memory.created_at.timestamp()))
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in memory.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(memory.id, d) for d in memory.links])
 
@@ -211,6 +224,7 @@ class KeywordIndex:
         conn = self.writer
         (mem_id,) = conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+        conn.execute("DELETE FROM search_keys WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM tags WHERE mem = ?", (rowid,))
         conn.execute("DELETE FROM links WHERE src = ?", (mem_id,))
         conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
@@ -291,7 +305,6 @@ class KeywordIndex:
 
     def search(self, query: str, filters: Filters, limit: int,
                offset: int) -> tuple[list[Memory], int]:
-        clauses, args = filters.where()
         match, short_terms = _fts_query(query)
         text: list[str] = []
         text_args: list[object] = []
@@ -301,6 +314,9 @@ class KeywordIndex:
         for term in short_terms:  # trigrams need 3 characters: LIKE for shorter terms
             text.append("(fts.content LIKE ? ESCAPE '\\' OR fts.tags LIKE ? ESCAPE '\\')")
             text_args.extend([_like(term), _like(term)])
+        if filters.keys_only:
+            return self._search_keys(text, text_args, filters, limit, offset)
+        clauses, args = filters.where()
         # Matches first (CROSS JOIN fixes SQLite's join order): joined the other way,
         # it walks every memory of the scope and tests each against the match set.
         where = " AND ".join([*text, *clauses])
@@ -323,6 +339,27 @@ class KeywordIndex:
                 " ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?",
                 [*text_args, *args, limit, offset])
         return [_decode(r[0]) for r in rows], total
+
+    def _search_keys(self, text: list[str], text_args: list[object], filters: Filters,
+                     limit: int, offset: int) -> tuple[list[Memory], int]:
+        """A search filtered by scope and dates only (the usual one): matches join the
+        narrow search_keys rows, and one query gives the page and the total."""
+        clauses, args = filters.where("k")
+        where = " AND ".join([*text, *clauses])
+        from_matches = "FROM fts CROSS JOIN search_keys k ON k.rowid = fts.rowid"
+        page = self.reader.execute(
+            f"SELECT k.rowid, count(*) OVER () {from_matches} WHERE {where}"
+            " ORDER BY k.created_at DESC, k.rowid DESC LIMIT ? OFFSET ?",
+            [*text_args, *args, limit, offset]).fetchall()
+        if not page:
+            total = self.reader.execute(f"SELECT count(*) {from_matches} WHERE {where}",
+                                        [*text_args, *args]).fetchone()[0] if offset else 0
+            return [], total
+        rowids = [r[0] for r in page]
+        docs = dict(self.reader.execute(
+            f"SELECT rowid, doc FROM memories WHERE rowid IN ({','.join('?' * len(rowids))})",
+            rowids).fetchall())
+        return [_decode(docs[r]) for r in rowids if r in docs], page[0][1]
 
     # -- what the lifecycle jobs look for --------------------------------------------
     def expired_inbox(self, now: float) -> list[tuple[str, str]]:

@@ -1,0 +1,44 @@
+"""memory_search's two query plans (scope/date filters on the narrow search_keys rows,
+other filters on the memories rows) give the same pages and totals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memoryd.schema import Memory, content_hash
+from memoryd.store.keyword import Filters, KeywordIndex
+
+START = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def _index(tmp_path) -> KeywordIndex:
+    index = KeywordIndex(tmp_path / "k.sqlite")
+    with index.transaction():
+        for i in range(60):
+            text = f"note {i}: the migration plan" if i % 3 else f"note {i}: lunch"
+            memory = Memory(id=f"m{i:02d}", content=text, content_hash=content_hash(text),
+                            scope="global" if i % 4 else "agent:x", phase="organized",
+                            category="knowledge", created_at=START + timedelta(hours=i))
+            index.upsert(memory, f"categories/knowledge/m{i:02d}.md", "sha")
+    return index
+
+
+def test_pages_and_totals_agree_across_both_plans(tmp_path):
+    index = _index(tmp_path)
+    narrow = Filters(scopes=["global"])
+    wide = Filters(scopes=["global"], phase="organized")  # forces the memories plan
+    assert narrow.keys_only and not wide.keys_only
+    expected = [f"m{i:02d}" for i in reversed(range(60)) if i % 3 and i % 4]
+    for filters in (narrow, wide):
+        pages = [index.search("migration", filters, 10, offset) for offset in (0, 10, 20)]
+        assert [m.id for page, _ in pages for m in page] == expected
+        assert {total for _, total in pages} == {len(expected)}
+        assert index.search("migration", filters, 10, 500) == ([], len(expected))
+        assert index.search("nothing-like-it", filters, 10, 0) == ([], 0)
+    since = Filters(scopes=["global", "agent:x"], since=START + timedelta(hours=50),
+                    until=START + timedelta(hours=55))
+    found, total = index.search("migration", since, 10, 0)
+    assert [m.id for m in found] == ["m53", "m52", "m50"] and total == 3
+    index.delete("m53")
+    assert index.search("migration", since, 10, 0)[1] == 2  # deleted with its keys
+    index.close()
