@@ -4,7 +4,8 @@
 
 For each size: a fresh temp root is filled with generated notes of realistic text
 (pipelined memory_write through the socket; memories/s reported), then p50/p99
-over the socket of memory_search, memory_smart_search and memory_recall, the
+over the socket of memory_search, memory_smart_search, memory_recall and
+memory_list (newest 20), the
 daemon's RSS, and the cold start (a restart on the filled root to its first
 smart search answer).
 """
@@ -131,13 +132,15 @@ def main() -> None:
                 hot = latency(c, "memory_smart_search",
                               lambda q: {"query": QUERIES[hash(q) % 3]}, args.queries)
                 recall = latency(c, "memory_recall", lambda q: {"query": q}, args.queries)
+                listing = latency(c, "memory_list", lambda q: {"limit": 20}, args.queries)
             rss = rss_mb(proc.pid)
             proc.send_signal(signal.SIGTERM)
             proc.wait(120)
         print(f"{n:>7} memories: write {rate:.0f}/s | search p50 {exact[0]:.2f} p99 {exact[1]:.2f}"
               f" ms | smart p50 {smart[0]:.2f} p99 {smart[1]:.2f} ms (repeated queries p50 "
               f"{hot[0]:.2f} p99 {hot[1]:.2f}) | recall p50 {recall[0]:.2f} p99 {recall[1]:.2f}"
-              f" ms | RSS {rss:.0f} MB | cold start {cold:.1f} s", flush=True)
+              f" ms | list p50 {listing[0]:.2f} p99 {listing[1]:.2f} ms | RSS {rss:.0f} MB"
+              f" | cold start {cold:.1f} s", flush=True)
 
 
 if __name__ == "__main__":

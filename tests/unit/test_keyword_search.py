@@ -42,3 +42,29 @@ def test_pages_and_totals_agree_across_both_plans(tmp_path):
     index.delete("m53")
     assert index.search("migration", since, 10, 0)[1] == 2  # deleted with its keys
     index.close()
+
+
+def test_lookups_by_many_ids_go_in_chunks(tmp_path, monkeypatch):
+    index = _index(tmp_path)
+    monkeypatch.setattr("memoryd.store.keyword.ID_CHUNK", 7)  # SQLite's cap is 32,766
+    ids = [f"m{i:02d}" for i in range(60)]
+    assert sorted(m.id for m in index.get_many(ids)) == ids
+    assert sorted(m.id for m in index.load([*ids, "missing"])) == ids
+    index.close()
+
+
+def test_list_pages_agree_across_both_plans(tmp_path):
+    index = _index(tmp_path)
+    everything = [f"m{i:02d}" for i in reversed(range(60))]
+    for scopes, expected in ((["global", "agent:x"], everything),
+                             (["agent:x"], [m for m in everything if int(m[1:]) % 4 == 0]),
+                             (None, everything)):
+        for filters in (Filters(scopes=scopes), Filters(scopes=scopes, phase="organized")):
+            pages = [index.list(filters, 7, offset) for offset in range(0, 70, 7)]
+            assert [m.id for page, _ in pages for m in page] == expected
+            assert {total for _, total in pages} == {len(expected)}
+    dated = Filters(scopes=["global", "agent:x"], since=START + timedelta(hours=10),
+                    until=START + timedelta(hours=13))
+    assert [m.id for m in index.list(dated, 10, 0)[0]] == ["m12", "m11", "m10"]
+    assert index.list(dated, 10, 0)[1] == 3
+    index.close()
