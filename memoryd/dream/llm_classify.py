@@ -8,7 +8,7 @@ batch that failed is left to the heuristics (`classify.classify`).
 
 from __future__ import annotations
 
-from memoryd.llm.client import ChatClient, LlmError, json_object
+from memoryd.llm.client import ChatClient, LlmError
 
 CATEGORY_MEANINGS = {
     "soul": "core identity, values, mission",
@@ -43,8 +43,7 @@ async def classify(client: ChatClient, contents: list[str], batch_size: int
         chunk = contents[start:start + batch_size]
         prompt = "\n\n".join(f"{i + 1}. {text[:MAX_CHARS]}" for i, text in enumerate(chunk))
         try:
-            answer = json_object(await client.ask(SYSTEM, prompt, max_tokens=20 * len(chunk)
-                                                  + 50))
+            answer = await client.ask_json(SYSTEM, prompt, max_tokens=20 * len(chunk) + 50)
         except LlmError:
             continue
         for i in range(len(chunk)):

@@ -25,17 +25,13 @@ _SPACE = re.compile(r"\s+")
 Embed = Callable[[list[str]], np.ndarray]
 
 
-def recency(turn: Memory, now: datetime, half_life: float) -> float:
-    last = max(turn.created_at, turn.last_accessed_at or turn.created_at)
-    age_days = max(0.0, (now - last).total_seconds()) / 86400
-    return math.exp(-age_days / (half_life / 86400))
-
-
 def is_cold(turn: Memory, now: datetime, half_life: float, cold_below: float,
             min_age: float) -> bool:
+    """Older than min_age, and recency exp(-age / half_life) below cold_below; age counts
+    from the last access."""
     last = max(turn.created_at, turn.last_accessed_at or turn.created_at)
-    return (now - last).total_seconds() >= min_age and recency(
-        turn, now, half_life) < cold_below
+    age = max(0.0, (now - last).total_seconds())
+    return age >= min_age and math.exp(-age / half_life) < cold_below
 
 
 def pair_turns(turns: Iterable[Memory], window: float) -> list[list[Memory]]:

@@ -78,6 +78,14 @@ class ChatClient:
         return await trio.to_thread.run_sync(self.complete, system, user, max_tokens,
                                              abandon_on_cancel=True)
 
+    async def ask_json(self, system: str, user: str, max_tokens: int = 512) -> dict[str, Any]:
+        """The first JSON object in the answer; an answer without one is a failure."""
+        answer = await self.ask(system, user, max_tokens)
+        try:
+            return json_object(answer)
+        except LlmError as exc:
+            raise self._failed(str(exc)) from None
+
     def _failed(self, why: str) -> LlmError:
         self.failures += 1
         log.warning("llm.failed", endpoint=self.endpoint, error=why)

@@ -62,3 +62,12 @@ async def test_a_failing_or_unreachable_llm_falls_back_to_the_heuristics(make_ha
     # Nothing listens there any more: refused at once, same fallback.
     changes = await dream.run(h.engine, NOW, dry_run=False, level=1)
     assert {c.after["by"] for c in changes} == {"heuristic"} and len(changes) == 2
+
+
+async def test_an_answer_without_json_is_a_counted_failure(make_harness):
+    with ScriptedLlm(lambda body: completion("Sorry, I can't sort these.")) as llm:
+        h = await make_harness({"llm": {"url": llm.url, "model": "tiny"}})
+        note = await h.write("Alice prefers tea")
+        changes = await dream.run(h.engine, NOW, dry_run=False, level=1)
+    assert [(c.id, c.after["by"]) for c in changes] == [(note, "heuristic")]
+    assert (h.engine.llm.calls, h.engine.llm.failures) == (1, 1)
