@@ -26,7 +26,7 @@ from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
 from memoryd.events import EventBus
 from memoryd.file_sync import FileSync
 from memoryd.graph.store import GraphStore
-from memoryd.graph.topics import GraphParams, TopicGraph
+from memoryd.graph.topics import TopicGraph
 from memoryd.links import Links
 from memoryd.llm.client import ChatClient
 from memoryd.models.embedder import Embedder
@@ -88,11 +88,7 @@ class Engine(FileSync, Links):
         self.semantic = SemanticIndex(
             self.embedder, VectorStore(root / "index" / "chroma", config.vectors.url))
         g = config.graph
-        self.graph = TopicGraph(
-            GraphParams(join_threshold=g.join_threshold, member_cap=g.member_cap,
-                        split_step=g.split_step, edge_threshold=g.edge_threshold,
-                        max_nodes=g.max_nodes, members_per_node=g.members_per_node),
-            self.embedder.dim)
+        self.graph = TopicGraph(g, self.embedder.dim)
         self.graph_store = GraphStore(root / "index" / "graph.sqlite", self.embedder.model_id)
         self.graph.load(self.graph_store)
         r = config.retrieval

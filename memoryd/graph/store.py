@@ -16,6 +16,8 @@ import msgspec
 import numpy as np
 import structlog
 
+from memoryd.store import sqlite
+
 log = structlog.get_logger("memoryd.graph")
 SCHEMA_VERSION = "1"
 
@@ -93,10 +95,7 @@ class GraphStore:
                 self._set_meta("model", model)
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
+        return sqlite.connect(self.path)
 
     def _meta(self, key: str) -> str | None:
         try:
@@ -112,8 +111,7 @@ class GraphStore:
         """A new, empty file; the engine's reconcile fills it from the turn files."""
         if self.conn is not None:
             self.conn.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        sqlite.remove(self.path)
         self.conn = self._connect()
         self.conn.executescript(_SCHEMA)
         with self.conn:

@@ -20,23 +20,13 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import msgspec
 import numpy as np
 
+from memoryd.config import GraphConfig
 from memoryd.graph.store import Episode, GraphStore, Node
 from memoryd.schema import new_id
-
-
-@dataclass
-class GraphParams:
-    join_threshold: float = 0.70
-    member_cap: int = 20
-    split_step: float = 0.05
-    edge_threshold: float = 0.6
-    max_nodes: int = 6
-    members_per_node: int = 2
 
 
 class _ScopeMatrix:
@@ -71,7 +61,7 @@ class _ScopeMatrix:
 
 
 class TopicGraph:
-    def __init__(self, params: GraphParams, dim: int) -> None:
+    def __init__(self, params: GraphConfig, dim: int) -> None:
         self.params = params
         self.dim = dim
         self.lock = threading.RLock()

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 
 from memoryd.schema import Memory
+from memoryd.store import sqlite
 
 SCHEMA_VERSION = "4"
 # Up to this many matches a search sorts them; above, it walks memories newest first.
@@ -170,13 +171,7 @@ class KeywordIndex:
         return self._rebuilt
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        # The index is derived: a crash may lose its last commits, and start-up
-        # reconciliation with the files restores them.
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=5000")
-        return conn
+        return sqlite.connect(self.path, autocommit=True)
 
     def _schema_version(self) -> str | None:
         assert self.writer is not None
@@ -190,8 +185,7 @@ class KeywordIndex:
         self._rebuilt = True
         if self.writer is not None:
             self.writer.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        sqlite.remove(self.path)
         self.writer = self._connect()
         self.writer.executescript(_SCHEMA)
         self.writer.execute(
@@ -422,32 +416,28 @@ class KeywordIndex:
             "SELECT id, path, access_count FROM memories WHERE phase = 'inbox'")
         return {r[0]: (r[1], r[2]) for r in rows}
 
+    def _where(self, condition: str, *args: object) -> list[Memory]:
+        """Memories matching an SQL condition (and order), on the reader connection."""
+        rows = self.reader.execute(f"SELECT doc FROM memories WHERE {condition}", args)
+        return [_decode(r[0]) for r in rows]
+
     def due_reminders(self, now: float) -> list[Memory]:
         """Reminders due by `now` that were not announced yet, oldest due first."""
-        rows = self.reader.execute(
-            "SELECT doc FROM memories WHERE kind = 'reminder' AND notified = 0"
-            " AND due_at IS NOT NULL AND due_at <= ? ORDER BY due_at", (now,))
-        return [_decode(r[0]) for r in rows]
+        return self._where("kind = 'reminder' AND notified = 0 AND due_at IS NOT NULL"
+                           " AND due_at <= ? ORDER BY due_at", now)
 
     def announced_reminders(self) -> list[Memory]:
         """Reminders already announced and not deleted: what pending.md lists."""
-        rows = self.reader.execute(
-            "SELECT doc FROM memories WHERE kind = 'reminder' AND notified = 1"
-            " ORDER BY due_at DESC")
-        return [_decode(r[0]) for r in rows]
+        return self._where("kind = 'reminder' AND notified = 1 ORDER BY due_at DESC")
 
     def notes(self) -> list[Memory]:
         """Every memory but conversation turns (reader connection)."""
-        rows = self.reader.execute("SELECT doc FROM memories WHERE kind != 'turn'"
-                                   " ORDER BY created_at, id")
-        return [_decode(r[0]) for r in rows]
+        return self._where("kind != 'turn' ORDER BY created_at, id")
 
     def unswept_turns(self) -> list[Memory]:
         """Conversation turns not yet in an episode, by scope, session and time."""
-        rows = self.reader.execute(
-            "SELECT doc FROM memories WHERE kind = 'turn' AND episode IS NULL"
-            " ORDER BY scope, session, created_at, id")
-        return [_decode(r[0]) for r in rows]
+        return self._where("kind = 'turn' AND episode IS NULL"
+                           " ORDER BY scope, session, created_at, id")
 
     def episode_turns(self) -> dict[str, tuple[str, str | None]]:
         """turn id -> (episode, topic) for every turn in an episode, as the files say."""

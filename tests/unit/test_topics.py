@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from memoryd.config import GraphConfig
 from memoryd.graph.expand import match
 from memoryd.graph.store import Episode, GraphStore
-from memoryd.graph.topics import GraphParams, TopicGraph
+from memoryd.graph.topics import TopicGraph
 
 DIM = 4
 
@@ -22,7 +23,7 @@ def _episode(i: int, vector: np.ndarray, scope: str = "global") -> Episode:
 
 
 def test_join_at_threshold_and_running_mean_centroid():
-    graph = TopicGraph(GraphParams(join_threshold=0.7), DIM)
+    graph = TopicGraph(GraphConfig(join_threshold=0.7), DIM)
     a, created = graph.place(_episode(1, _vec(1, 0, 0, 0)))
     assert created
     b, created = graph.place(_episode(2, _vec(1, 0.5, 0, 0)))  # cos 0.89: joins
@@ -37,7 +38,7 @@ def test_join_at_threshold_and_running_mean_centroid():
 
 
 def test_split_hands_edges_on_and_a_plan_changes_nothing_until_adopted():
-    graph = TopicGraph(GraphParams(join_threshold=0.0, split_step=0.5, member_cap=2), DIM)
+    graph = TopicGraph(GraphConfig(join_threshold=0.0, split_step=0.5, member_cap=2), DIM)
     node, _ = graph.place(_episode(1, _vec(1, 0, 0, 0)))
     graph.place(_episode(2, _vec(1, 0.1, 0, 0)))
     peer, _ = graph.place(_episode(3, _vec(0, 0, 0, 1), scope="agent:x"))
@@ -57,7 +58,7 @@ def test_split_hands_edges_on_and_a_plan_changes_nothing_until_adopted():
 
 
 def test_match_expands_only_to_neighbours_that_clear_the_threshold(tmp_path):
-    params = GraphParams(join_threshold=0.95, edge_threshold=0.6, max_nodes=1)
+    params = GraphConfig(join_threshold=0.95, edge_threshold=0.6, max_nodes=1)
     graph = TopicGraph(params, DIM)
     a, _ = graph.place(_episode(1, _vec(1, 0, 0, 0)))
     b, _ = graph.place(_episode(2, _vec(1, 0.8, 0, 0)))
