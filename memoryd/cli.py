@@ -78,8 +78,8 @@ def _reindex(args: argparse.Namespace) -> int:
     root, config = prepared
     import trio
 
-    from memoryd.engine import Engine
     from memoryd.server import lock
+    from memoryd.server.wiring import build_engine
 
     try:
         lock_fd = lock.acquire(root)
@@ -88,9 +88,9 @@ def _reindex(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
 
     async def run() -> dict[str, int]:
-        engine = Engine(root, config)  # type: ignore[arg-type]
+        engine = build_engine(root, config)  # type: ignore[arg-type]
         try:
-            return await engine.startup(force_embed=True)
+            return await engine.sync.startup(force_embed=True)
         finally:
             engine.close()
 

@@ -6,7 +6,6 @@ A bad file or key fails at start with the key named (exit code 2).
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Literal
@@ -15,33 +14,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import msgspec
 import yaml
 
-_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-class Duration(float):
-    """Seconds, written in config as `168h`, `30d`, `90s`, `1h30m`, `250ms` or a number."""
-
-    @classmethod
-    def parse(cls, value: Any) -> Duration:
-        if isinstance(value, bool):
-            raise ValueError(f"expected a duration like 30s, 10m, 168h or 30d, got {value!r}")
-        if isinstance(value, int | float):
-            if value < 0:
-                raise ValueError("a duration must not be negative")
-            return cls(value)
-        if not isinstance(value, str):
-            raise ValueError(f"expected a duration like 30s, 10m, 168h or 30d, got {value!r}")
-        text = value.strip().replace(" ", "")
-        pos, total = 0, 0.0
-        for match in _DURATION_RE.finditer(text):
-            if match.start() != pos:
-                break
-            total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-            pos = match.end()
-        if pos != len(text) or not text:
-            raise ValueError(f"expected a duration like 30s, 10m, 168h or 30d, got {value!r}")
-        return cls(total)
+from memoryd.durations import Duration
+from memoryd.jobs.table import SCHEDULED
+from memoryd.jobs.triggers import TriggerError, parse_trigger
 
 
 class StorageConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -50,16 +25,12 @@ class StorageConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     upgrade_threshold: int = 3
 
 
-class JobsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """When each job runs: an interval (10m, 1h) or a crontab line ("17 3 * * *")."""
-
-    enabled: bool = True
-    expire: str = "1h"
-    decay: str = "17 3 * * *"
-    upgrade: str = "10m"
-    consolidate: str = "1h"
-    decay_sweep: str = "5m"
-    notify: str = "1m"
+# When each job runs: an interval (10m, 1h) or a crontab line ("17 3 * * *"); one key
+# per scheduled job of the job table (jobs/table.py), with its default.
+JobsConfig = msgspec.defstruct(
+    "JobsConfig", [("enabled", bool, True),
+                   *((job.config_key, str, job.default) for job in SCHEDULED)],
+    forbid_unknown_fields=True, kw_only=True, module=__name__)
 
 
 class GraphConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -164,7 +135,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
     reranker: RerankerConfig = msgspec.field(default_factory=RerankerConfig)
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
-    jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)
+    jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)  # type: ignore[valid-type]
     notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     dream: DreamConfig = msgspec.field(default_factory=DreamConfig)
     graph: GraphConfig = msgspec.field(default_factory=GraphConfig)
@@ -225,13 +196,11 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
             zone(config.timezone)
         except ValueError as exc:
             raise ConfigError(f"{source}: {exc} - at `timezone`") from None
-    from memoryd.jobs.triggers import TriggerError, parse_trigger
-
-    for name in ("expire", "decay", "upgrade", "consolidate", "decay_sweep", "notify"):
+    for job in SCHEDULED:
         try:
-            parse_trigger(getattr(config.jobs, name), config.timezone)
+            parse_trigger(getattr(config.jobs, job.config_key), config.timezone)
         except TriggerError as exc:
-            raise ConfigError(f"{source}: {exc} - at `jobs.{name}`") from None
+            raise ConfigError(f"{source}: {exc} - at `jobs.{job.config_key}`") from None
     return config
 
 

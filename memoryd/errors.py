@@ -69,13 +69,14 @@ INTERNAL_ERROR = -32603
 # The table the README and tests check against: one definition of the codes.
 ERROR_CODES: dict[int, str] = {
     ParseError.code: "parse error: the line is not JSON",
-    InvalidRequest.code: "invalid request: not a JSON-RPC request object",
+    InvalidRequest.code: "invalid request (not a request object, a batch array, a bad "
+                         "`jsonrpc`)",
     MethodNotFound.code: "unknown method or tool",
-    InvalidParams.code: "invalid params (the message names the field)",
+    InvalidParams.code: "invalid params; the message names the field",
     NotFound.code: "not found",
     Conflict.code: "conflict: stale `version`",
-    Forbidden.code: "forbidden: outside the caller's scope",
-    TooLarge.code: "too large: a line over 1 MiB (the connection survives)",
-    Busy.code: "busy: too many connections or the daemon is shutting down",
-    INTERNAL_ERROR: "internal error (details in the daemon log)",
+    Forbidden.code: "forbidden: another agent's scope, or another user's connection",
+    TooLarge.code: "too large: a line over 1 MiB (it is discarded; the connection stays open)",
+    Busy.code: "busy: over `server.max_connections`, or the job scheduler is not running",
+    INTERNAL_ERROR: "internal error (details in the daemon's log)",
 }

@@ -1,5 +1,6 @@
 # Sourced by scripts/serve and scripts/test: make .venv with Python 3.11+ and install
 # the project into it (with the extras named in $EXTRAS). Needs only python3 and PyPI.
+# A stamp of pyproject.toml and the extras skips the install when nothing changed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY="${PYTHON:-python3}"
@@ -13,4 +14,22 @@ if [ ! -x .venv/bin/python ]; then
 fi
 spec="."
 [ -n "${EXTRAS:-}" ] && spec=".[${EXTRAS}]"
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$spec"
+stamp=".venv/.memoryd-installed"
+want="$(cat pyproject.toml; echo "extras=${EXTRAS:-}")"
+have="$(cat "$stamp" 2>/dev/null || true)"
+# A stamp with the test extras also covers a plain install.
+if [ "$have" != "$want" ] && [ "$have" != "$(cat pyproject.toml; echo "extras=test")" ]; then
+  echo "installing memoryd${EXTRAS:+ [$EXTRAS]} and its dependencies into .venv" \
+       "(the first time takes a few minutes: onnxruntime, chromadb, the model)" >&2
+  set +e
+  .venv/bin/python -m pip install --disable-pip-version-check -e "$spec" 2>&1 \
+    | tee .venv/pip.log | grep --line-buffered -E "^(Collecting|Installing|Successfully)" >&2
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" -ne 0 ]; then
+    tail -20 .venv/pip.log >&2
+    echo "installing failed (the whole log: .venv/pip.log)" >&2
+    exit 1
+  fi
+  printf '%s' "$want" > "$stamp"
+fi

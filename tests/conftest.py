@@ -40,7 +40,9 @@ class Daemon:
             self.wait_ready()
         return self
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
+    def wait_ready(self, timeout: float = 180.0) -> None:
+        # Generous: a loaded 2-core machine may take long to start; a healthy start is
+        # seen at once, so the bound costs nothing.
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             assert self.proc is not None
@@ -65,7 +67,7 @@ class Daemon:
         with self.client() as c:
             return c.call(method, params)
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -92,6 +94,16 @@ def daemon(short_tmp: Path) -> Iterator[Daemon]:
     yield d
     if d.proc and d.proc.poll() is None:
         d.stop()
+
+
+@pytest.fixture(scope="module")
+def module_daemon() -> Iterator[Daemon]:
+    """One daemon for a module's checks that change nothing (parameter checks)."""
+    with tempfile.TemporaryDirectory(prefix="md-") as tmp:
+        d = Daemon(Path(tmp) / "root").start()
+        yield d
+        if d.proc and d.proc.poll() is None:
+            d.stop()
 
 
 @pytest.fixture

@@ -10,14 +10,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from memoryctl import render
 from memoryctl.client import Client, DaemonUnavailable, RpcFailure, resolve_root, resolve_socket
+from memoryd.jobs.table import JOBS
 
-CATEGORIES = ["soul", "character", "people", "project", "date", "knowledge", "feedback",
-              "preferences", "decisions", "lessons", "habits", "skills", "inbox", "reminders"]
-TYPES = ["episodic", "semantic", "procedural", "working"]
+TOOLS_FILE = Path(__file__).with_name("tools.json")  # generated from memoryd/tools/spec.py
+
+
+def load_tools() -> list[dict[str, Any]]:
+    """The tool table as memoryctl needs it: subcommand, help, params with their schema."""
+    return json.loads(TOOLS_FILE.read_text(encoding="utf-8"))
 
 
 def _csv(value: str) -> list[str]:
@@ -45,104 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     def cmd(name: str, help_: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=help_, description=help_)
 
-    p = cmd("write", "remember a note (TEXT, or - to read it from stdin)")
-    p.add_argument("text")
-    p.add_argument("--category", choices=CATEGORIES)
-    p.add_argument("--tags", type=_csv, help="comma-separated tags")
-    p.add_argument("--scope", help="global, agent:NAME or user:NAME")
-    p.add_argument("--source", default="memoryctl")
-    p.add_argument("--type", choices=TYPES)
-    p.add_argument("--importance", type=float)
-    p.add_argument("--session")
-    p.add_argument("--role", choices=["user", "assistant"])
-    p.add_argument("--created-at", dest="created_at", help="ISO 8601 time (imports)")
-
-    cmd("read", "show one memory").add_argument("id")
-
-    p = cmd("update", "change a memory (content, category, tags, type, importance)")
-    p.add_argument("id")
-    p.add_argument("--content", help="new content (- to read it from stdin)")
-    p.add_argument("--category", choices=CATEGORIES)
-    p.add_argument("--tags", type=_csv, help="replace the tags (comma-separated)")
-    p.add_argument("--type", choices=TYPES)
-    p.add_argument("--importance", type=float)
-    p.add_argument("--version", type=int, help="fail unless the memory is at this version")
-
-    cmd("delete", "move a memory to the trash").add_argument("id")
-
-    p = cmd("list", "list memories, newest first")
-    p.add_argument("--phase", choices=["inbox", "organized"])
-    p.add_argument("--category", choices=CATEGORIES)
-    p.add_argument("--scope")
-    p.add_argument("--source")
-    p.add_argument("--tags", type=_csv)
-    p.add_argument("--limit", type=int)
-    p.add_argument("--offset", type=int)
-
-    p = cmd("search", "exact keyword search (every word must occur), newest first")
-    p.add_argument("query")
-    p.add_argument("--tags", type=_csv)
-    p.add_argument("--scope")
-    p.add_argument("--phase", choices=["inbox", "organized"])
-    p.add_argument("--category", choices=CATEGORIES)
-    p.add_argument("--kind", choices=["note", "fact", "turn", "summary", "reminder"])
-    p.add_argument("--type", choices=TYPES)
-    p.add_argument("--session")
-    p.add_argument("--from", dest="from_", metavar="YYYY-MM-DD")
-    p.add_argument("--to", metavar="YYYY-MM-DD")
-    p.add_argument("--limit", type=int)
-    p.add_argument("--offset", type=int)
-
-    p = cmd("tag", "add or remove tags")
-    p.add_argument("id")
-    p.add_argument("--add", type=_csv, default=[])
-    p.add_argument("--remove", type=_csv, default=[])
-
-    for name, help_ in (("link", "link two memories (both directions)"),
-                        ("unlink", "remove the link between two memories")):
-        p = cmd(name, help_)
-        p.add_argument("source")
-        p.add_argument("target")
-
-    cmd("backlinks", "memories that link to ID").add_argument("id")
-
-    p = cmd("upgrade", "promote an inbox memory to organized")
-    p.add_argument("id")
-    p.add_argument("--category", choices=[c for c in CATEGORIES if c != "inbox"])
-
-    ranked = {}
-    for name, help_ in (("smart-search", "ranked search by meaning and words"),
-                        ("explain", "every candidate of a smart search, with each stage's "
-                                    "score and why it was kept or dropped")):
-        p = ranked[name] = cmd(name, help_)
-        p.add_argument("query")
-        p.add_argument("--top-k", dest="top_k", type=int)
-        p.add_argument("--scope")
-        p.add_argument("--category", choices=CATEGORIES)
-        p.add_argument("--tags", type=_csv)
-        p.add_argument("--phase", choices=["inbox", "organized"])
-        p.add_argument("--type", choices=TYPES)
-        p.add_argument("--session")
-        p.add_argument("--recency-weight", dest="recency_weight", type=float)
-        p.add_argument("--importance-weight", dest="importance_weight", type=float)
-        p.add_argument("--score-threshold", dest="score_threshold", type=float)
-        p.add_argument("--mmr-lambda", dest="mmr_lambda", type=float)
-        p.add_argument("--include-compressed", dest="include_compressed",
-                       action="store_true", default=None)
-
-    p = cmd("recall", "the <memory> block a model should see for QUERY")
-    p.add_argument("query")
-    p.add_argument("--session")
-    p.add_argument("--scope")
-    p.add_argument("--token-budget", dest="token_budget", type=int)
-    p.add_argument("--top-k", dest="top_k", type=int)
-
-    p = cmd("remind", "create a reminder: --when 'tomorrow at 9' (or 明天下午三点) or --due-at")
-    p.add_argument("text")
-    p.add_argument("--when", help="in words: 'tomorrow at 9', 'in 2 hours', '下周一'")
-    p.add_argument("--due-at", dest="due_at", help="ISO 8601 time")
-    p.add_argument("--scope")
-    p.add_argument("--tags", type=_csv)
+    for spec in load_tools():
+        add_tool_command(cmd(spec["command"], spec["help"]), spec)
     cmd("notify", "announce the reminders that are due now (runs the notify job)")
     p = cmd("dream", "tidy memory now: 1 classify the inbox, 2 + merge and [[wikilinks]], "
                      "3 + cross-category links and reminders")
@@ -152,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmd("status", "is the daemon up? counts and health")
     cmd("jobs", "the background jobs: trigger, last run, next run, last result")
     p = cmd("run", "run a background job now and show what it changed")
-    p.add_argument("job", help="expire, decay, upgrade, consolidate, decay-sweep, notify or dream")
+    p.add_argument("job", help=", ".join(job.name for job in JOBS))
     p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
     cmd("tools", "list the daemon's tools")
     p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")
@@ -164,43 +73,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_RANKED = ("query", "top_k", "scope", "category", "tags", "phase", "type", "session",
-           "recency_weight", "importance_weight", "score_threshold", "mmr_lambda",
-           "include_compressed")
-# Subcommand -> (method, the argparse names that are tool params).
-TOOL_COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "write": ("memory_write", ("category", "tags", "scope", "source", "type", "importance",
-                               "session", "role", "created_at")),
-    "read": ("memory_read", ("id",)),
-    "update": ("memory_update", ("id", "content", "category", "tags", "type", "importance",
-                                 "version")),
-    "delete": ("memory_delete", ("id",)),
-    "list": ("memory_list", ("phase", "category", "scope", "source", "tags", "limit", "offset")),
-    "search": ("memory_search", ("query", "tags", "scope", "phase", "category", "kind", "type",
-                                 "session", "from_", "to", "limit", "offset")),
-    "tag": ("memory_tag", ("id", "add", "remove")),
-    "link": ("memory_link", ("source", "target")),
-    "unlink": ("memory_unlink", ("source", "target")),
-    "backlinks": ("memory_backlinks", ("id",)),
-    "upgrade": ("memory_upgrade", ("id", "category")),
-    "smart-search": ("memory_smart_search", _RANKED),
-    "explain": ("memory_explain", _RANKED),
-    "recall": ("memory_recall", ("query", "session", "scope", "token_budget", "top_k")),
-    "remind": ("memory_remind", ("due_at", "when", "scope", "tags")),
-}
+def _schema(prop: dict[str, Any]) -> dict[str, Any]:
+    """A param's own schema, without the `null` of an optional one."""
+    for option in prop.get("anyOf", []):
+        if option.get("type") != "null":
+            return {**option, "description": prop.get("description", option.get("description"))}
+    return prop
+
+
+def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
+    """Arguments from the tool's params: positional ones in order, the rest as --flags
+    (`top_k` is --top-k); types, choices and help come from the params' JSON Schema."""
+    props: dict[str, Any] = spec["params"]["properties"]
+    for name, prop in props.items():
+        schema = _schema(prop)
+        kind = schema.get("type")
+        help_ = schema.get("description") or ""
+        if name == spec["stdin"]:
+            help_ = f"{help_} (- reads it from stdin)".strip()
+        options: dict[str, Any] = {"help": help_ or None}
+        if "enum" in schema:
+            options["choices"] = schema["enum"]
+            options["metavar"] = name.upper()
+            options["help"] = f"{help_} one of: {', '.join(schema['enum'])}".strip()
+        elif kind == "integer":
+            options["type"] = int
+        elif kind == "number":
+            options["type"] = float
+        elif kind == "array":
+            options["type"] = _csv
+            options["metavar"] = "A,B"
+        if name in spec["positional"]:
+            p.add_argument(name, **options)
+        elif kind == "boolean":
+            p.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true",
+                           default=None, help=options["help"])
+        else:
+            p.add_argument(f"--{name.replace('_', '-')}", dest=name, **options)
+    p.set_defaults(tool=spec)
 
 
 def tool_params(args: argparse.Namespace) -> dict[str, Any]:
-    _method, names = TOOL_COMMANDS[args.command]
-    params: dict[str, Any] = {}
-    for name in names:
+    spec = args.tool
+    params: dict[str, Any] = dict(spec["defaults"])
+    for name in spec["params"]["properties"]:
         value = getattr(args, name, None)
         if value is not None:
-            params["from" if name == "from_" else name] = value
-    if args.command in ("write", "remind"):
-        params["content"] = sys.stdin.read() if args.text == "-" else args.text
-    if args.command == "update" and params.get("content") == "-":
-        params["content"] = sys.stdin.read()
+            params[name] = value
+    stdin = spec["stdin"]
+    if stdin and params.get(stdin) == "-":
+        params[stdin] = sys.stdin.read()
     return params
 
 
@@ -254,8 +176,8 @@ def _change_line(change: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace, client: Client) -> Any:
-    if args.command in TOOL_COMMANDS:
-        return client.call(TOOL_COMMANDS[args.command][0], tool_params(args))
+    if getattr(args, "tool", None) is not None:
+        return client.call(args.tool["name"], tool_params(args))
     if args.command == "status":
         return client.call("stats")
     if args.command == "tools":

@@ -19,9 +19,8 @@ import structlog
 from memoryd.store import sqlite
 
 log = structlog.get_logger("memoryd.graph")
-SCHEMA_VERSION = "1"
 
-_SCHEMA = """
+_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
     id TEXT PRIMARY KEY, scope TEXT NOT NULL, label TEXT NOT NULL,
@@ -35,6 +34,18 @@ CREATE TABLE IF NOT EXISTS edges (
     a TEXT NOT NULL, b TEXT NOT NULL, relation TEXT NOT NULL, weight REAL NOT NULL,
     updated_at REAL NOT NULL, PRIMARY KEY (a, b, relation));
 """
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    """The first schema (IF NOT EXISTS: a file from before migrations keeps its rows)."""
+    for statement in _V1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+# The co-occurrence edges are learned, not derivable from the files: a schema change is
+# a new function here (ALTER TABLE...), never a rebuild that drops them.
+MIGRATIONS: list[sqlite.Migration] = [_v1]
 
 
 class Node(msgspec.Struct):
@@ -77,18 +88,21 @@ class GraphStore:
         self.conn: sqlite3.Connection | None = None
         try:
             self.conn = self._connect()
-            version = self._meta("schema")
-        except sqlite3.DatabaseError:  # not a database at all
-            version = None
-        if version != SCHEMA_VERSION:
+            before, after = sqlite.migrate(self.conn, MIGRATIONS)
+            if existed and before != after:
+                log.info("graph.migrated", path=str(path), schema_from=before, schema_to=after)
+        except (sqlite3.DatabaseError, sqlite.TooNew) as exc:  # unreadable, or from a newer
             if existed:
-                log.warning("graph.rebuilding", path=str(path),
-                            reason=f"schema {version}" if version else "unreadable")
+                log.warning("graph.rebuilding", path=str(path), reason=str(exc)[:200])
             self._recreate()
-        elif self._meta("model") != model:
+        model_was = self._meta("model")
+        if model_was is None:
+            with self.conn:
+                self._set_meta("model", model)
+        elif model_was != model:
             # Episode vectors of another model: nodes are re-embedded from the files;
             # edges join node ids, which the files keep, so they stay.
-            log.info("graph.model_changed", was=self._meta("model"), now=model)
+            log.info("graph.model_changed", was=model_was, now=model)
             with self.conn:
                 self.conn.execute("DELETE FROM nodes")
                 self.conn.execute("DELETE FROM episodes")
@@ -113,10 +127,7 @@ class GraphStore:
             self.conn.close()
         sqlite.remove(self.path)
         self.conn = self._connect()
-        self.conn.executescript(_SCHEMA)
-        with self.conn:
-            self._set_meta("schema", SCHEMA_VERSION)
-            self._set_meta("model", self.model)
+        sqlite.migrate(self.conn, MIGRATIONS)
 
     def close(self) -> None:
         self.conn.close()

@@ -92,11 +92,8 @@ def find_duplicates(notes: list[Memory], vectors: dict[str, np.ndarray]) -> list
 
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
-    notes = await engine.notes()
-    corpus = engine.semantic.corpus
-    with corpus.lock:
-        vectors = {m.id: corpus.own[corpus.row_of[m.id]].copy()
-                   for m in notes if m.id in corpus.row_of}
+    notes = await engine.reads.notes()
+    vectors = await engine.reads.vectors([m.id for m in notes])
     groups = await trio.to_thread.run_sync(find_duplicates, notes, vectors)
     by_id = {m.id: m for m in notes}
     changes = []
@@ -105,7 +102,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
                          key=lambda m: (-m.access_count, m.created_at, m.id))
         keep, others = members[0], members[1:]
         if not dry_run:
-            await engine.merge(keep.id, [m.id for m in others])
+            await engine.links.merge(keep.id, [m.id for m in others])
         for other in others:
             changes.append(Change(id=other.id, action="merge", after={"replaced_by": keep.id},
                                   before={"content": other.content[:200]}))

@@ -12,9 +12,6 @@ from memoryd.jobs.trash import to_trash
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
     cutoff = now - timedelta(seconds=engine.config.storage.decay_threshold)
-    candidates = [(memory_id, path) for memory_id, path
-                  in engine.index.unaccessed_organized(cutoff.timestamp())
-                  # read since the last flush: not "never accessed"
-                  if not engine.stats.pending(memory_id)]
+    candidates = await engine.reads.never_accessed_organized(cutoff)
     return await to_trash(engine, candidates, dry_run,
                           before={"phase": "organized", "access_count": 0})

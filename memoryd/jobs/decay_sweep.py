@@ -31,8 +31,8 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
     live = engine.graph
     plan = await trio.to_thread.run_sync(live.clone)
     # First what the files say (hand edits, deleted turns), then the newly cold turns.
-    assigned = await engine.reconcile_graph(plan)
-    turns = await engine.unswept_turns()
+    assigned = await engine.sync.reconcile_graph(plan)
+    turns = await engine.reads.unswept_turns()
     groups = [g for g in episodes.pair_turns(turns, cfg.pair_window)
               if all(episodes.is_cold(t, now, cfg.half_life, cfg.cold_below, cfg.min_age)
                      for t in g)]
@@ -47,7 +47,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
             for turn in episode.turns:
                 assigned[turn] = (episode.id, episode.node)
     known_nodes = set(live.nodes)
-    paths = {m.id: engine.files.relpath_for(m) for m in await engine.peek(list(assigned))}
+    paths = {m.id: engine.files.relpath_for(m) for m in await engine.reads.peek(list(assigned))}
     for turn_id, (episode_id, node) in assigned.items():
         was = live.episodes.get(episode_id)
         changes.append(Change(
@@ -59,7 +59,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
     if not dry_run:
         items = list(assigned.items())
         for start in range(0, len(items), WRITE_BATCH):  # writers get a turn in between
-            await engine.assign_episodes(dict(items[start:start + WRITE_BATCH]))
+            await engine.writes.assign_episodes(dict(items[start:start + WRITE_BATCH]))
             if len(items) > WRITE_BATCH:
                 log.info("decay_sweep.progress", written=min(start + WRITE_BATCH, len(items)),
                          of=len(items))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memoryd.access import Caller
 from memoryd.config import zone
 from memoryd.dream import llm_classify
 from memoryd.dream.classify import classify
@@ -26,23 +25,25 @@ from memoryd.errors import NotFound, RpcError
 from memoryd.jobs import consolidate
 from memoryd.jobs.report import Change
 from memoryd.reminders import when
+from memoryd.scopes import Caller
 
 
 async def run(engine: Engine, now: datetime, dry_run: bool, level: int = 1) -> list[Change]:
     changes = await _classify(engine, dry_run)
     if level >= 2:
         changes += await consolidate.run(engine, now, dry_run)
+        notes = await engine.reads.notes()
         changes += await _link(engine, dry_run, "wikilink",
-                               [(a, b, None) for a, b in wikilink_targets(await engine.notes())])
+                               [(a, b, None) for a, b in wikilink_targets(notes)])
     if level >= 3:
         changes += await _link(engine, dry_run, "entity",
-                               cross_category_pairs(await engine.notes()))
+                               cross_category_pairs(await engine.reads.notes()))
         changes += await _reminders(engine, now, dry_run)
     return changes
 
 
 async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
-    inbox = [m for m in await engine.notes() if m.phase == "inbox" and m.kind == "note"]
+    inbox = [m for m in await engine.reads.notes() if m.phase == "inbox" and m.kind == "note"]
     answers: list[str | None] = [None] * len(inbox)
     if engine.llm is not None and inbox:
         answers = await llm_classify.classify(engine.llm, [m.content for m in inbox],
@@ -55,7 +56,7 @@ async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
             continue
         if not dry_run:
             try:
-                await engine.upgrade(memory.id, category, Caller())
+                await engine.writes.upgrade(memory.id, category, Caller())
             except (NotFound, RpcError):
                 continue
         changes.append(Change(id=memory.id, action="classify", before={"phase": "inbox"},
@@ -69,7 +70,7 @@ async def _link(engine: Engine, dry_run: bool, why: str,
     for source, target, entity in pairs:
         if not dry_run:
             try:
-                await engine.link(source, target, Caller(), linked=True)
+                await engine.links.link(source, target, Caller(), linked=True)
             except (NotFound, RpcError):
                 continue
         after = {"linked": target, "by": why} | ({"entity": entity} if entity else {})
@@ -78,7 +79,7 @@ async def _link(engine: Engine, dry_run: bool, why: str,
 
 
 async def _reminders(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
-    notes = await engine.notes()
+    notes = await engine.reads.notes()
     reminder_ids = {m.id for m in notes if m.kind == "reminder"}
     tz = zone(engine.config.timezone)
     changes = []
@@ -91,10 +92,10 @@ async def _reminders(engine: Engine, now: datetime, dry_run: bool) -> list[Chang
             continue
         reminder_id = None
         if not dry_run:
-            reminder, _ = await engine.write(NewMemory(
+            reminder, _ = await engine.writes.write(NewMemory(
                 content=memory.content[:500], kind="reminder", due_at=found.when,
                 scope=memory.scope, tags=["from-dream"], source="dream"), Caller())
-            await engine.link(memory.id, reminder.id, Caller(), linked=True)
+            await engine.links.link(memory.id, reminder.id, Caller(), linked=True)
             reminder_id = reminder.id
         changes.append(Change(id=memory.id, action="remind",
                               after={"due_at": found.when.isoformat(), "said": found.text,

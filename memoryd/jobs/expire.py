@@ -10,5 +10,5 @@ from memoryd.jobs.trash import to_trash
 
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
-    return await to_trash(engine, engine.index.expired_inbox(now.timestamp()), dry_run,
+    return await to_trash(engine, await engine.reads.expired_inbox(now), dry_run,
                           before={"phase": "inbox"})

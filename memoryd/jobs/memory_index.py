@@ -34,5 +34,5 @@ def render(notes: list[Memory], now: datetime) -> str:
 
 
 async def refresh(engine: Engine, now: datetime) -> None:
-    body = render(await engine.notes(), now).encode()
+    body = render(await engine.reads.notes(), now).encode()
     await trio.to_thread.run_sync(engine.files.write_atomic, "memory.md", body)

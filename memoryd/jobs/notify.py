@@ -36,7 +36,7 @@ def render_pending(reminders: list[Memory], now: datetime) -> str:
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
     changes = []
-    for reminder in await engine.due_reminders(now):
+    for reminder in await engine.reads.due_reminders(now):
         changes.append(Change(id=reminder.id, action="notify",
                               before={"due_at": reminder.due_at.isoformat()
                                       if reminder.due_at else None},
@@ -44,7 +44,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
         if dry_run:
             continue
         try:
-            await engine.mark_notified(reminder.id, now)
+            await engine.writes.mark_notified(reminder.id, now)
         except NotFound:
             continue
         engine.events.publish("notifications/reminder", {
@@ -54,6 +54,6 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
         if engine.config.notify.desktop:
             await trio.to_thread.run_sync(desktop.notify, "memoryd reminder", reminder.content)
     if not dry_run and (changes or not engine.files.exists(PENDING)):
-        body = render_pending(await engine.announced_reminders(), now).encode()
+        body = render_pending(await engine.reads.announced_reminders(), now).encode()
         await trio.to_thread.run_sync(engine.files.write_atomic, PENDING, body)
     return changes

@@ -8,6 +8,7 @@ itself. A failing run is logged and reported; the next fire time tries again.
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,8 +21,8 @@ import trio
 from memoryd.config import zone
 from memoryd.engine import Engine
 from memoryd.errors import InvalidParams
-from memoryd.jobs import consolidate, decay, decay_sweep, dream, expire, notify, upgrade
 from memoryd.jobs.report import Change, JobReport
+from memoryd.jobs.table import JOBS
 from memoryd.jobs.triggers import parse_trigger
 
 log = structlog.get_logger("memoryd.jobs")
@@ -29,9 +30,6 @@ JobFn = Callable[..., Awaitable[list[Change]]]  # (engine, now, dry_run, **optio
 MAX_SLEEP = 30.0
 _TICK = timedelta(microseconds=1)
 
-JOBS: dict[str, JobFn] = {"expire": expire.run, "decay": decay.run, "upgrade": upgrade.run,
-                          "consolidate": consolidate.run, "decay-sweep": decay_sweep.run,
-                          "notify": notify.run, "dream": dream.run}
 IDLE = "dream"  # run by idle detection, not by a clock
 IDLE_CHECK = 30.0
 
@@ -41,6 +39,7 @@ class JobState:
     name: str
     trigger_text: str
     trigger: Any  # None: run when idle
+    fn: JobFn
     lock: trio.Lock = field(default_factory=trio.Lock)
     last_run: datetime | None = None
     next_run: datetime | None = None
@@ -55,13 +54,15 @@ class Scheduler:
         self.clock = clock or (lambda: datetime.now(tz))
         self.idle_seconds = idle_seconds or (lambda: 0.0)
         cfg = engine.config.jobs
-        self.states = {}
-        for name in JOBS:
-            if name != IDLE:
-                text = getattr(cfg, name.replace("-", "_"))
-                self.states[name] = JobState(name, text,
-                                             parse_trigger(text, engine.config.timezone))
-        self.states[IDLE] = JobState(IDLE, f"idle {engine.config.dream.idle_after:g}s", None)
+        self.states: dict[str, JobState] = {}
+        for job in JOBS:
+            fn = importlib.import_module(f"memoryd.jobs.{job.module}").run
+            if job.default is None:
+                text, trigger = f"idle {engine.config.dream.idle_after:g}s", None
+            else:
+                text = getattr(cfg, job.config_key)
+                trigger = parse_trigger(text, engine.config.timezone, start=self.clock())
+            self.states[job.name] = JobState(job.name, text, trigger, fn)
 
     def describe(self) -> list[dict[str, Any]]:
         return [{"name": s.name, "trigger": s.trigger_text, "last_run": s.last_run,
@@ -88,7 +89,7 @@ class Scheduler:
         report = JobReport(job=state.name, dry_run=dry_run, started_at=now)
         started = time.perf_counter()
         try:
-            report.changes = await JOBS[state.name](self.engine, now, dry_run, **options)
+            report.changes = await state.fn(self.engine, now, dry_run, **options)
         except Exception as exc:
             report.error = f"{type(exc).__name__}: {exc}"
             log.exception("job.failed", job=state.name)
@@ -105,8 +106,8 @@ class Scheduler:
             for state in self.states.values():
                 if state.trigger is not None:
                     nursery.start_soon(self._loop, state)
-            if self.engine.config.dream.enabled:
-                nursery.start_soon(self._idle_loop, self.states[IDLE])
+                elif self.engine.config.dream.enabled:
+                    nursery.start_soon(self._idle_loop, state)
 
     async def _idle_loop(self, state: JobState) -> None:
         """Dream deeper the longer nobody asks: level 1 after idle_after, 2 after three

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from memoryd.access import Caller
 from memoryd.engine import Engine
 from memoryd.errors import NotFound
 from memoryd.jobs.report import Change
+from memoryd.scopes import Caller
 
 
 async def to_trash(engine: Engine, candidates: Iterable[tuple[str, str]], dry_run: bool,
@@ -19,7 +19,7 @@ async def to_trash(engine: Engine, candidates: Iterable[tuple[str, str]], dry_ru
         to = engine.files.trash_path(path)
         if not dry_run:
             try:
-                to = await engine.delete(memory_id, Caller())
+                to = await engine.writes.delete(memory_id, Caller())
             except NotFound:
                 continue  # gone meanwhile
         changes.append(Change(id=memory_id, action="trash", path=path, to=to,

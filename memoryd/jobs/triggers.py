@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
+
+from memoryd.durations import Duration
 
 
 class TriggerError(ValueError):
     pass
 
 
-def parse_trigger(text: str, timezone: str | None = None) -> Any:
-    """An APScheduler 3 trigger (IntervalTrigger or CronTrigger)."""
+def parse_trigger(text: str, timezone: str | None = None,
+                  start: datetime | None = None) -> Any:
+    """An APScheduler 3 trigger (IntervalTrigger or CronTrigger). An interval first
+    fires one interval after `start` (the scheduler's own clock, so an injected clock
+    is obeyed), not after the wall clock at creation."""
     from apscheduler.triggers.cron import CronTrigger
     from apscheduler.triggers.interval import IntervalTrigger
-
-    from memoryd.config import Duration
 
     try:
         seconds = Duration.parse(text)
@@ -24,7 +28,9 @@ def parse_trigger(text: str, timezone: str | None = None) -> Any:
         if seconds is not None:
             if seconds <= 0:
                 raise TriggerError(f"interval {text!r} must be longer than 0")
-            return IntervalTrigger(seconds=seconds, timezone=timezone or "UTC")
+            return IntervalTrigger(seconds=seconds, timezone=timezone or "UTC",
+                                   start_date=start + timedelta(seconds=seconds)
+                                   if start else None)
         return CronTrigger.from_crontab(text, timezone=timezone)
     except TriggerError:
         raise

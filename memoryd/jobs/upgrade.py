@@ -6,24 +6,22 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import PurePosixPath
 
-from memoryd.access import Caller
 from memoryd.engine import UPGRADE_CATEGORY, Engine
 from memoryd.errors import NotFound, RpcError
 from memoryd.jobs.report import Change
+from memoryd.scopes import Caller
 
 
 async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
     threshold = engine.config.storage.upgrade_threshold
     changes = []
-    for memory_id, (path, in_file) in engine.index.inbox_access_counts().items():
-        pending = engine.stats.pending(memory_id)
-        count = in_file + (pending.count if pending else 0)
+    for memory_id, (path, count) in (await engine.reads.inbox_access_counts()).items():
         if count < threshold:
             continue
         to = f"categories/{UPGRADE_CATEGORY}/{PurePosixPath(path).name}"
         if not dry_run:
             try:
-                memory = await engine.upgrade(memory_id, None, Caller())
+                memory = await engine.writes.upgrade(memory_id, None, Caller())
             except (NotFound, RpcError):
                 continue
             to = engine.files.relpath_for(memory)

@@ -17,16 +17,19 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memoryd.graph.expand import GraphMatch, match
 from memoryd.graph.topics import TopicGraph
-from memoryd.models.reranker import Reranker
 from memoryd.retrieval import scoring, text
-from memoryd.retrieval.semantic import SemanticIndex
+from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.schema import CATEGORIES, KINDS, TYPES
+
+if TYPE_CHECKING:
+    from memoryd.models.reranker import Reranker
+
 
 # s2 of a memory outside a conversation is 1.3 x its fused score; dividing by it puts
 # such a memory's relevance on the fused (cosine-like) scale.
@@ -94,10 +97,10 @@ class SearchResult:
 
 
 class SmartSearch:
-    def __init__(self, semantic: SemanticIndex, recipe: scoring.Recipe, exact_limit: int,
+    def __init__(self, hybrid: HybridIndex, recipe: scoring.Recipe, exact_limit: int,
                  candidate_factor: int, reranker: Reranker | None,
                  fetch: Any, graph: TopicGraph | None = None) -> None:
-        self.semantic = semantic
+        self.hybrid = hybrid
         self.recipe = recipe
         self.exact_limit = exact_limit
         self.factor = candidate_factor
@@ -108,14 +111,14 @@ class SmartSearch:
     def run(self, req: SearchRequest, now: float | None = None) -> SearchResult:
         now = time.time() if now is None else now
         clock = _Clock()
-        query_vec = self.semantic.embedder.embed([req.query])[0]
+        query_vec = self.hybrid.embedder.embed([req.query])[0]
         clock.lap("embed")
         query_terms = text.terms(req.query)
         pool_size = max(req.top_k * self.factor, 20)
         topics = match(self.graph, query_vec, req.scopes, now) if self.graph else None
         via_graph = topics.turns if topics else {}
         clock.lap("graph")
-        corpus = self.semantic.corpus
+        corpus = self.hybrid.corpus
         with corpus.lock:
             mask = self._mask(req, now)
             allowed = int(mask.sum())
@@ -195,7 +198,7 @@ class SmartSearch:
         return SearchResult(selected, candidates, clock.laps, mode, allowed, topics)
 
     def _mask(self, req: SearchRequest, now: float) -> np.ndarray:
-        c = self.semantic.corpus
+        c = self.hybrid.corpus
         n = c.size
         mask = c.alive[:n] & ~c.superseded[:n] & (c.expires[:n] > now)
         if req.scopes is not None:
@@ -222,12 +225,12 @@ class SmartSearch:
 
     def _ann_candidates(self, req: SearchRequest, query_vec: np.ndarray, lex: np.ndarray,
                         mask: np.ndarray, pool_size: int) -> np.ndarray:
-        c = self.semantic.corpus
+        c = self.hybrid.corpus
         scopes = req.scopes if req.scopes is not None else list(c.scope_codes)
         ids: set[str] = set()
         for scope in scopes:
             for kind in ("own", "ctx"):
-                ids.update(self.semantic.vectors.query(kind, scope, query_vec, pool_size))
+                ids.update(self.hybrid.vectors.query(kind, scope, query_vec, pool_size))
         rows = {c.row_of[i] for i in ids if i in c.row_of}
         top_lex = np.argsort(-lex)[:pool_size]
         rows.update(int(r) for r in top_lex if lex[r] > 0)

@@ -12,8 +12,9 @@ import structlog
 import trio
 
 from memoryd.errors import TooLarge
+from memoryd.events import EventBus
 from memoryd.protocol.codec import encode_error, encode_notification
-from memoryd.protocol.dispatch import Dispatcher, Session
+from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.protocol.framing import MAX_LINE, LineFramer, LineTooLong
 
 log = structlog.get_logger("memoryd.connection")
@@ -45,16 +46,16 @@ class Drain:
         return None
 
 
-async def _forward_notifications(session: Session, stream: trio.SocketStream,
+async def _forward_notifications(conn: Connection, stream: trio.SocketStream,
                                  send_lock: trio.Lock) -> None:
-    assert session.subscription is not None
-    async for method, params in session.subscription.receive:
+    assert conn.subscription is not None
+    async for method, params in conn.subscription.receive:
         async with send_lock:
             await stream.send_all(encode_notification(method, params))
 
 
 async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
-                           session: Session, drain: Drain) -> None:
+                           conn: Connection, events: EventBus, drain: Drain) -> None:
     framer = LineFramer(MAX_LINE)
     send_lock = trio.Lock()
     too_large = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, "
@@ -67,24 +68,24 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                 lines: list[bytes] = []
                 for event in framer.feed(data):
                     if isinstance(event, LineTooLong):
-                        replies.extend(await dispatcher.handle_many(lines, session))
+                        replies.extend(await dispatcher.handle_many(lines, conn))
                         lines = []
                         replies.append(encode_error(None, too_large))
                     else:
                         lines.append(event)
-                replies.extend(await dispatcher.handle_many(lines, session))
+                replies.extend(await dispatcher.handle_many(lines, conn))
                 if replies:
                     async with send_lock:
                         await stream.send_all(b"".join(replies))
-                if session.subscription is not None and not forwarding:
+                if conn.subscription is not None and not forwarding:
                     forwarding = True
-                    nursery.start_soon(_forward_notifications, session, stream, send_lock)
+                    nursery.start_soon(_forward_notifications, conn, stream, send_lock)
             nursery.cancel_scope.cancel()
     except* (trio.BrokenResourceError, trio.ClosedResourceError):
         pass  # the client went away; nothing of ours is half-done
     finally:
-        if session.subscription is not None:
-            dispatcher.app.engine.events.unsubscribe(session.subscription)
+        if conn.subscription is not None:
+            events.unsubscribe(conn.subscription)
         with trio.move_on_after(1) as cleanup:
             cleanup.shield = True
             await stream.aclose()

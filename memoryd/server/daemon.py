@@ -11,24 +11,27 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
 import structlog
 import trio
 
-from memoryd.app import App
 from memoryd.config import Config
 from memoryd.engine import Engine
 from memoryd.errors import Busy, Forbidden
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import encode_error
-from memoryd.protocol.dispatch import Dispatcher, Session
+from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.server.app import App
 from memoryd.server.connection import Drain, serve_connection
 from memoryd.server.listener import open_unix_listener, peer_credentials
+from memoryd.server.methods import server_methods
 from memoryd.server.systemd import sd_notify
 from memoryd.server.watcher import watch_files
-from memoryd.tools.registry import load_tools
+from memoryd.server.wiring import build_engine
+from memoryd.tools import registry
 
 log = structlog.get_logger("memoryd")
 
@@ -56,8 +59,8 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
             return
         app.connections += 1
         try:
-            await serve_connection(stream, dispatcher, Session(creds[0] if creds else None),
-                                   drain)
+            await serve_connection(stream, dispatcher, Connection(creds[0] if creds else None),
+                                   app.engine.events, drain)
         except Exception:  # one connection's failure must never reach the others
             log.exception("connection.failed")
         finally:
@@ -87,7 +90,7 @@ async def _keep_watching(engine: Engine, quiet_period: float, stop: trio.Event) 
         await trio.sleep(delay)
         delay = min(delay * 2, 300.0)
         try:
-            await engine.reconcile()  # catch up on edits made while nobody watched
+            await engine.sync.reconcile()  # catch up on edits made while nobody watched
         except Exception:
             log.exception("index.reconcile_failed")
 
@@ -107,7 +110,7 @@ async def serve(root: Path, socket_path: Path, config: Config,
     False: stopped during start-up, with a worker thread abandoned mid-way."""
     started = time.monotonic()
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        engine = Engine(root, config)
+        engine = build_engine(root, config)
         completed = False
         try:
             completed = await _serve(engine, root, socket_path, config, signals, started,
@@ -141,10 +144,12 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         if config.watcher.enabled:
             services.start_soon(_keep_watching, engine, config.watcher.quiet_period,
                                 stop_watching)
-        if engine.index.was_reset:
-            log.info("index.rebuilding", reason="missing, corrupted or an older schema")
+        if engine.catalog.was_reset:
+            log.info("index.rebuilding", reason="corrupted or an older schema")
+        elif not engine.catalog.existed:
+            log.info("index.creating", root=str(root))
         with starting:
-            summary = await engine.startup(abandon_on_cancel=True)
+            summary = await engine.sync.startup(abandon_on_cancel=True)
         if starting.cancelled_caught:
             log.info("daemon.stopped", during="start-up: the next start finishes the indexes")
             stop_watching.set()
@@ -154,7 +159,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         listener = await open_unix_listener(socket_path)
         app = App(engine=engine, config=config, root=root, socket_path=socket_path)
         scheduler = app.scheduler = Scheduler(engine, idle_seconds=app.idle_seconds)
-        dispatcher = Dispatcher(app, load_tools())
+        dispatcher = Dispatcher(registry.bind(app), server_methods(app), app.saw_requests)
         services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
         if config.jobs.enabled:
             services.start_soon(scheduler.run_forever)
@@ -163,6 +168,9 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
                      memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
             sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")
+            if sys.stderr.isatty():  # one line a person reads; the log line is for machines
+                print(f"memoryd ready: socket {socket_path}, {summary['files']} memories, "
+                      f"pid {os.getpid()}", file=sys.stderr, flush=True)
             task_status.started(app)
             await stop.wait()
             log.info("daemon.draining", connections=app.connections)

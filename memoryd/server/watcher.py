@@ -53,7 +53,7 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
             dirty.clear()
             folders.clear()
             try:
-                result = await engine.sync_paths(paths, trees)
+                result = await engine.sync.sync_paths(paths, trees)
                 if any(result.values()):
                     log.info("watcher.synced", **{k: v for k, v in result.items() if v})
             except Exception:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from memoryd.schema import CATEGORIES, Memory
@@ -147,11 +147,12 @@ class MarkdownStore:
         _fsync_dir(target.parent)
         _fsync_dir(self.abspath(src).parent)
 
-    def trash_path(self, relpath: str) -> str:
-        """A free path under trash/ for `relpath` (an earlier version may be there)."""
+    def trash_path(self, relpath: str, taken: Collection[str] = ()) -> str:
+        """A free path under trash/ for `relpath` (an earlier version may be there, or
+        be `taken` by another move of the same change)."""
         candidate = f"trash/{relpath}"
         n = 1
-        while self.abspath(candidate).exists():
+        while candidate in taken or self.abspath(candidate).exists():
             stem = PurePosixPath(relpath)
             candidate = f"trash/{stem.parent}/{stem.stem}.{n}{stem.suffix}"
             n += 1

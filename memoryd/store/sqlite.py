@@ -1,9 +1,17 @@
-"""The SQLite settings every derived index shares, and its removal for a rebuild."""
+"""The SQLite settings every index shares, its removal for a rebuild, and schema
+migrations as small registered functions (for files that hold learned data)."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+class TooNew(Exception):
+    """The file was written by a newer memoryd (more migrations than this one knows)."""
 
 
 def connect(path: Path, autocommit: bool = False) -> sqlite3.Connection:
@@ -22,3 +30,21 @@ def remove(path: Path) -> None:
     """The database file and its WAL companions."""
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> tuple[int, int]:
+    """Run, in order, each migration the file has not had yet, each in its own
+    transaction; `PRAGMA user_version` counts how many ran. Returns (before, after)."""
+    before = conn.execute("PRAGMA user_version").fetchone()[0]
+    if before > len(migrations):
+        raise TooNew(f"schema version {before}, this memoryd knows {len(migrations)}")
+    for version, step in enumerate(migrations[before:], start=before + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            step(conn)
+            conn.execute(f"PRAGMA user_version = {version}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return before, len(migrations)

@@ -1,62 +1,67 @@
-"""The tool table: one definition of each tool's name, description and params.
+"""Tool handlers bound to their specs (tools/spec.py holds the table).
 
-`tools/list`, the dispatcher, memoryctl's check and the README's tool table all
-come from here.
+A handler module registers each function under its tool's name with `@handler`;
+`bind(app)` gives the dispatcher one Tool per spec, with the app bound in, and fails
+at start if a spec has no handler or a handler no spec.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-import msgspec
+from memoryd.scopes import Caller
+from memoryd.tools.spec import SPECS, ToolSpec
 
-from memoryd.access import Caller
-from memoryd.tools.params import Params
-
-ToolFn = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]
+Handler = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]  # (app, caller, params)
 # Many calls at once: a result or an RpcError per call, in order (group commit).
-BatchFn = Callable[[Any, Caller, list[Any]], Awaitable[list[Any]]]
+BatchHandler = Callable[[Any, Caller, list[Any]], Awaitable[list[Any]]]
+
+_HANDLERS: dict[str, tuple[Handler, BatchHandler | None]] = {}
 
 
 @dataclass(frozen=True)
 class Tool:
-    name: str
-    description: str
-    params: type[Params]
-    fn: ToolFn
-    batch: BatchFn | None = None
+    spec: ToolSpec
+    fn: Callable[[Caller, Any], Awaitable[dict[str, Any]]]
+    batch: Callable[[Caller, list[Any]], Awaitable[list[Any]]] | None = None
 
-    def input_schema(self) -> dict[str, Any]:
-        schema = msgspec.json.schema(self.params)
-        defs = schema.pop("$defs", {})
-        body = defs.pop(self.params.__name__)
-        body.pop("title", None)
-        body.pop("description", None)  # the Struct's docstring is not for clients
-        if defs:
-            body["$defs"] = defs
-        return body
+    @property
+    def name(self) -> str:
+        return self.spec.name
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description,
-                "inputSchema": self.input_schema()}
+    @property
+    def params(self) -> type:
+        return self.spec.params
 
 
-TOOLS: dict[str, Tool] = {}
-
-
-def tool(name: str, params: type[Params], batch: BatchFn | None = None
-         ) -> Callable[[ToolFn], ToolFn]:
-    def register(fn: ToolFn) -> ToolFn:
-        TOOLS[name] = Tool(name, inspect.cleandoc(fn.__doc__ or ""), params, fn, batch)
+def handler(name: str, batch: BatchHandler | None = None) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        if name not in SPECS:
+            raise LookupError(f"handler for {name!r}, which tools/spec.py does not define")
+        _HANDLERS[name] = (fn, batch)
         return fn
 
     return register
 
 
-def load_tools() -> dict[str, Tool]:
-    from memoryd.tools import memory, reminders, retrieval  # noqa: F401  (registers them)
+def handlers() -> dict[str, tuple[Handler, BatchHandler | None]]:
+    from memoryd.tools import memory, reminders, retrieval  # noqa: F401  (they register)
 
-    return TOOLS
+    missing = set(SPECS) - set(_HANDLERS)
+    if missing:
+        raise LookupError(f"tools without a handler: {', '.join(sorted(missing))}")
+    return _HANDLERS
+
+
+def bind(app: Any) -> dict[str, Tool]:
+    """Every tool, in the table's order, with `app` bound into its handler."""
+    table = handlers()
+    tools = {}
+    for name, spec in SPECS.items():
+        fn, batch = table[name]
+        tools[name] = Tool(spec, partial(fn, app),
+                           partial(batch, app) if batch and spec.batchable else None)
+    return tools

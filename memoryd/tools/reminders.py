@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd.access import Caller
-from memoryd.app import App
 from memoryd.config import zone
 from memoryd.engine import NewMemory
 from memoryd.errors import InvalidParams
 from memoryd.reminders import when as when_parser
 from memoryd.schema import to_wire
+from memoryd.scopes import Caller
 from memoryd.tools.params import RemindParams
-from memoryd.tools.registry import tool
+from memoryd.tools.registry import handler
+
+if TYPE_CHECKING:
+    from memoryd.server.app import App
 
 
-@tool("memory_remind", RemindParams)
+@handler("memory_remind")
 async def memory_remind(app: App, caller: Caller, p: RemindParams) -> dict[str, Any]:
-    """Create a reminder, due at `due_at` (ISO 8601) or `when` in words (English or
-    Chinese, in the configured timezone). When it is due, the notify job writes it to
-    pending.md, shows a desktop notification and sends `notifications/reminder` to
-    subscribed connections."""
     if (p.due_at is None) == (p.when is None):
         raise InvalidParams("when", "give exactly one of `due_at` (ISO 8601) or `when` "
                             "(e.g. 'tomorrow at 9')")
@@ -31,7 +29,7 @@ async def memory_remind(app: App, caller: Caller, p: RemindParams) -> dict[str, 
         if due is None:
             raise InvalidParams("when", f"could not read a time in {p.when!r}; try "
                                 "'tomorrow at 9', 'in 2 hours', 'next Friday 3pm' or ISO 8601")
-    memory, _ = await app.engine.write(
+    memory, _ = await app.engine.writes.write(
         NewMemory(content=p.content, kind="reminder", due_at=due, scope=p.scope,
                   tags=p.tags, source="memory_remind"), caller)
     return to_wire(memory)

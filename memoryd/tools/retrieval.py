@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd.access import Caller
-from memoryd.app import App
 from memoryd.errors import InvalidParams
 from memoryd.retrieval import recall
 from memoryd.retrieval.pipeline import SearchRequest
 from memoryd.schema import to_wire
-from memoryd.store.keyword import Filters
+from memoryd.scopes import Caller
+from memoryd.store.catalog import Filters
 from memoryd.tools.params import RecallParams, SmartSearchParams
-from memoryd.tools.registry import tool
+from memoryd.tools.registry import handler
+
+if TYPE_CHECKING:
+    from memoryd.server.app import App
 
 Result = dict[str, Any]
 PROCEDURAL_LIMIT = 20
@@ -39,13 +41,10 @@ def _request(app: App, caller: Caller, p: SmartSearchParams | RecallParams,
     return req
 
 
-@tool("memory_smart_search", SmartSearchParams)
+@handler("memory_smart_search")
 async def memory_smart_search(app: App, caller: Caller, p: SmartSearchParams) -> Result:
-    """Ranked search by meaning and words: dense + keyword candidates, fused, optional
-    cross-encoder rerank, recency and importance blend, MMR diversity. Each result carries
-    `score` and its breakdown in `scores`. Pass only `query` for the best default ranking."""
     req = _request(app, caller, p, p.top_k or app.config.retrieval.top_k)
-    result, memories = await app.engine.smart_search(req)
+    result, memories = await app.engine.reads.smart_search(req)
     out = []
     for c in result.selected:
         memory = memories.get(c.id)
@@ -55,12 +54,10 @@ async def memory_smart_search(app: App, caller: Caller, p: SmartSearchParams) ->
     return {"memories": out, "query": p.query, "top_k": req.top_k}
 
 
-@tool("memory_explain", SmartSearchParams)
+@handler("memory_explain")
 async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Result:
-    """The whole trace of a smart search: every candidate with each stage's score and
-    why it was kept or dropped, plus the time each stage took."""
     req = _request(app, caller, p, p.top_k or app.config.retrieval.top_k)
-    result, memories = await app.engine.smart_search(req, every_candidate=True)
+    result, memories = await app.engine.reads.smart_search(req, every_candidate=True)
     candidates = []
     for c in result.candidates:
         memory = memories.get(c.id)
@@ -78,19 +75,16 @@ async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Resu
                        for m in (result.graph.nodes if result.graph else [])]}
 
 
-@tool("memory_recall", RecallParams)
+@handler("memory_recall")
 async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
-    """What a model should see for `query`: a `<memory>` block within `token_budget`
-    (procedural memories first, then the ranked rest, then the session's summary).
-    Returns {text, memories, total_tokens, budget_used}."""
     top_k = p.top_k or app.config.recall.top_k
     req = _request(app, caller, p, max(top_k * 2, top_k))
-    result, memories = await app.engine.smart_search(req)
+    result, memories = await app.engine.reads.smart_search(req)
     ranked = [memories[c.id] for c in result.selected if c.id in memories]
     # Procedural memories say how to behave, whatever the query: always offered first.
-    procedural, _ = await app.engine.list(
+    procedural, _ = await app.engine.reads.list(
         Filters(scopes=req.scopes, type="procedural"), limit=PROCEDURAL_LIMIT, offset=0)
-    summary = await app.engine.session_summary(p.session) if p.session else None
+    summary = await app.engine.reads.session_summary(p.session) if p.session else None
     block = recall.assemble(procedural, ranked, summary, p.token_budget, top_k,
                             app.engine.embedder.count_tokens)
     return {"text": block.text, "memories": [to_wire(m) for m in block.memories],

@@ -6,14 +6,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from memoryctl.main import TOOL_COMMANDS, build_parser
+from memoryctl.main import build_parser
 
-from memoryd.tools.registry import load_tools
-
-README = Path(__file__).parents[2] / "README.md"
+from memoryd.tools.spec import SPECS
 
 
 def ctl(daemon_or_root, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -47,7 +44,7 @@ def test_every_subcommand_against_a_daemon(daemon):
     assert ok(daemon, "upgrade", b["id"], "--category", "habits")["category"] == "habits"
     assert ok(daemon, "delete", a["id"])["deleted"] is True
     assert ok(daemon, "status")["memories"] == 1
-    assert len(ok(daemon, "tools")["tools"]) == len(load_tools())
+    assert len(ok(daemon, "tools")["tools"]) == len(SPECS)
     assert ok(daemon, "call", "ping") == {}
 
 
@@ -86,19 +83,13 @@ def test_memoryctl_imports_nothing_heavy():
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
 
 
-def test_every_tool_has_a_subcommand_with_its_params_and_a_readme_row():
-    tools = load_tools()
-    covered = {method for method, _ in TOOL_COMMANDS.values()}
-    assert covered == set(tools)
-    for command, (method, names) in TOOL_COMMANDS.items():
-        fields = set(tools[method].params.__struct_encode_fields__)
-        flags = {"from" if n == "from_" else n for n in names}
-        if command in ("write", "remind"):
-            flags.add("content")
-        assert flags == fields, f"memoryctl {command} vs {method}"
-    readme = README.read_text()
-    for name in tools:
-        assert f"`{name}`" in readme, f"README has no row for {name}"
+def test_every_tool_is_a_subcommand_with_every_param():
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for spec in SPECS.values():
+        sub = commands[spec.cli.command]
+        dests = {a.dest for a in sub._actions} - {"help", "root", "socket", "json"}
+        assert dests == set(spec.params.__struct_encode_fields__), spec.name
 
 
 @pytest.mark.parametrize("command", sorted(build_parser()._subparsers._group_actions[0].choices))

@@ -10,7 +10,7 @@ import pytest
 from memoryctl.client import Client, DaemonUnavailable, RpcFailure
 
 from memoryd.errors import ERROR_CODES
-from memoryd.tools.registry import load_tools
+from memoryd.tools.spec import SPECS
 
 
 def raw(daemon) -> socket.socket:
@@ -136,7 +136,7 @@ def test_tools_list_and_tools_call_follow_mcp(daemon):
         assert init["serverInfo"]["name"] == "memoryd"
         assert init["capabilities"] == {"tools": {"listChanged": False}}
         tools = c.call("tools/list")["tools"]
-        assert [t["name"] for t in tools] == list(load_tools())
+        assert [t["name"] for t in tools] == list(SPECS)
         for t in tools:
             assert t["description"] and t["inputSchema"]["type"] == "object"
             assert t["inputSchema"]["additionalProperties"] is False

@@ -170,9 +170,9 @@ def test_tag_link_unlink_backlinks_upgrade(daemon):
 
 @pytest.mark.parametrize("bad_id", ["../../etc/passwd", "a/b", "..", ".hidden", "x" * 200,
                                     "", "a b", "id\n", "ü"])
-def test_ids_with_path_tricks_are_invalid_params(daemon, bad_id):
+def test_ids_with_path_tricks_are_invalid_params(module_daemon, bad_id):
     for method in ("memory_read", "memory_delete", "memory_backlinks"):
-        e = err(daemon, method, {"id": bad_id})
+        e = err(module_daemon, method, {"id": bad_id})
         assert e.code == -32602 and "params.id" in e.message
 
 
@@ -191,12 +191,12 @@ def test_ids_with_path_tricks_are_invalid_params(daemon, bad_id):
     ({"content": "x", "txt": 1}, "txt"),
     ({"content": "x" * (256 * 1024 + 1)}, "content"),
 ])
-def test_write_rejects_bad_params_naming_the_field(daemon, params, field):
-    e = err(daemon, "memory_write", params)
+def test_write_rejects_bad_params_naming_the_field(module_daemon, params, field):
+    e = err(module_daemon, "memory_write", params)
     assert e.code == -32602
     assert f"`params.{field}`" in e.message, e.message
-    assert daemon.call("memory_list", {})["total"] == 0, "nothing half-written"
-    assert not list((daemon.root / "categories").rglob("*.md"))
+    assert module_daemon.call("memory_list", {})["total"] == 0, "nothing half-written"
+    assert not list((module_daemon.root / "categories").rglob("*.md"))
 
 
 def test_scopes_isolate_named_agents(daemon):

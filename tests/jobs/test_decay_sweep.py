@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memoryd.access import Caller
 from memoryd.jobs import decay_sweep
+from memoryd.scopes import Caller
 from memoryd.store import frontmatter
 
 NOW = datetime.now(UTC)
@@ -38,7 +38,7 @@ async def _conversation(harness, exchanges, start, session="s1", scope=None):
 
 
 def _front(engine, memory_id):
-    path = engine.index.record_by_id(memory_id).path
+    path = engine.catalog.record_by_id(memory_id).path
     return frontmatter.parse((engine.root / path).read_text(), memory_id).memory
 
 
@@ -50,7 +50,7 @@ async def test_cold_turns_pair_into_episodes_clustered_by_topic(harness):
     fresh = await _conversation(harness, [("Any news on the cache?", "Not yet.")],
                                 NOW - timedelta(minutes=1))
     (warm,) = await _conversation(harness, [("Redis is great", "Indeed")], OLD, session="s2")
-    await engine.read(warm[1], Caller())  # read just now: that exchange is warm again
+    await engine.reads.read(warm[1], Caller())  # read just now: that exchange is warm again
 
     planned = await decay_sweep.run(engine, NOW, dry_run=True)
     assert {c.id for c in planned} == {t for pair in [*redis, mongo, cake] for t in pair}
@@ -104,8 +104,8 @@ async def test_graph_survives_restart_and_is_rebuilt_from_the_files(make_harness
     assert graph.nodes[_front(rebuilt.engine, redis[0][0]).topic].label == REDIS[0][0]
 
     # A turn deleted by hand leaves its episode; the sweep's reconcile drops it.
-    await rebuilt.engine.delete(mongo[0], Caller())
-    await rebuilt.engine.delete(mongo[1], Caller())
+    await rebuilt.engine.writes.delete(mongo[0], Caller())
+    await rebuilt.engine.writes.delete(mongo[1], Caller())
     await decay_sweep.run(rebuilt.engine, NOW, dry_run=False)
     assert len(graph.nodes) == 1 and len(graph.episodes) == 3
 

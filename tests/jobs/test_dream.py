@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import trio
 
-from memoryd.access import Caller
-from memoryd.jobs import dream, scheduler
+from memoryd.jobs import dream
 from memoryd.jobs.scheduler import Scheduler
+from memoryd.scopes import Caller
 
 NOW = datetime.now(UTC)
 
@@ -21,7 +21,7 @@ async def test_level_1_classifies_the_inbox_in_english_and_chinese(harness):
         "some words with no cue at all"]}
     planned = await dream.run(engine, NOW, dry_run=True, level=1)
     assert len(planned) == 5
-    assert (await engine.read(ids["The user prefers dark mode"], Caller(),
+    assert (await engine.reads.read(ids["The user prefers dark mode"], Caller(),
                               count_access=False)).phase == "inbox"
     done = {c.id: c.after["category"] for c in await dream.run(engine, NOW, False, level=1)}
     assert done == {ids["The user prefers dark mode"]: "preferences",
@@ -29,7 +29,7 @@ async def test_level_1_classifies_the_inbox_in_english_and_chinese(harness):
                     ids["Learned the hard way: rsync needs a trailing slash"]: "lessons",
                     ids["踩坑：生产库不能直接改表"]: "lessons",
                     ids["We decided to go with Postgres"]: "decisions"}
-    stays = await engine.read(ids["some words with no cue at all"], Caller())
+    stays = await engine.reads.read(ids["some words with no cue at all"], Caller())
     assert stays.phase == "inbox"
 
 
@@ -44,10 +44,10 @@ async def test_level_2_resolves_wikilinks_and_merges(harness):
     await harness.write("keep the spare key with ravi!", category="knowledge")
     changes = await dream.run(engine, NOW, dry_run=False, level=2)
     assert {c.action for c in changes} >= {"link", "merge"}
-    back = {m.id for m in await engine.backlinks(runbook, Caller())}
+    back = {m.id for m in await engine.reads.backlinks(runbook, Caller())}
     assert back == {note, by_id}
-    assert runbook in (await engine.read(note, Caller(), count_access=False)).links
-    assert len(await engine.notes()) == 4
+    assert runbook in (await engine.reads.read(note, Caller(), count_access=False)).links
+    assert len(await engine.reads.notes()) == 4
 
 
 async def test_level_3_links_entities_across_categories_and_makes_reminders(make_harness):
@@ -62,8 +62,8 @@ async def test_level_3_links_entities_across_categories_and_makes_reminders(make
     await h.write("The 2019 trip was tomorrow at 9 back then", category="knowledge",
                   created_at=datetime(2019, 5, 1, tzinfo=UTC))  # long past: no reminder
     changes = await dream.run(engine, datetime.now(UTC), dry_run=False, level=3)
-    assert tea in (await engine.read(wife, Caller(), count_access=False)).links
-    assert other not in (await engine.read(wife, Caller(), count_access=False)).links
+    assert tea in (await engine.reads.read(wife, Caller(), count_access=False)).links
+    assert other not in (await engine.reads.read(wife, Caller(), count_access=False)).links
     made = {c.id: c.after for c in changes if c.action == "remind"}
     assert set(made) == {dentist, meeting}
     from zoneinfo import ZoneInfo
@@ -71,7 +71,7 @@ async def test_level_3_links_entities_across_categories_and_makes_reminders(make
     tomorrow = (datetime.now(sh) + timedelta(days=1)).date()
     due = datetime.fromisoformat(made[meeting]["due_at"]).astimezone(sh)
     assert (due.date(), due.hour) == (tomorrow, 15)
-    reminder = await engine.read(made[dentist]["reminder"], Caller(), count_access=False)
+    reminder = await engine.reads.read(made[dentist]["reminder"], Caller(), count_access=False)
     assert reminder.kind == "reminder" and dentist in reminder.links
     again = await dream.run(engine, datetime.now(UTC), dry_run=False, level=3)
     assert not [c for c in again if c.action == "remind"], "one reminder per note"
@@ -84,11 +84,10 @@ async def test_idle_detection_deepens_the_level(harness, monkeypatch, autojump_c
         levels.append(level)
         return []
 
-    monkeypatch.setitem(scheduler.JOBS, "dream", fake)
     idle = {"since": trio.current_time()}
     sched = Scheduler(harness.engine, idle_seconds=lambda: trio.current_time() - idle["since"])
-    for name in [n for n in sched.states if n != "dream"]:
-        sched.states.pop(name)
+    sched.states = {"dream": sched.states["dream"]}
+    monkeypatch.setattr(sched.states["dream"], "fn", fake)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(sched.run_forever)
         await trio.sleep(5 * 60)

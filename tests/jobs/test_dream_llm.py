@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from memoryd.access import Caller
 from memoryd.jobs import dream
+from memoryd.scopes import Caller
 from tests.llm_server import ScriptedLlm, completion, numbered
 
 NOW = datetime.now(UTC)
@@ -41,8 +41,8 @@ async def test_the_llm_classifies_and_the_heuristics_cover_what_it_leaves(
     got = {c.id: (c.after["category"], c.after["by"]) for c in changes}
     assert got == {bus: ("habits", "llm"), k8s: ("skills", "llm"),
                    dark: ("preferences", "heuristic"), chinese: ("decisions", "heuristic")}
-    assert (await h.engine.read(weather, Caller())).phase == "inbox"  # "nothing fits"
-    assert (await h.engine.read(bus, Caller())).category == "habits"
+    assert (await h.engine.reads.read(weather, Caller())).phase == "inbox"  # "nothing fits"
+    assert (await h.engine.reads.read(bus, Caller())).category == "habits"
     (request,) = llm.requests  # one batch
     assert request["path"] == "/v1/chat/completions"
     assert request["body"]["model"] == "tiny" and request["body"]["temperature"] == 0

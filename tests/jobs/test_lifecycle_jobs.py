@@ -9,10 +9,10 @@ import pytest
 import trio
 import trio.testing
 
-from memoryd.access import Caller
 from memoryd.errors import InvalidParams, NotFound
-from memoryd.jobs import decay, expire, scheduler, upgrade
+from memoryd.jobs import decay, expire, upgrade
 from memoryd.jobs.scheduler import Scheduler
+from memoryd.scopes import Caller
 
 NOW = datetime.now(UTC)
 
@@ -24,13 +24,13 @@ async def test_expire_moves_inbox_memories_past_their_ttl_to_trash(harness):
     later = NOW + timedelta(days=8)
     planned = await expire.run(engine, later, dry_run=True)
     assert [c.id for c in planned] == [old]
-    assert (await engine.read(old, Caller())).content == "an idea from last month"
+    assert (await engine.reads.read(old, Caller())).content == "an idea from last month"
     done = await expire.run(engine, later, dry_run=False)
     assert [(c.id, c.action) for c in done] == [(old, "trash")]
     assert (engine.root / done[0].to).exists()
     with pytest.raises(NotFound):
-        await engine.read(old, Caller())
-    assert (await engine.read(organized, Caller())).phase == "organized"
+        await engine.reads.read(old, Caller())
+    assert (await engine.reads.read(organized, Caller())).phase == "organized"
     assert await expire.run(engine, NOW + timedelta(days=6), dry_run=False) == []
 
 
@@ -42,12 +42,12 @@ async def test_decay_trashes_old_never_accessed_organized_notes(harness):
                                     created_at=NOW - timedelta(days=45))
     fresh = await harness.write("fresh fact", category="knowledge",
                                 created_at=NOW - timedelta(days=5))
-    await engine.read(read_once, Caller())  # counted in the stats buffer, not yet flushed
+    await engine.reads.read(read_once, Caller())  # counted in the stats buffer, not yet flushed
     assert [c.id for c in await decay.run(engine, NOW, dry_run=True)] == [stale]
     await engine.flush_stats()
     assert [c.id for c in await decay.run(engine, NOW, dry_run=False)] == [stale]
     for kept in (read_once, fresh):
-        assert (await engine.read(kept, Caller())).content
+        assert (await engine.reads.read(kept, Caller())).content
 
 
 async def test_upgrade_promotes_inbox_memories_read_three_times(harness):
@@ -55,14 +55,14 @@ async def test_upgrade_promotes_inbox_memories_read_three_times(harness):
     popular = await harness.write("a popular idea")
     quiet = await harness.write("a quiet idea")
     for _ in range(3):
-        await engine.read(popular, Caller())
-    await engine.read(quiet, Caller())
+        await engine.reads.read(popular, Caller())
+    await engine.reads.read(quiet, Caller())
     planned = await upgrade.run(engine, NOW, dry_run=True)
     assert [(c.id, c.to) for c in planned] == [(popular, f"categories/knowledge/{popular}.md")]
-    assert (await engine.read(popular, Caller(), count_access=False)).phase == "inbox"
+    assert (await engine.reads.read(popular, Caller(), count_access=False)).phase == "inbox"
     done = await upgrade.run(engine, NOW, dry_run=False)
     assert [c.id for c in done] == [popular]
-    moved = await engine.read(popular, Caller(), count_access=False)
+    moved = await engine.reads.read(popular, Caller(), count_access=False)
     assert (moved.phase, moved.category, moved.expires_at) == ("organized", "knowledge", None)
     assert (engine.root / done[0].to).exists()
     assert await upgrade.run(engine, NOW, dry_run=False) == []
@@ -76,7 +76,7 @@ async def test_run_now_reports_and_survives_a_failing_job(harness, monkeypatch):
     async def broken(engine, now, dry_run):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setitem(scheduler.JOBS, "decay", broken)
+    monkeypatch.setattr(sched.states["decay"], "fn", broken)
     report = await sched.run_now("decay")
     assert report.error == "RuntimeError: disk on fire" and report.changes == []
     assert sched.states["decay"].last_result["error"] == "RuntimeError: disk on fire"
@@ -98,12 +98,10 @@ async def test_scheduler_fires_on_time_and_coalesces_missed_runs(harness, monkey
         runs.append(now)
         return []
 
-    for name in ("expire", "decay", "upgrade"):
-        monkeypatch.setitem(scheduler.JOBS, name, counted)
     harness.engine.config.jobs.upgrade = "10m"
     sched = Scheduler(harness.engine, clock=clock)
-    for name in ("expire", "decay"):
-        sched.states.pop(name)
+    sched.states = {"upgrade": sched.states["upgrade"]}
+    monkeypatch.setattr(sched.states["upgrade"], "fn", counted)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(sched.run_forever)
         await trio.sleep(35 * 60)

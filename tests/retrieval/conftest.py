@@ -3,38 +3,45 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from memoryd.access import Caller
-from memoryd.app import App
 from memoryd.config import Config, parse_config
-from memoryd.engine import Engine, NewMemory
-from memoryd.protocol.dispatch import Dispatcher, Session
-from memoryd.tools.registry import load_tools
+from memoryd.engine import NewMemory
+from memoryd.protocol.codec import decode_params
+from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.scopes import Caller
+from memoryd.server.app import App
+from memoryd.server.methods import server_methods
+from memoryd.server.wiring import build_engine
+from memoryd.tools import registry
 
 
 class Harness:
-    """A real engine (files, SQLite, chroma, the model) and its dispatcher, in-process."""
+    """A real engine (files, SQLite, chroma, the model unless substituted) and its
+    dispatcher, in-process."""
 
-    def __init__(self, root, config: Config) -> None:
-        self.engine = Engine(root, config)
+    def __init__(self, root, config: Config, **substitutes) -> None:
+        self.engine = build_engine(root, config, **substitutes)
         self.app = App(engine=self.engine, config=config, root=root, socket_path=root / "s")
-        self.dispatcher = Dispatcher(self.app, load_tools())
-        self.session = Session()
+        self.dispatcher = Dispatcher(registry.bind(self.app), server_methods(self.app),
+                                     self.app.saw_requests)
+        self.conn = Connection()
 
     async def write(self, content: str, caller: Caller | None = None, **kw) -> str:
-        memory, _ = await self.engine.write(NewMemory(content=content, **kw), caller or Caller())
+        memory, _ = await self.engine.writes.write(NewMemory(content=content, **kw),
+                                                   caller or Caller())
         return memory.id
 
-    async def call(self, tool: str, session: Session | None = None, **params):
-        """A tool call as the dispatcher runs it (params encoded, decoded, validated)."""
-        return await self.dispatcher.run_tool(self.dispatcher.tools[tool],
-                                              msgspec.Raw(msgspec.json.encode(params)),
-                                              session or self.session, "params")
+    async def call(self, name: str, conn: Connection | None = None, **params):
+        """A tool call as the dispatcher runs it (params encoded, decoded, validated);
+        an error is raised as itself."""
+        tool = self.dispatcher.tools[name]
+        args = decode_params(msgspec.Raw(msgspec.json.encode(params)), tool.params)
+        return await tool.fn((conn or self.conn).caller, args)
 
 
 @pytest.fixture
 async def harness(tmp_path):
     h = Harness(tmp_path, Config())
-    await h.engine.startup()
+    await h.engine.sync.startup()
     yield h
     h.engine.close()
 
@@ -43,9 +50,9 @@ async def harness(tmp_path):
 def make_harness(tmp_path):
     made: list[Harness] = []
 
-    async def make(config: dict | None = None, root=None) -> Harness:
-        h = Harness(root or tmp_path, parse_config(config or {}))
-        await h.engine.startup()
+    async def make(config: dict | None = None, root=None, **substitutes) -> Harness:
+        h = Harness(root or tmp_path, parse_config(config or {}), **substitutes)
+        await h.engine.sync.startup()
         made.append(h)
         return h
 

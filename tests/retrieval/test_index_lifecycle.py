@@ -7,13 +7,13 @@ import shutil
 import subprocess
 import sys
 
-from memoryd.access import Caller
 from memoryd.engine import NewMemory
 from memoryd.errors import Forbidden, InvalidParams
+from memoryd.scopes import Caller
 
 
 async def test_batch_writes_commit_together_and_fail_alone(harness):
-    results = await harness.engine.write_many([
+    results = await harness.engine.writes.write_many([
         NewMemory(content="first batch note about sailing"),
         NewMemory(content="   "),
         NewMemory(content="first batch note about sailing"),
@@ -25,7 +25,7 @@ async def test_batch_writes_commit_together_and_fail_alone(harness):
     assert again[0].id == first[0].id and again[1] is False
     found = await harness.call("memory_smart_search", query="sailing", scope="agent:bot")
     assert [m["id"] for m in found["memories"]] == [first[0].id]
-    results = await harness.engine.write_many([NewMemory(content="x", scope="agent:other")],
+    results = await harness.engine.writes.write_many([NewMemory(content="x", scope="agent:other")],
                                               Caller(agent="agent:bot"))
     assert isinstance(results[0], Forbidden)
 
@@ -39,7 +39,7 @@ async def test_turn_context_follows_its_neighbours(harness):
                                        "assistant",
                                        created_at=datetime(2024, 1, 1, tzinfo=UTC)
                                        + timedelta(seconds=i)))
-    corpus = harness.engine.semantic.corpus
+    corpus = harness.engine.stores.hybrid.corpus
     assert corpus.neighbours(ids[1]) == (ids[0], ids[2])
     row = corpus.row_of[ids[1]]
     assert float(corpus.own[row] @ corpus.ctx[row]) < 0.99, "context differs from own text"
@@ -50,7 +50,7 @@ async def test_turn_context_follows_its_neighbours(harness):
     explained = await harness.call("memory_explain", query="dog walks")
     alone = next(c["scores"] for c in explained["candidates"] if c["id"] == standalone)
     assert alone["neighbour_credit"] == 0
-    await harness.engine.delete(ids[1], Caller())
+    await harness.engine.writes.delete(ids[1], Caller())
     assert corpus.neighbours(ids[0]) == (None, ids[2])
 
 
@@ -65,7 +65,7 @@ async def test_index_rebuilt_after_deletion_and_model_change(make_harness, tmp_p
     result = await h2.call("memory_smart_search", query="where is the boat")
     assert result["memories"][0]["id"] == a
     # a vector store written by another model is re-embedded at the next start
-    store = h2.engine.semantic.vectors
+    store = h2.engine.stores.hybrid.vectors
     for kind in ("own",):
         col = store._collection(kind, "global")
         got = col.get(include=["metadatas"])
@@ -73,9 +73,9 @@ async def test_index_rebuilt_after_deletion_and_model_change(make_harness, tmp_p
                                               for m in got["metadatas"]])
     h2.engine.close()
     h3 = await make_harness(root=root)
-    summary = await h3.engine.startup()
+    summary = await h3.engine.sync.startup()
     assert summary["vectors_embedded"] == 0, "the restart already re-embedded them"
-    got = h3.engine.semantic.vectors._collection("own", "global").get(include=["metadatas"])
+    got = h3.engine.stores.hybrid.vectors._collection("own", "global").get(include=["metadatas"])
     assert {m["m"] for m in got["metadatas"]} == {h3.engine.embedder.model_id}
     result = await h3.call("memory_smart_search", query="where is the boat")
     assert result["memories"][0]["id"] == a
@@ -108,10 +108,10 @@ async def test_corrupted_vector_store_is_set_aside_and_rebuilt(make_harness, tmp
 async def test_compressed_memories_only_on_request(harness):
     keep = await harness.write("Kayak rental at the north beach costs 20 euros")
     old = await harness.write("Kayak trip notes from 2019, long and detailed")
-    record = harness.engine.index.record_by_id(old)
+    record = harness.engine.catalog.record_by_id(old)
     path = harness.engine.root / record.path
     path.write_text(path.read_text().replace("version: 1", "version: 1\ncompressed: true"))
-    await harness.engine.sync_paths([record.path])
+    await harness.engine.sync.sync_paths([record.path])
     found = await harness.call("memory_smart_search", query="kayak", top_k=5)
     assert [m["id"] for m in found["memories"]] == [keep]
     found = await harness.call("memory_smart_search", query="kayak", top_k=5,
@@ -132,7 +132,7 @@ async def test_keyword_index_rebuild_reuses_stored_vectors(make_harness, tmp_pat
 
     h2 = Harness(root, Config())
     try:
-        summary = await h2.engine.startup()  # the first start after the deletion
+        summary = await h2.engine.sync.startup()  # the first start after the deletion
         assert summary["added"] == 5 and summary["vectors_embedded"] == 0
         found = await h2.call("memory_smart_search", query="garden shed")
         assert len(found["memories"]) == 5

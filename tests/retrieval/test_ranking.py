@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memoryd.access import Caller
+from memoryd.scopes import Caller
 
 FACTS = {
     "wife": "The user's wife is named Anne",
@@ -57,18 +57,18 @@ async def test_scope_isolation(harness):
     secret = await harness.write("The deploy key lives in the vault under ops/prod",
                                  caller=claude)
     await harness.write("Deploys happen on Tuesdays", caller=codex)
-    from memoryd.protocol.dispatch import Session
-    session = Session()
-    session.caller = codex
-    result = await harness.call("memory_smart_search", session=session,
+    from memoryd.protocol.dispatch import Connection
+    conn = Connection()
+    conn.caller = codex
+    result = await harness.call("memory_smart_search", conn=conn,
                                 query="where is the deploy key", top_k=10)
     assert secret not in [m["id"] for m in result["memories"]]
-    explained = await harness.call("memory_explain", session=session,
+    explained = await harness.call("memory_explain", conn=conn,
                                    query="where is the deploy key")
     assert secret not in [c["id"] for c in explained["candidates"]]
-    own = Session()
+    own = Connection()
     own.caller = claude
-    result = await harness.call("memory_smart_search", session=own, query="deploy key")
+    result = await harness.call("memory_smart_search", conn=own, query="deploy key")
     assert result["memories"][0]["id"] == secret
 
 

@@ -1,4 +1,5 @@
-"""Random bytes and random JSON at the dispatcher (over a real engine and store):
+"""Random bytes and random JSON at the dispatcher (over a real engine and store, with
+a fake embedder and in-memory vectors: neither the model nor chromadb is loaded):
 always a well-formed JSON-RPC reply (or none, for a notification), never a crash,
 never an internal error."""
 
@@ -10,12 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.app import App
 from memoryd.config import Config
-from memoryd.engine import Engine
 from memoryd.errors import ERROR_CODES, INTERNAL_ERROR
-from memoryd.protocol.dispatch import Dispatcher, Session
-from memoryd.tools.registry import load_tools
+from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.server.app import App
+from memoryd.server.methods import server_methods
+from memoryd.server.wiring import build_engine
+from memoryd.tools import registry
+from memoryd.tools.spec import SPECS
+from tests.fakes import FakeEmbedder, MemoryVectors
 
 FUZZ = settings(max_examples=250, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -25,7 +29,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner,
                                                                 max_size=4),
     max_leaves=12)
-METHODS = [*load_tools(), "initialize", "tools/list", "tools/call", "health", "stats", "ping",
+METHODS = [*SPECS, "initialize", "tools/list", "tools/call", "health", "stats", "ping",
            "events/subscribe", "events/unsubscribe", "notifications/initialized", "nope"]
 FIELDS = ["id", "content", "query", "category", "tags", "scope", "limit", "offset", "source",
           "target", "add", "remove", "version", "from", "to", "name", "arguments", "role",
@@ -40,9 +44,9 @@ requests = st.fixed_dictionaries(
 @pytest.fixture
 async def dispatcher(tmp_path):
     config = Config()
-    engine = Engine(tmp_path, config)
+    engine = build_engine(tmp_path, config, embedder=FakeEmbedder(), vectors=MemoryVectors())
     app = App(engine=engine, config=config, root=tmp_path, socket_path=tmp_path / "sock")
-    yield Dispatcher(app, load_tools())
+    yield Dispatcher(registry.bind(app), server_methods(app), app.saw_requests)
     engine.close()
 
 
@@ -63,17 +67,17 @@ def check(reply: bytes | None, request: object = None) -> None:
 @FUZZ
 @given(data=st.binary(max_size=300))
 async def test_random_bytes(dispatcher, data):
-    check(await dispatcher.handle(data, Session()))
+    check(await dispatcher.handle(data, Connection()))
 
 
 @FUZZ
 @given(value=json_values)
 async def test_random_json(dispatcher, value):
-    check(await dispatcher.handle(json.dumps(value).encode(), Session()), value)
+    check(await dispatcher.handle(json.dumps(value).encode(), Connection()), value)
 
 
 @FUZZ
 @given(request=requests)
 async def test_random_requests(dispatcher, request):
     line = json.dumps(request).encode()
-    check(await dispatcher.handle(line, Session()), request)
+    check(await dispatcher.handle(line, Connection()), request)

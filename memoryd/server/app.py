@@ -1,4 +1,5 @@
-"""App: what every tool and server method can reach — the engine, config, counters."""
+"""App: what every tool handler and server method can reach — the engine, the config,
+the scheduler and the daemon's counters."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ class App:
     requests: int = 0
     last_request: float = field(default_factory=time.monotonic)
     stopping: bool = False
+
+    def saw_requests(self, count: int) -> None:
+        self.requests += count
+        self.last_request = time.monotonic()
 
     def idle_seconds(self) -> float:
         return time.monotonic() - self.last_request

@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memoryd.schema import Memory, content_hash
-from memoryd.store.keyword import Filters, KeywordIndex
+from memoryd.store.catalog import Catalog, Filters
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
 
-def _index(tmp_path) -> KeywordIndex:
-    index = KeywordIndex(tmp_path / "k.sqlite")
+def _index(tmp_path) -> Catalog:
+    index = Catalog(tmp_path / "k.sqlite")
     with index.transaction():
         for i in range(60):
             text = f"note {i}: the migration plan" if i % 3 else f"note {i}: lunch"
@@ -46,7 +46,7 @@ def test_pages_and_totals_agree_across_both_plans(tmp_path):
 
 def test_lookups_by_many_ids_go_in_chunks(tmp_path, monkeypatch):
     index = _index(tmp_path)
-    monkeypatch.setattr("memoryd.store.keyword.ID_CHUNK", 7)  # SQLite's cap is 32,766
+    monkeypatch.setattr("memoryd.store.catalog.ID_CHUNK", 7)  # SQLite's cap is 32,766
     ids = [f"m{i:02d}" for i in range(60)]
     assert sorted(m.id for m in index.get_many(ids)) == ids
     assert sorted(m.id for m in index.load([*ids, "missing"])) == ids

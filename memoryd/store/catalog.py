@@ -1,4 +1,4 @@
-"""KeywordIndex: SQLite under index/ — the catalog of memories and their FTS5 text.
+"""Catalog: SQLite under index/ — the catalog of memories and their FTS5 text.
 
 Derived from the files and rebuildable at any time: each row records the file's
 path and sha256, so reconciliation can tell which files changed. The FTS table
@@ -148,10 +148,11 @@ def _like(term: str) -> str:
     return f"%{escaped}%"
 
 
-class KeywordIndex:
+class Catalog:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.existed = path.exists()  # False on a fresh root: created, not "rebuilt"
         self._rebuilt = False
         self.writer: sqlite3.Connection | None = None
         try:
@@ -168,7 +169,8 @@ class KeywordIndex:
 
     @property
     def was_reset(self) -> bool:
-        return self._rebuilt
+        """An existing catalog was unreadable or of an older schema, and is rebuilt."""
+        return self._rebuilt and self.existed
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite.connect(self.path, autocommit=True)
@@ -440,8 +442,9 @@ class KeywordIndex:
                            " ORDER BY scope, session, created_at, id")
 
     def episode_turns(self) -> dict[str, tuple[str, str | None]]:
-        """turn id -> (episode, topic) for every turn in an episode, as the files say."""
-        rows = self.reader.execute(
+        """turn id -> (episode, topic) for every turn in an episode, as the files say
+        (writer connection: the graph is reconciled in the writer thread)."""
+        rows = self.writer.execute(
             "SELECT id, episode, topic FROM memories WHERE kind = 'turn'"
             " AND episode IS NOT NULL")
         return {r[0]: (r[1], r[2]) for r in rows}

@@ -1,4 +1,4 @@
-"""AccessStats: access counts buffered in memory, flushed to the files in batches.
+"""AccessCounts: access counts buffered in memory, flushed to the files in batches.
 
 A search hit must never cost a file rewrite. Hits accumulate here; replies show
 them at once (`overlay`), and `Engine.flush_stats` folds them into the files every
@@ -21,7 +21,7 @@ class Pending:
     last: object  # datetime of the last access
 
 
-class AccessStats:
+class AccessCounts:
     def __init__(self) -> None:
         self._pending: dict[str, Pending] = {}
 

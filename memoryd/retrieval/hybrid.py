@@ -1,4 +1,4 @@
-"""SemanticIndex: keeps the corpus and the vector store in step with the memories.
+"""HybridIndex: keeps the corpus and the vector store in step with the memories.
 
 Called from the engine's writer thread after each file and keyword-index change,
 so a client's next smart search sees its write. A conversation turn gets a
@@ -10,22 +10,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import structlog
 
-from memoryd.models.embedder import Embedder
 from memoryd.retrieval import text
 from memoryd.retrieval.corpus import Corpus, RowMeta
-from memoryd.retrieval.vectors import VectorStore, text_hash
+from memoryd.retrieval.vectors import VectorStore, text_hash  # chromadb loads on use
 from memoryd.schema import Memory
+
+if TYPE_CHECKING:
+    from memoryd.models.embedder import Embedder
+
 
 log = structlog.get_logger("memoryd.retrieval")
 Fetch = Callable[[list[str]], list[Memory]]
 EMBED_BATCH = 256
 
 
-class SemanticIndex:
+class HybridIndex:
     def __init__(self, embedder: Embedder, vectors: VectorStore) -> None:
         self.embedder = embedder
         self.vectors = vectors

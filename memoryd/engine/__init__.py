@@ -1,0 +1,90 @@
+"""The engine: every change to the memories and every read of them.
+
+Files are the truth. A change is made durable in its file first, then the indexes
+are updated, and only then does the caller get its answer, so a client reads its
+own writes. The engine is a set of collaborators, built by `server/wiring.py`:
+
+- `writes` (writes.py): new memories and changes to one memory;
+- `links` (links.py): bidirectional links and merges;
+- `sync` (sync.py): the indexes brought in step with the files (hand edits, start-up);
+- `reads` (reads.py): the read side, for tools and jobs alike;
+
+and each change goes through one UnitOfWork (unit.py), run by `stores` (stores.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memoryd.access_counts import AccessCounts
+from memoryd.config import Config
+from memoryd.engine.links import Links
+from memoryd.engine.reads import Reads
+from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
+from memoryd.engine.stores import Stores
+from memoryd.engine.sync import FileSync
+from memoryd.engine.writes import Writes
+from memoryd.events import EventBus
+from memoryd.graph.store import GraphStore
+from memoryd.graph.topics import TopicGraph
+from memoryd.schema import utcnow
+from memoryd.store.catalog import Catalog
+from memoryd.store.files import MarkdownStore
+
+if TYPE_CHECKING:
+    from memoryd.llm.client import ChatClient
+    from memoryd.models.embedder import Embedder
+    from memoryd.models.reranker import Reranker
+
+
+__all__ = ["UPGRADE_CATEGORY", "Changes", "Engine", "NewMemory"]
+
+
+@dataclass
+class Engine:
+    root: Path
+    config: Config
+    stores: Stores
+    writes: Writes
+    links: Links
+    sync: FileSync
+    reads: Reads
+    embedder: Embedder
+    graph: TopicGraph
+    graph_store: GraphStore
+    reranker: Reranker | None = None
+    llm: ChatClient | None = None
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def files(self) -> MarkdownStore:
+        return self.stores.files
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.stores.catalog
+
+    @property
+    def events(self) -> EventBus:
+        return self.stores.events
+
+    @property
+    def access_counts(self) -> AccessCounts:
+        return self.stores.access_counts
+
+    async def flush_stats(self) -> int:
+        """Buffered access counts into their files, in one batch, and the graph's new
+        co-occurrence edges into graph.sqlite."""
+        await self.stores.workers.write(self.graph.save, self.graph_store, utcnow().timestamp())
+        return await self.writes.flush_access_counts()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.graph.save(self.graph_store, utcnow().timestamp())
+        self.graph_store.close()
+        self.stores.catalog.close()
+        self.stores.hybrid.vectors.close()

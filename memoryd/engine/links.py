@@ -1,0 +1,93 @@
+"""Links: bidirectional links between memories, and merges of duplicates — changes
+that rewrite several files at once, each as one UnitOfWork."""
+
+from __future__ import annotations
+
+from memoryd.engine.stores import Stores
+from memoryd.engine.unit import UnitOfWork
+from memoryd.errors import InvalidParams, NotFound
+from memoryd.schema import Memory, clean_tags, utcnow
+from memoryd.scopes import Caller
+
+
+def _bump(memory: Memory) -> None:
+    memory.version += 1
+    memory.updated_at = utcnow()
+
+
+def repoint_link(uow: UnitOfWork, peer: str, old: str, new: str | None) -> None:
+    """In `peer`'s links, `old` becomes `new` (None: the link is dropped)."""
+    try:
+        memory, path = uow.load(peer)
+    except NotFound:
+        return
+    links = [new if x == old else x for x in memory.links]
+    links = list(dict.fromkeys(x for x in links if x is not None))
+    if links != memory.links:
+        memory.links = links
+        _bump(memory)
+        uow.put(memory, path)
+
+
+class Links:
+    def __init__(self, stores: Stores) -> None:
+        self.stores = stores
+
+    async def link(self, source: str, target: str, caller: Caller, *, linked: bool) -> Memory:
+        """Add (or remove) the bidirectional link source <-> target."""
+        if source == target:
+            raise InvalidParams("target", "a memory cannot link to itself")
+
+        def run(uow: UnitOfWork) -> Memory:
+            src, src_path = uow.load(source)
+            caller.check(src.scope)
+            dst: Memory | None
+            try:
+                dst, dst_path = uow.load(target)
+                caller.check(dst.scope)
+            except NotFound:
+                if linked:
+                    raise NotFound(f"no memory with id {target!r} (params.target)") from None
+                dst, dst_path = None, ""
+            for memory, path, other in ((src, src_path, target), (dst, dst_path, source)):
+                if memory is None or (other in memory.links) == linked:
+                    continue
+                memory.links = ([*memory.links, other] if linked
+                                else [x for x in memory.links if x != other])
+                _bump(memory)
+                uow.put(memory, path)
+            uow.event("updated", source, src.scope)
+            return src
+
+        return await self.stores.change(run)
+
+    async def merge(self, keep_id: str, other_ids: list[str]) -> Memory:
+        """Fold duplicates into `keep_id`: tags, links and access counts are unioned or
+        summed into it; each other file goes to the trash with `replaced_by` set."""
+        def run(uow: UnitOfWork) -> Memory:
+            keep, keep_path = uow.load(keep_id)
+            for other_id in other_ids:
+                try:
+                    other, other_path = uow.load(other_id)
+                except NotFound:
+                    continue
+                keep.tags = clean_tags([*keep.tags, *other.tags])
+                keep.access_count += other.access_count
+                keep.replaces = [*keep.replaces, other_id]
+                for peer in other.links:
+                    if peer in (keep_id, *other_ids):
+                        continue
+                    if peer not in keep.links:
+                        keep.links = [*keep.links, peer]
+                    repoint_link(uow, peer, other_id, keep_id)
+                other.replaced_by = keep_id
+                other.updated_at = utcnow()
+                uow.trash(other, other_path, rewrite=True)
+                uow.event("deleted", other_id, other.scope, replaced_by=keep_id)
+            keep.links = [x for x in keep.links if x not in other_ids and x != keep_id]
+            _bump(keep)
+            uow.put(keep, keep_path)
+            uow.event("updated", keep_id, keep.scope)
+            return keep
+
+        return await self.stores.change(run)

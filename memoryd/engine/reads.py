@@ -1,0 +1,152 @@
+"""Reads: the read side every tool and job goes through.
+
+Everything that touches the catalog's reader connection or the in-memory corpus
+runs in the reader thread (never on the event loop). Access hits still in the
+buffer are overlaid on what is returned, so a reply shows every read at once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memoryd.access_counts import AccessCounts
+from memoryd.engine.workers import Workers
+from memoryd.errors import NotFound
+from memoryd.graph.topics import TopicGraph
+from memoryd.retrieval.hybrid import HybridIndex
+from memoryd.retrieval.pipeline import SearchRequest, SearchResult, SmartSearch
+from memoryd.schema import Memory
+from memoryd.scopes import Caller
+from memoryd.store import frontmatter
+from memoryd.store.catalog import Catalog, Filters
+from memoryd.store.files import MarkdownStore
+
+
+class Reads:
+    def __init__(self, files: MarkdownStore, catalog: Catalog, hybrid: HybridIndex,
+                 searcher: SmartSearch, graph: TopicGraph, access_counts: AccessCounts,
+                 workers: Workers) -> None:
+        self.files = files
+        self.catalog = catalog
+        self.hybrid = hybrid
+        self.searcher = searcher
+        self.graph = graph
+        self.access_counts = access_counts
+        self.workers = workers
+
+    def _overlaid(self, memories: list[Memory]) -> list[Memory]:
+        return [self.access_counts.overlay(m) for m in memories]
+
+    async def read(self, memory_id: str, caller: Caller, *, count_access: bool = True) -> Memory:
+        # A point read by id takes microseconds, on the event loop's own connection.
+        memory = self.catalog.get(memory_id)
+        if memory is None:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        caller.check(memory.scope)
+        if count_access:
+            self.access_counts.hit(memory_id)
+        return self.access_counts.overlay(memory)
+
+    async def list(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
+        memories, total = await self.workers.read(self.catalog.list, filters, limit, offset)
+        return self._overlaid(memories), total
+
+    async def search(self, query: str, filters: Filters, limit: int,
+                     offset: int) -> tuple[list[Memory], int]:
+        memories, total = await self.workers.read(self.catalog.search, query, filters, limit,
+                                                  offset)
+        return self._overlaid(memories), total
+
+    async def backlinks(self, memory_id: str, caller: Caller) -> list[Memory]:
+        await self.read(memory_id, caller, count_access=False)
+
+        def run() -> list[Memory]:
+            return self.catalog.get_many(self.catalog.backlinks(memory_id))
+
+        return [m for m in self._overlaid(await self.workers.read(run)) if caller.can_see(m.scope)]
+
+    async def smart_search(self, req: SearchRequest, every_candidate: bool = False
+                           ) -> tuple[SearchResult, dict[str, Memory]]:
+        """Rank, then load the kept memories (or every candidate, for explain); access
+        counts go to the buffer, co-occurrence edges to the graph (in memory)."""
+        def run() -> tuple[SearchResult, dict[str, Memory]]:
+            result = self.searcher.run(req)
+            shown = result.candidates if every_candidate else result.selected
+            return result, {m.id: m for m in self.catalog.get_many([c.id for c in shown])}
+
+        result, memories = await self.workers.read(run)
+        for c in result.selected:
+            self.access_counts.hit(c.id)
+        if not every_candidate and result.graph is not None:
+            self.graph.co_occur(result.graph.co_occurring)  # saved with the access counts
+        return result, {k: self.access_counts.overlay(m) for k, m in memories.items()}
+
+    async def session_summary(self, session: str) -> str | None:
+        """The rolling summary of a session (sessions/<session>/summary.md), if any."""
+        def run() -> str | None:
+            data = self.files.read_bytes(f"sessions/{session}/summary.md")
+            if data is None:
+                return None
+            try:
+                return frontmatter.parse(data.decode("utf-8", "replace"), session).memory.content
+            except frontmatter.FrontMatterError:
+                return None
+
+        return await self.workers.read(run)
+
+    async def peek(self, ids: list[str]) -> list[Memory]:
+        """Memories by id, as the catalog has them; no access is counted."""
+        return await self.workers.read(self.catalog.get_many, ids)
+
+    async def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored embedding of each memory that has one (copies)."""
+        corpus = self.hybrid.corpus
+
+        def run() -> dict[str, np.ndarray]:
+            with corpus.lock:
+                return {i: corpus.own[corpus.row_of[i]].copy() for i in ids
+                        if i in corpus.row_of}
+
+        return await self.workers.read(run)
+
+    # -- what the jobs look for ------------------------------------------------------
+    async def unswept_turns(self) -> list[Memory]:
+        """Turns in no episode yet (with pending access counts), by scope, session, time."""
+        return self._overlaid(await self.workers.read(self.catalog.unswept_turns))
+
+    async def due_reminders(self, now: datetime) -> list[Memory]:
+        return await self.workers.read(self.catalog.due_reminders, now.timestamp())
+
+    async def announced_reminders(self) -> list[Memory]:
+        return await self.workers.read(self.catalog.announced_reminders)
+
+    async def notes(self) -> list[Memory]:
+        """A snapshot of every memory but conversation turns, with pending access counts."""
+        return self._overlaid(await self.workers.read(self.catalog.notes))
+
+    async def expired_inbox(self, now: datetime) -> list[tuple[str, str]]:
+        """(id, path) of inbox memories whose TTL has passed by `now`."""
+        return await self.workers.read(self.catalog.expired_inbox, now.timestamp())
+
+    async def never_accessed_organized(self, created_before: datetime
+                                       ) -> list[tuple[str, str]]:
+        """(id, path) of organized notes created before the cut-off and never accessed,
+        counting the hits still in the buffer."""
+        found = await self.workers.read(self.catalog.unaccessed_organized,
+                                        created_before.timestamp())
+        return [(i, path) for i, path in found if not self.access_counts.pending(i)]
+
+    async def inbox_access_counts(self) -> dict[str, tuple[str, int]]:
+        """id -> (path, access count, buffered hits included) of every inbox memory."""
+        counts = await self.workers.read(self.catalog.inbox_access_counts)
+        out = {}
+        for memory_id, (path, in_file) in counts.items():
+            pending = self.access_counts.pending(memory_id)
+            out[memory_id] = (path, in_file + (pending.count if pending else 0))
+        return out
+
+    async def counts(self) -> dict[str, Any]:
+        return await self.workers.read(self.catalog.counts)

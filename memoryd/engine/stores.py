@@ -1,0 +1,48 @@
+"""Stores: the files and every index derived from them, and the runner that takes
+each change through a UnitOfWork in the writer thread, then publishes its events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from memoryd.access_counts import AccessCounts
+from memoryd.engine.unit import UnitOfWork
+from memoryd.engine.workers import Workers
+from memoryd.events import EventBus
+from memoryd.retrieval.hybrid import HybridIndex
+from memoryd.store.catalog import Catalog
+from memoryd.store.files import MarkdownStore
+
+T = TypeVar("T")
+
+
+@dataclass
+class Stores:
+    files: MarkdownStore
+    catalog: Catalog
+    hybrid: HybridIndex
+    access_counts: AccessCounts
+    events: EventBus
+    workers: Workers
+
+    def unit(self, vectors: bool = True) -> UnitOfWork:
+        return UnitOfWork(self.files, self.catalog, self.hybrid, self.access_counts, vectors)
+
+    async def change(self, fn: Callable[[UnitOfWork], T], *, vectors: bool = True,
+                     abandon: bool = False) -> T:
+        """Run `fn` on a fresh unit in the writer thread, commit it, publish its events."""
+        def run() -> tuple[T, UnitOfWork]:
+            uow = self.unit(vectors)
+            result = fn(uow)
+            uow.commit()
+            return result, uow
+
+        result, uow = await self.workers.write(run, abandon=abandon)
+        self.publish(uow)
+        return result
+
+    def publish(self, uow: UnitOfWork) -> None:
+        for method, params, scope in uow.events:
+            self.events.publish(method, params, scope)

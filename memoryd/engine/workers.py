@@ -1,0 +1,30 @@
+"""Workers: the threads every blocking store operation runs in.
+
+Changes are serialised by one lock and run in a worker thread (fsync and SQLite
+block); a started change always finishes, even when its caller is cancelled
+(unless it asks to be abandoned, as a long start-up does on SIGTERM). Reads run
+in one reader thread: the catalog's reader connection is used by one thread at
+a time (store/catalog.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import trio
+
+T = TypeVar("T")
+
+
+class Workers:
+    def __init__(self) -> None:
+        self._write_lock = trio.Lock()
+        self._read_limiter = trio.CapacityLimiter(1)
+
+    async def write(self, fn: Callable[..., T], *args: Any, abandon: bool = False) -> T:
+        async with self._write_lock:
+            return await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        return await trio.to_thread.run_sync(fn, *args, limiter=self._read_limiter)

@@ -1,0 +1,224 @@
+"""Writes: new memories and changes to one memory, each through a UnitOfWork."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import structlog
+
+from memoryd.config import Config
+from memoryd.engine.links import repoint_link
+from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
+from memoryd.engine.stores import Stores
+from memoryd.engine.unit import UnitOfWork
+from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
+from memoryd.schema import Memory, as_aware, clean_tags, content_hash, new_id, utcnow
+from memoryd.scopes import Caller
+
+log = structlog.get_logger("memoryd.engine")
+
+
+class Writes:
+    def __init__(self, stores: Stores, config: Config) -> None:
+        self.stores = stores
+        self.config = config
+
+    async def write(self, new: NewMemory, caller: Caller) -> tuple[Memory, bool]:
+        """Store a new memory; an exact duplicate in the same scope returns the original."""
+        (result,) = await self.write_many([new], caller)
+        if isinstance(result, RpcError):
+            raise result
+        return result
+
+    async def write_many(self, news: list[NewMemory], caller: Caller
+                         ) -> list[tuple[Memory, bool] | RpcError]:
+        """Group commit: many new memories in one unit (files fsync'd, then one catalog
+        transaction and one model call). Each item succeeds or fails alone."""
+        results: list[tuple[Memory, bool] | RpcError | None] = []
+        built: list[Memory] = []
+        for new in news:
+            try:
+                scope = new.scope or caller.default_scope
+                caller.check(scope)
+                built.append(self._build(new, scope))
+                results.append(None)
+            except RpcError as exc:
+                results.append(exc)
+        stored = iter(await self.stores.change(lambda uow: self._store(uow, built))
+                      if built else [])
+        return [next(stored) if slot is None else slot for slot in results]
+
+    def _build(self, new: NewMemory, scope: str) -> Memory:
+        content = new.content.strip()
+        if not content:
+            raise InvalidParams("content", "must not be empty or only white space")
+        now = utcnow()
+        created = as_aware(new.created_at) if new.created_at else now
+        is_turn = new.role is not None
+        if is_turn and not new.session:
+            raise InvalidParams("session", "a turn (a write with `role`) needs its session")
+        is_reminder = new.kind == "reminder"
+        category = "reminders" if is_reminder else new.category or "inbox"
+        organized = category != "inbox"
+        return Memory(
+            id=new_id(), content=content, content_hash=content_hash(content),
+            kind="turn" if is_turn else "reminder" if is_reminder else "note",
+            due_at=as_aware(new.due_at) if new.due_at else None,
+            phase="organized" if organized or is_turn else "inbox",
+            category=category,
+            type=new.type or ("episodic" if is_turn else "working" if is_reminder
+                              else "semantic"),
+            scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
+            tags=clean_tags(new.tags or []), source=new.source or "",
+            importance=0.5 if new.importance is None else new.importance,
+            created_at=created, updated_at=now,
+            expires_at=None if organized or is_turn else now + timedelta(
+                seconds=self.config.storage.inbox_ttl),
+        )
+
+    def _store(self, uow: UnitOfWork, memories: list[Memory]) -> list[tuple[Memory, bool]]:
+        results: list[tuple[Memory, bool]] = []
+        batch: dict[tuple[str, str, str], Memory] = {}
+        for memory in memories:
+            if memory.kind != "turn":
+                key = (memory.content_hash, memory.scope, memory.kind)
+                if key in batch:
+                    results.append((batch[key], False))
+                    continue
+                duplicate = uow.catalog.find_duplicate(*key)
+                if duplicate is not None:
+                    try:
+                        results.append((uow.load(duplicate)[0], False))
+                        continue
+                    except NotFound:
+                        pass
+                batch[key] = memory
+            uow.put(memory, uow.files.relpath_for(memory))
+            uow.event("written", memory.id, memory.scope)
+            results.append((memory, True))
+        return results
+
+    async def modify(self, memory_id: str, caller: Caller, change: Callable[[Memory], None],
+                     event: str = "updated") -> Memory:
+        """Load, check the caller's scope, change, version + 1, save (moving the file when
+        its category changed)."""
+        def run(uow: UnitOfWork) -> Memory:
+            memory, path = uow.load(memory_id)
+            caller.check(memory.scope)
+            change(memory)
+            memory.version += 1
+            memory.updated_at = utcnow()
+            uow.put(memory, uow.files.relpath_for(memory), origin=path)
+            uow.event(event, memory_id, memory.scope)
+            return memory
+
+        return await self.stores.change(run)
+
+    async def update(self, memory_id: str, changes: Changes, caller: Caller,
+                     expected_version: int | None = None) -> Memory:
+        def change(memory: Memory) -> None:
+            if expected_version is not None and expected_version != memory.version:
+                raise Conflict(f"memory {memory_id} is at version {memory.version}, not "
+                               f"{expected_version}: re-read it and apply your change again")
+            if changes.content is not None:
+                content = changes.content.strip()
+                if not content:
+                    raise InvalidParams("content", "must not be empty or only white space")
+                memory.content, memory.content_hash = content, content_hash(content)
+            if changes.category is not None and memory.kind != "turn":
+                memory.category = changes.category  # type: ignore[assignment]
+                memory.phase = "inbox" if changes.category == "inbox" else "organized"
+                if memory.phase == "organized":
+                    memory.expires_at = None
+            if changes.tags is not None:
+                memory.tags = clean_tags(changes.tags)
+            if changes.type is not None:
+                memory.type = changes.type  # type: ignore[assignment]
+            if changes.importance is not None:
+                memory.importance = changes.importance
+
+        return await self.modify(memory_id, caller, change)
+
+    async def tag(self, memory_id: str, add: list[str], remove: list[str],
+                  caller: Caller) -> Memory:
+        dropping = set(clean_tags(remove))
+
+        def change(memory: Memory) -> None:
+            tags = [t for t in memory.tags if t not in dropping]
+            memory.tags = clean_tags(tags + [t for t in add if t not in dropping])
+
+        return await self.modify(memory_id, caller, change)
+
+    async def upgrade(self, memory_id: str, category: str | None, caller: Caller) -> Memory:
+        if category == "inbox":
+            raise InvalidParams("category", "upgrade moves a memory out of the inbox; "
+                                "name one of the other categories")
+
+        def change(memory: Memory) -> None:
+            if memory.phase != "inbox":
+                raise InvalidParams("id", f"memory {memory_id} is already organized "
+                                    f"(category {memory.category})")
+            memory.category = category or UPGRADE_CATEGORY  # type: ignore[assignment]
+            memory.phase = "organized"
+            memory.expires_at = None
+
+        return await self.modify(memory_id, caller, change)
+
+    async def mark_notified(self, memory_id: str, when: datetime) -> Memory:
+        """A reminder was announced: record it in its file so it is announced once."""
+        def change(memory: Memory) -> None:
+            memory.notified_at = when
+
+        return await self.modify(memory_id, Caller(), change)
+
+    async def delete(self, memory_id: str, caller: Caller) -> str:
+        """Soft delete: the file moves under trash/, links to it are dropped."""
+        def run(uow: UnitOfWork) -> str:
+            memory, path = uow.load(memory_id)
+            caller.check(memory.scope)
+            for peer in memory.links:
+                repoint_link(uow, peer, memory_id, None)
+            uow.event("deleted", memory_id, memory.scope)
+            return uow.trash(memory, path)
+
+        return await self.stores.change(run)
+
+    async def assign_episodes(self, assigned: dict[str, tuple[str, str]]) -> int:
+        """Record each turn's episode and topic in its file (decay-sweep), as the access
+        counts are: no new version. Turns deleted meanwhile are skipped."""
+        def run(uow: UnitOfWork) -> int:
+            saved = 0
+            for turn_id, (episode, topic) in assigned.items():
+                try:
+                    memory, path = uow.load(turn_id)
+                except NotFound:
+                    continue
+                memory.episode, memory.topic = episode, topic
+                uow.put(memory, path)
+                saved += 1
+            return saved
+
+        return await self.stores.change(run)
+
+    async def flush_access_counts(self) -> int:
+        """Write buffered access counts into their files, in one unit."""
+        counts = self.stores.access_counts
+        if not counts.dirty:
+            return 0
+
+        def run(uow: UnitOfWork) -> int:
+            flushed = 0
+            for memory_id in counts.dirty:
+                try:
+                    memory, path = uow.load(memory_id)
+                except NotFound:
+                    counts.forget(memory_id)
+                    continue
+                uow.put(memory, path)
+                flushed += 1
+            return flushed
+
+        flushed = await self.stores.change(run)
+        log.debug("stats.flushed", memories=flushed)
+        return flushed

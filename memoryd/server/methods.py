@@ -1,0 +1,108 @@
+"""The server's own methods (not tools): the MCP handshake, health, stats, event
+subscriptions and the jobs. The dispatcher routes to them by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import Raw, UnsetType
+
+from memoryd import __version__
+from memoryd.errors import Busy
+from memoryd.jobs.scheduler import Scheduler
+from memoryd.protocol.codec import decode_params
+from memoryd.protocol.dispatch import Connection, Handler
+from memoryd.scopes import agent_scope
+from memoryd.server.app import App
+
+PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
+INSTRUCTIONS = (
+    "memoryd keeps long-term memory as Markdown files. Use memory_search for exact words, "
+    "memory_write to remember, memory_read/memory_update/memory_delete by id."
+)
+
+
+class ClientInfo(msgspec.Struct):
+    name: str = ""
+    version: str = ""
+
+
+class InitializeParams(msgspec.Struct):
+    protocolVersion: str = PROTOCOL_VERSIONS[0]
+    capabilities: dict[str, Any] = {}
+    clientInfo: ClientInfo | None = None
+
+
+class NoParams(msgspec.Struct):
+    pass
+
+
+class JobRunParams(msgspec.Struct, forbid_unknown_fields=True):
+    job: str
+    dry_run: bool = False
+    level: int | None = None
+
+
+def server_methods(app: App) -> dict[str, Handler]:
+    """Every server method, bound to `app`."""
+
+    async def initialize(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        params = decode_params(raw, InitializeParams)
+        if params.clientInfo is not None:
+            conn.client_info = msgspec.to_builtins(params.clientInfo)
+            if params.clientInfo.name:
+                conn.caller.agent = agent_scope(params.clientInfo.name)
+        version = (params.protocolVersion if params.protocolVersion in PROTOCOL_VERSIONS
+                   else PROTOCOL_VERSIONS[0])
+        return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "memoryd", "version": __version__},
+                "instructions": INSTRUCTIONS, "scope": conn.caller.default_scope}
+
+    async def ping(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        return {}
+
+    async def health(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        decode_params(raw, NoParams)
+        return app.health()
+
+    async def stats(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        decode_params(raw, NoParams)
+        engine = app.engine
+        llm = engine.llm
+        return {**await engine.reads.counts(),
+                "pending_access_counts": len(engine.access_counts.dirty),
+                "graph": engine.graph.describe(),
+                "llm": {"endpoint": llm.endpoint, "calls": llm.calls, "failures": llm.failures}
+                if llm else None,
+                "subscribers": engine.events.subscribers, **app.health()}
+
+    def scheduler() -> Scheduler:
+        if app.scheduler is None:
+            raise Busy("the job scheduler is not running on this daemon")
+        return app.scheduler
+
+    async def jobs_list(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        decode_params(raw, NoParams)
+        return {"jobs": scheduler().describe()}
+
+    async def jobs_run(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        params = decode_params(raw, JobRunParams)
+        report = await scheduler().run_now(params.job, params.dry_run, params.level)
+        return msgspec.to_builtins(report)
+
+    async def subscribe(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        if conn.subscription is None:
+            conn.subscription = app.engine.events.subscribe(conn.caller.can_see)
+        return {"subscribed": True,
+                "notifications": ["notifications/memory", "notifications/reminder"]}
+
+    async def unsubscribe(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        if conn.subscription is not None:
+            app.engine.events.unsubscribe(conn.subscription)
+            conn.subscription = None
+        return {"subscribed": False}
+
+    return {"initialize": initialize, "ping": ping, "health": health, "stats": stats,
+            "events/subscribe": subscribe, "events/unsubscribe": unsubscribe,
+            "jobs/list": jobs_list, "jobs/run": jobs_run}

@@ -1,0 +1,90 @@
+"""Wiring: build the engine's collaborators from the config, in one place.
+
+Tests substitute what they do not test: `embedder` (a fake embedder instead of
+the model) and `vectors` (an in-memory vector store instead of chromadb).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memoryd.access_counts import AccessCounts
+from memoryd.config import Config
+from memoryd.engine import Engine
+from memoryd.engine.links import Links
+from memoryd.engine.reads import Reads
+from memoryd.engine.stores import Stores
+from memoryd.engine.sync import FileSync
+from memoryd.engine.workers import Workers
+from memoryd.engine.writes import Writes
+from memoryd.events import EventBus
+from memoryd.graph.store import GraphStore
+from memoryd.graph.topics import TopicGraph
+from memoryd.retrieval.hybrid import HybridIndex
+from memoryd.retrieval.pipeline import SmartSearch
+from memoryd.retrieval.scoring import Recipe
+from memoryd.store.catalog import Catalog
+from memoryd.store.files import MarkdownStore
+
+
+def _embedder(root: Path, config: Config) -> Any:
+    from memoryd.models.embedder import Embedder
+
+    e = config.embedder
+    return Embedder(threads=e.threads, batch_size=e.batch_size, variant=e.variant,
+                    cache_dir=root / "index" / "models")
+
+
+def _vectors(root: Path, config: Config) -> Any:
+    from memoryd.retrieval.vectors import VectorStore
+
+    return VectorStore(root / "index" / "chroma", config.vectors.url)
+
+
+def _reranker(config: Config) -> Any:
+    if not config.reranker.model_dir:
+        return None
+    from memoryd.models.reranker import OnnxCrossEncoder
+
+    return OnnxCrossEncoder(Path(config.reranker.model_dir).expanduser(),
+                            threads=config.embedder.threads)
+
+
+def _recipe(config: Config) -> Recipe:
+    r = config.retrieval
+    return Recipe(k1=r.bm25_k1, b=r.bm25_b, neighbour_field=r.neighbour_field,
+                  coverage_power=r.coverage_power, lexical_weight=r.lexical_weight,
+                  context_weight=r.context_weight, neighbour_credit=r.neighbour_credit,
+                  session_boost=r.session_boost)
+
+
+def build_engine(root: Path, config: Config, *, embedder: Any = None,
+                 vectors: Any = None) -> Engine:
+    """The engine for `root`: opens (or creates) every store under it."""
+    embedder = embedder if embedder is not None else _embedder(root, config)
+    vectors = vectors if vectors is not None else _vectors(root, config)
+    stores = Stores(files=MarkdownStore(root),
+                    catalog=Catalog(root / "index" / "keyword.sqlite"),
+                    hybrid=HybridIndex(embedder, vectors), access_counts=AccessCounts(),
+                    events=EventBus(), workers=Workers())
+    graph = TopicGraph(config.graph, embedder.dim)
+    graph_store = GraphStore(root / "index" / "graph.sqlite", embedder.model_id)
+    graph.load(graph_store)
+    reranker = _reranker(config)
+    searcher = SmartSearch(stores.hybrid, _recipe(config),
+                           exact_limit=config.retrieval.exact_limit,
+                           candidate_factor=config.retrieval.candidate_factor,
+                           reranker=reranker, fetch=stores.catalog.get_many,
+                           graph=graph if config.graph.expand else None)
+    llm = None
+    if config.llm.url:
+        from memoryd.llm.client import ChatClient
+
+        llm = ChatClient(config.llm)
+    return Engine(
+        root=root, config=config, stores=stores, writes=Writes(stores, config),
+        links=Links(stores), sync=FileSync(stores, config, graph, graph_store),
+        reads=Reads(stores.files, stores.catalog, stores.hybrid, searcher, graph,
+                    stores.access_counts, stores.workers),
+        embedder=embedder, graph=graph, graph_store=graph_store, reranker=reranker, llm=llm)

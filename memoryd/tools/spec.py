@@ -1,0 +1,164 @@
+"""The tool table: the one definition of every tool (name, title, params, description,
+MCP annotations, how memoryctl takes it).
+
+It imports only the params. `tools/list` and the dispatcher read it (through
+tools/registry.py, which binds each spec to its handler); memoryctl, which must stay
+stdlib-only, reads `clients/memoryctl/tools.json`, generated from it
+(`python -m memoryd.tools.spec > clients/memoryctl/tools.json`); a test checks that
+file, and the README's tool table, against this one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from memoryd.tools import params as p
+
+
+@dataclass(frozen=True)
+class Cli:
+    """How memoryctl takes the tool: its subcommand, the params given as positional
+    arguments (in order), the one that reads stdin when given as `-`, and defaults."""
+
+    command: str
+    help: str
+    positional: tuple[str, ...] = ()
+    stdin: str | None = None
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    params: type[p.Params]
+    description: str
+    cli: Cli
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    batchable: bool = False  # consecutive pipelined calls run as one group commit
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = msgspec.json.schema(self.params)
+        defs = schema.pop("$defs", {})
+        body = defs.pop(self.params.__name__)
+        body.pop("title", None)
+        body.pop("description", None)  # the Struct's docstring is not for clients
+        if defs:
+            body["$defs"] = defs
+        return body
+
+    def annotations(self) -> dict[str, Any]:
+        return {"title": self.title, "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive, "idempotentHint": self.idempotent,
+                "openWorldHint": False}
+
+    def describe(self) -> dict[str, Any]:
+        """The tool as `tools/list` shows it (MCP's Tool)."""
+        return {"name": self.name, "title": self.title, "description": self.description,
+                "inputSchema": self.input_schema(), "annotations": self.annotations()}
+
+
+def _spec(name: str, title: str, params: type[p.Params], description: str, cli: Cli,
+          **flags: bool) -> ToolSpec:
+    return ToolSpec(name, title, params, " ".join(description.split()), cli, **flags)
+
+
+_RANKED = ("Ranked search by meaning and words: dense + keyword candidates, fused, optional "
+           "cross-encoder rerank, recency and importance blend, MMR diversity. Each result "
+           "carries `score` and its breakdown in `scores`. Pass only `query` for the best "
+           "default ranking.")
+
+TOOLS: tuple[ToolSpec, ...] = (
+    _spec("memory_write", "Remember a note", p.WriteParams, """
+        Remember a note. Without `category` it lands in the inbox (phase inbox, 7-day TTL);
+        with one it is organized at once. With `role` (and `session`) it is a conversation
+        turn. An exact duplicate (same content in the same scope) returns the existing
+        memory.""",
+          Cli("write", "remember a note (TEXT, or - to read it from stdin)",
+              positional=("content",), stdin="content", defaults={"source": "memoryctl"}),
+          batchable=True),
+    _spec("memory_read", "Read a memory", p.IdParams,
+          "Read one memory by id (counts as an access).",
+          Cli("read", "show one memory", positional=("id",)), read_only=True, idempotent=True),
+    _spec("memory_update", "Update a memory", p.UpdateParams, """
+        Change a memory's content, category, tags, type or importance; `version` + 1. Pass
+        the `version` you read to fail with -32002 if somebody changed it meanwhile.""",
+          Cli("update", "change a memory (content, category, tags, type, importance)",
+              positional=("id",), stdin="content")),
+    _spec("memory_delete", "Delete a memory", p.IdParams,
+          "Delete a memory: its file moves under trash/ (a soft delete).",
+          Cli("delete", "move a memory to the trash", positional=("id",)),
+          destructive=True, idempotent=True),
+    _spec("memory_list", "List memories", p.ListParams, """
+        List memories, newest first, filtered by phase, category, scope, source and tags
+        (all must match). Without `scope`: global plus the caller's own scope.""",
+          Cli("list", "list memories, newest first"), read_only=True, idempotent=True),
+    _spec("memory_search", "Keyword search", p.SearchParams, """
+        Exact keyword search: every word of `query` must occur in the content or tags
+        (case-insensitive, substrings match, works for Chinese), newest first, with
+        filters. `from`/`to` are dates (YYYY-MM-DD, inclusive). Needs no model.""",
+          Cli("search", "exact keyword search (every word must occur), newest first",
+              positional=("query",)), read_only=True, idempotent=True),
+    _spec("memory_tag", "Tag a memory", p.TagParams, "Add and/or remove tags on a memory.",
+          Cli("tag", "add or remove tags", positional=("id",)), idempotent=True),
+    _spec("memory_link", "Link two memories", p.LinkParams,
+          "Link two memories (bidirectional: each lists the other in `links`).",
+          Cli("link", "link two memories (both directions)", positional=("source", "target")),
+          idempotent=True),
+    _spec("memory_unlink", "Unlink two memories", p.LinkParams,
+          "Remove the link between two memories, in both directions.",
+          Cli("unlink", "remove the link between two memories",
+              positional=("source", "target")), idempotent=True),
+    _spec("memory_backlinks", "Backlinks", p.IdParams, "The memories that link to this one.",
+          Cli("backlinks", "memories that link to ID", positional=("id",)),
+          read_only=True, idempotent=True),
+    _spec("memory_upgrade", "Organize an inbox memory", p.UpgradeParams, """
+        Promote an inbox memory to organized: its file moves to categories/<category>/
+        (`knowledge` when no category is given) and its inbox TTL is cleared.""",
+          Cli("upgrade", "promote an inbox memory to organized", positional=("id",))),
+    _spec("memory_smart_search", "Smart search", p.SmartSearchParams, _RANKED,
+          Cli("smart-search", "ranked search by meaning and words", positional=("query",)),
+          read_only=True),
+    _spec("memory_explain", "Explain a smart search", p.SmartSearchParams, """
+        The whole trace of a smart search: every candidate with each stage's score and why
+        it was kept or dropped, plus the time each stage took.""",
+          Cli("explain", "every candidate of a smart search, with each stage's score and "
+              "why it was kept or dropped", positional=("query",)),
+          read_only=True, idempotent=True),
+    _spec("memory_recall", "Recall for a prompt", p.RecallParams, """
+        What a model should see for `query`: a `<memory>` block within `token_budget`
+        (procedural memories first, then the ranked rest, then the session's summary).
+        Returns {text, memories, total_tokens, budget_used}.""",
+          Cli("recall", "the <memory> block a model should see for QUERY",
+              positional=("query",)), read_only=True),
+    _spec("memory_remind", "Set a reminder", p.RemindParams, """
+        Create a reminder, due at `due_at` (ISO 8601) or `when` in words (English or
+        Chinese, in the configured timezone). When it is due, the notify job writes it to
+        pending.md, shows a desktop notification and sends `notifications/reminder` to
+        subscribed connections.""",
+          Cli("remind", "create a reminder: --when 'tomorrow at 9' (or 明天下午三点) or "
+              "--due-at", positional=("content",), stdin="content")),
+)
+
+SPECS: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
+
+
+def cli_table() -> list[dict[str, Any]]:
+    """What memoryctl needs of each tool (clients/memoryctl/tools.json)."""
+    return [{"name": t.name, "command": t.cli.command, "help": t.cli.help,
+             "positional": list(t.cli.positional), "stdin": t.cli.stdin,
+             "defaults": t.cli.defaults, "params": t.input_schema()} for t in TOOLS]
+
+
+def cli_table_json() -> str:
+    return json.dumps(cli_table(), indent=1, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    print(cli_table_json(), end="")

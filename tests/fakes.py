@@ -1,0 +1,75 @@
+"""Stand-ins for what a test does not test: the embedding model and chromadb.
+
+`FakeEmbedder` gives texts that share words similar vectors (hashed bag of words),
+deterministically and in microseconds; `MemoryVectors` is the VectorStore interface
+over dicts. `server/wiring.py` takes both, so the engine around them is the real one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+
+import numpy as np
+
+_WORD = re.compile(r"\w+")
+
+
+class FakeEmbedder:
+    model_id = "fake-bag-of-words-64"
+    dim = 64
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _word(self, word: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+        return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in _WORD.findall(text.casefold()):
+                out[i] += self._word(word)
+            norm = float(np.linalg.norm(out[i]))
+            out[i] = out[i] / norm if norm else self._word("")
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(_WORD.findall(text))
+
+
+class MemoryVectors:
+    """The VectorStore interface (retrieval/vectors.py) in memory."""
+
+    def __init__(self) -> None:
+        self.data: dict[tuple[str, str], dict[str, tuple[np.ndarray, dict]]] = {}
+
+    def close(self) -> None:
+        pass
+
+    def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
+               hashes: list[str], model: str) -> None:
+        col = self.data.setdefault((kind, scope), {})
+        for memory_id, vector, h in zip(ids, vectors, hashes, strict=True):
+            col[memory_id] = (np.array(vector, dtype=np.float32), {"h": h, "m": model})
+
+    def delete(self, scope: str, ids: list[str]) -> None:
+        for kind in ("own", "ctx"):
+            col = self.data.get((kind, scope), {})
+            for memory_id in ids:
+                col.pop(memory_id, None)
+
+    def query(self, kind: str, scope: str, vector: np.ndarray, n: int) -> list[str]:
+        col = self.data.get((kind, scope), {})
+        ranked = sorted(col, key=lambda i: -float(col[i][0] @ vector))
+        return ranked[:n]
+
+    def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
+        for (kind, scope), col in self.data.items():
+            if col:
+                ids = list(col)
+                yield (kind, scope, ids, np.stack([col[i][0] for i in ids]),
+                       [col[i][1] for i in ids])

@@ -1,0 +1,79 @@
+"""The one tool table (tools/spec.py) against everything made from it or kept beside it:
+handlers, memoryctl's tools.json, the README's tables; the job table and error codes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from memoryd.config import Config
+from memoryd.errors import ERROR_CODES
+from memoryd.jobs.table import JOBS, SCHEDULED
+from memoryd.tools import registry
+from memoryd.tools.spec import SPECS, cli_table_json
+
+ROOT = Path(__file__).parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _rows(header: str) -> dict[str, list[str]]:
+    """A README table (found by its header line): first cell -> the other cells."""
+    lines = README[README.index(header):].splitlines()[2:]
+    rows = {}
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|"))]
+        rows[cells[0].strip("`")] = cells[1:]
+    return rows
+
+
+def test_every_tool_has_a_handler_and_every_handler_a_tool():
+    assert set(registry.handlers()) == set(SPECS)
+
+
+def test_memoryctl_tools_json_is_generated_from_the_spec():
+    shipped = (ROOT / "clients" / "memoryctl" / "tools.json").read_text(encoding="utf-8")
+    assert shipped == cli_table_json(), (
+        "clients/memoryctl/tools.json is stale: run "
+        "`.venv/bin/python -m memoryd.tools.spec > clients/memoryctl/tools.json`")
+
+
+def test_tools_carry_mcp_annotations_and_a_title():
+    for spec in SPECS.values():
+        described = spec.describe()
+        assert described["title"] and described["annotations"]["title"] == spec.title
+        assert not (spec.read_only and spec.destructive), spec.name
+
+
+def test_readme_tool_table_matches_the_spec():
+    rows = _rows("| tool | params")
+    assert list(rows) == list(SPECS), "one README row per tool, in the table's order"
+    for name, (params, _does) in rows.items():
+        same = re.fullmatch(r"same as `(\w+)`", params)
+        spec = SPECS[same.group(1) if same else name]
+        listed = {p.strip().rstrip("?") for p in re.split(r",|\\\|", params)} if not same \
+            else set(spec.params.__struct_encode_fields__)
+        optional = {p.strip()[:-1] for p in re.split(r",|\\\|", params)
+                    if p.strip().endswith("?")} if not same else None
+        fields = spec.params.__struct_encode_fields__
+        assert listed == set(fields), name
+        if optional is not None:
+            required = set(spec.params.__struct_fields__[:len(fields)
+                                                         - len(spec.params.__struct_defaults__)])
+            assert not (optional & required), f"{name}: required params marked optional"
+
+
+def test_readme_error_table_is_the_error_codes():
+    rows = _rows("| code | meaning |")
+    assert {int(code): cells[0] for code, cells in rows.items()} == ERROR_CODES
+
+
+def test_job_table_is_the_config_the_readme_and_the_example():
+    assert {j.config_key for j in SCHEDULED} | {"enabled"} == set(
+        Config().jobs.__struct_fields__)
+    assert set(_rows("| job | default | does |")) == {j.name for j in JOBS}
+    example = yaml.safe_load((ROOT / "config.example.yaml").read_text(encoding="utf-8"))
+    assert set(example["jobs"]) == {j.config_key for j in SCHEDULED} | {"enabled"}
