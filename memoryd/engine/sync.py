@@ -117,9 +117,10 @@ class FileSync:
             memory.expires_at = now + timedelta(seconds=self.config.storage.inbox_ttl)
         return memory != before
 
-    def sync_paths_blocking(self, uow: UnitOfWork, paths: Iterable[str]
-                            ) -> dict[str, list[str]]:
-        """Each file in its own commit of `uow`; hand-edit events are staged on it."""
+    def sync_paths_blocking(self, uow: UnitOfWork, paths: Iterable[str],
+                            announce: bool = True) -> dict[str, list[str]]:
+        """Each file in its own commit of `uow`; hand-edit events are raised on it
+        (`announce`; not at start-up, before anybody can be subscribed)."""
         now = utcnow()
         changed: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
         for path in paths:
@@ -127,6 +128,7 @@ class FileSync:
             uow.commit()
             if outcome:
                 changed[outcome].append(path)
+            if outcome and announce:
                 uow.events.append(("notifications/memory", {"event": _EVENT[outcome],
                                    "path": path, "by": "hand edit"}, None))
         return changed
@@ -147,13 +149,13 @@ class FileSync:
         return await self.stores.change(
             lambda uow: self.sync_paths_blocking(uow, [*paths, *self._files_under(folders)]))
 
-    def _reconcile_files(self, uow: UnitOfWork) -> dict[str, int]:
+    def _reconcile_files(self, uow: UnitOfWork, announce: bool = True) -> dict[str, int]:
         """Make the catalog agree with every file (content hash per file)."""
         stale = self.files.remove_stale_temp_files()
         known = self.catalog.all_records()
         on_disk = set(self.files.iter_files())
         gone = [p for p in known if p not in on_disk]
-        changed = self.sync_paths_blocking(uow, [*sorted(on_disk), *gone])
+        changed = self.sync_paths_blocking(uow, [*sorted(on_disk), *gone], announce)
         return {k: len(v) for k, v in changed.items()} | {"files": len(on_disk),
                                                           "stale_temp_files": stale}
 
@@ -167,7 +169,7 @@ class FileSync:
         def run(uow: UnitOfWork) -> dict[str, int]:
             # The catalog first, file by file; then the vectors in bulk, reusing every
             # stored vector whose text is unchanged (a catalog rebuild re-embeds nothing).
-            summary = self._reconcile_files(uow)
+            summary = self._reconcile_files(uow, announce=False)
             summary |= self.stores.hybrid.reconcile(self.catalog.all_memories(),
                                                     force=force_embed)
             self.reconcile_graph_blocking(self.graph)
