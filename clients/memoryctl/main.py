@@ -85,7 +85,9 @@ def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
     """Arguments from the tool's params: positional ones in order, the rest as --flags
     (`top_k` is --top-k); types, choices and help come from the params' JSON Schema."""
     props: dict[str, Any] = spec["params"]["properties"]
-    for name, prop in props.items():
+    positional = spec["positional"]
+    for name in [*positional, *(n for n in props if n not in positional)]:
+        prop = props[name]
         schema = _schema(prop)
         kind = schema.get("type")
         help_ = schema.get("description") or ""
@@ -103,7 +105,7 @@ def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
         elif kind == "array":
             options["type"] = _csv
             options["metavar"] = "A,B"
-        if name in spec["positional"]:
+        if name in positional:
             p.add_argument(name, **options)
         elif kind == "boolean":
             p.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true",

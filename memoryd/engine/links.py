@@ -56,7 +56,7 @@ class Links:
                                 else [x for x in memory.links if x != other])
                 _bump(memory)
                 uow.put(memory, path)
-            uow.event("updated", source, src.scope)
+            uow.event("updated", src.scope, id=source)
             return src
 
         return await self.stores.change(run)
@@ -83,11 +83,11 @@ class Links:
                 other.replaced_by = keep_id
                 other.updated_at = utcnow()
                 uow.trash(other, other_path, rewrite=True)
-                uow.event("deleted", other_id, other.scope, replaced_by=keep_id)
+                uow.event("deleted", other.scope, id=other_id, replaced_by=keep_id)
             keep.links = [x for x in keep.links if x not in other_ids and x != keep_id]
             _bump(keep)
             uow.put(keep, keep_path)
-            uow.event("updated", keep_id, keep.scope)
+            uow.event("updated", keep.scope, id=keep_id)
             return keep
 
         return await self.stores.change(run)

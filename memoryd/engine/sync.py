@@ -129,8 +129,7 @@ class FileSync:
             if outcome:
                 changed[outcome].append(path)
             if outcome and announce:
-                uow.events.append(("notifications/memory", {"event": _EVENT[outcome],
-                                   "path": path, "by": "hand edit"}, None))
+                uow.event(_EVENT[outcome], None, path=path, by="hand edit")
         return changed
 
     def _files_under(self, folders: Iterable[str]) -> list[str]:

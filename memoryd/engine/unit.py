@@ -115,9 +115,9 @@ class UnitOfWork:
         self._trashed[memory.id] = _Trash(memory, origin, to, rewrite or staged is not None)
         return to
 
-    def event(self, event: str, memory_id: str, scope: str | None, **extra: Any) -> None:
-        self.events.append(("notifications/memory", {"event": event, "id": memory_id,
-                                                     **extra}, scope))
+    def event(self, event: str, scope: str | None, **fields: Any) -> None:
+        """A `notifications/memory` for subscribers who may see `scope` (None: all)."""
+        self.events.append(("notifications/memory", {"event": event, **fields}, scope))
 
     # -- applying ------------------------------------------------------------------
     def commit(self) -> None:

@@ -95,7 +95,7 @@ class Writes:
                         pass
                 batch[key] = memory
             uow.put(memory, uow.files.relpath_for(memory))
-            uow.event("written", memory.id, memory.scope)
+            uow.event("written", memory.scope, id=memory.id)
             results.append((memory, True))
         return results
 
@@ -110,7 +110,7 @@ class Writes:
             memory.version += 1
             memory.updated_at = utcnow()
             uow.put(memory, uow.files.relpath_for(memory), origin=path)
-            uow.event(event, memory_id, memory.scope)
+            uow.event(event, memory.scope, id=memory_id)
             return memory
 
         return await self.stores.change(run)
@@ -179,7 +179,7 @@ class Writes:
             caller.check(memory.scope)
             for peer in memory.links:
                 repoint_link(uow, peer, memory_id, None)
-            uow.event("deleted", memory_id, memory.scope)
+            uow.event("deleted", memory.scope, id=memory_id)
             return uow.trash(memory, path)
 
         return await self.stores.change(run)

@@ -27,11 +27,9 @@ from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.server.app import App
 from memoryd.server.connection import Drain, serve_connection
 from memoryd.server.listener import open_unix_listener, peer_credentials
-from memoryd.server.methods import server_methods
 from memoryd.server.systemd import sd_notify
 from memoryd.server.watcher import watch_files
-from memoryd.server.wiring import build_engine
-from memoryd.tools import registry
+from memoryd.server.wiring import build_dispatcher, build_engine
 
 log = structlog.get_logger("memoryd")
 
@@ -159,7 +157,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         listener = await open_unix_listener(socket_path)
         app = App(engine=engine, config=config, root=root, socket_path=socket_path)
         scheduler = app.scheduler = Scheduler(engine, idle_seconds=app.idle_seconds)
-        dispatcher = Dispatcher(registry.bind(app), server_methods(app), app.saw_requests)
+        dispatcher = build_dispatcher(app)
         services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
         if config.jobs.enabled:
             services.start_soon(scheduler.run_forever)

@@ -1,4 +1,5 @@
-"""Wiring: build the engine's collaborators from the config, in one place.
+"""Wiring: build the engine's collaborators from the config, and the dispatcher over
+the tools and server methods, in one place.
 
 Tests substitute what they do not test: `embedder` (a fake embedder instead of
 the model) and `vectors` (an in-memory vector store instead of chromadb).
@@ -21,11 +22,15 @@ from memoryd.engine.writes import Writes
 from memoryd.events import EventBus
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
+from memoryd.protocol.dispatch import Dispatcher
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SmartSearch
 from memoryd.retrieval.scoring import Recipe
+from memoryd.server.app import App
+from memoryd.server.methods import server_methods
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
+from memoryd.tools import registry
 
 
 def _embedder(root: Path, config: Config) -> Any:
@@ -88,3 +93,8 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
         reads=Reads(stores.files, stores.catalog, stores.hybrid, searcher, graph,
                     stores.access_counts, stores.workers),
         embedder=embedder, graph=graph, graph_store=graph_store, reranker=reranker, llm=llm)
+
+
+def build_dispatcher(app: App) -> Dispatcher:
+    """The dispatcher over every tool and server method of `app`."""
+    return Dispatcher(registry.bind(app), server_methods(app), app.saw_requests)

@@ -53,6 +53,10 @@ def handlers() -> dict[str, tuple[Handler, BatchHandler | None]]:
     missing = set(SPECS) - set(_HANDLERS)
     if missing:
         raise LookupError(f"tools without a handler: {', '.join(sorted(missing))}")
+    mismatched = [n for n, (_, batch) in _HANDLERS.items()
+                  if (batch is not None) != SPECS[n].batchable]
+    if mismatched:  # the spec says batchable exactly when a batch handler exists
+        raise LookupError(f"batch handler and spec disagree: {', '.join(mismatched)}")
     return _HANDLERS
 
 
@@ -62,6 +66,5 @@ def bind(app: Any) -> dict[str, Tool]:
     tools = {}
     for name, spec in SPECS.items():
         fn, batch = table[name]
-        tools[name] = Tool(spec, partial(fn, app),
-                           partial(batch, app) if batch and spec.batchable else None)
+        tools[name] = Tool(spec, partial(fn, app), partial(batch, app) if batch else None)
     return tools

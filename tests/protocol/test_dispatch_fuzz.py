@@ -13,11 +13,9 @@ from hypothesis import strategies as st
 
 from memoryd.config import Config
 from memoryd.errors import ERROR_CODES, INTERNAL_ERROR
-from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.protocol.dispatch import Connection
 from memoryd.server.app import App
-from memoryd.server.methods import server_methods
-from memoryd.server.wiring import build_engine
-from memoryd.tools import registry
+from memoryd.server.wiring import build_dispatcher, build_engine
 from memoryd.tools.spec import SPECS
 from tests.fakes import FakeEmbedder, MemoryVectors
 
@@ -46,7 +44,7 @@ async def dispatcher(tmp_path):
     config = Config()
     engine = build_engine(tmp_path, config, embedder=FakeEmbedder(), vectors=MemoryVectors())
     app = App(engine=engine, config=config, root=tmp_path, socket_path=tmp_path / "sock")
-    yield Dispatcher(registry.bind(app), server_methods(app), app.saw_requests)
+    yield build_dispatcher(app)
     engine.close()
 
 

@@ -6,12 +6,10 @@ import pytest
 from memoryd.config import Config, parse_config
 from memoryd.engine import NewMemory
 from memoryd.protocol.codec import decode_params
-from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.protocol.dispatch import Connection
 from memoryd.scopes import Caller
 from memoryd.server.app import App
-from memoryd.server.methods import server_methods
-from memoryd.server.wiring import build_engine
-from memoryd.tools import registry
+from memoryd.server.wiring import build_dispatcher, build_engine
 
 
 class Harness:
@@ -21,8 +19,7 @@ class Harness:
     def __init__(self, root, config: Config, **substitutes) -> None:
         self.engine = build_engine(root, config, **substitutes)
         self.app = App(engine=self.engine, config=config, root=root, socket_path=root / "s")
-        self.dispatcher = Dispatcher(registry.bind(self.app), server_methods(self.app),
-                                     self.app.saw_requests)
+        self.dispatcher = build_dispatcher(self.app)
         self.conn = Connection()
 
     async def write(self, content: str, caller: Caller | None = None, **kw) -> str:
