@@ -9,6 +9,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import argparse
+import stat
 import sys
 from pathlib import Path
 
@@ -63,8 +64,16 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, object] | int:
         return EXIT_CONFIG
     log.configure(getattr(args, "log_level", None) or config.logging.level,
                   getattr(args, "log_format", None) or config.logging.format)
+    os.umask(0o077)  # every file and folder the daemon creates is the user's alone
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        mode = stat.S_IMODE(root.stat().st_mode)
+        if mode & 0o077:
+            root.chmod(0o700)
+            import structlog
+
+            structlog.get_logger("memoryd").info("root.tightened", root=str(root),
+                                                 was=oct(mode), now="0o700")
     except OSError as exc:
         print(f"memoryd: cannot create the memory root {root}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
@@ -113,7 +122,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from memoryd.server import lock
     from memoryd.server.daemon import serve
-    from memoryd.server.listener import SocketPathTooLong
+    from memoryd.server.listener import SocketInUse, SocketPathTooLong
 
     try:
         lock_fd = lock.acquire(root)
@@ -122,7 +131,7 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
     try:
         completed = trio.run(serve, root, socket_path.absolute(), config)
-    except SocketPathTooLong as exc:
+    except (SocketPathTooLong, SocketInUse) as exc:
         print(f"memoryd: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except KeyboardInterrupt:

@@ -61,6 +61,8 @@ class NotifyConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     max_connections: int = 256
     drain_timeout: Duration = Duration(10)
+    # A connection silent this long is closed (0: never); subscribed ones never are.
+    idle_timeout: Duration = Duration(300)
 
 
 class WatcherConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

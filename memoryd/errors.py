@@ -64,19 +64,37 @@ class Busy(RpcError):
     code = -32005
 
 
+class StorageFull(RpcError):
+    """The disk (or the user's quota) is full: the change was rolled back whole."""
+
+    code = -32006
+
+
+class InvalidFile(NotFound):
+    """The memory's file is there but memoryd refuses it (invalid front matter, a
+    link, not a regular file, too large); it is reported in `stats`."""
+
+    code = -32007
+
+
 INTERNAL_ERROR = -32603
 
 # The table the README and tests check against: one definition of the codes.
 ERROR_CODES: dict[int, str] = {
-    ParseError.code: "parse error: the line is not JSON",
+    ParseError.code: "parse error: the line is not JSON (or holds invalid UTF-8, or nests "
+                     "too deeply); that line only",
     InvalidRequest.code: "invalid request (not a request object, a batch array, a bad "
                          "`jsonrpc`)",
     MethodNotFound.code: "unknown method or tool",
     InvalidParams.code: "invalid params; the message names the field",
     NotFound.code: "not found",
     Conflict.code: "conflict: stale `version`",
-    Forbidden.code: "forbidden: another agent's scope, or another user's connection",
+    Forbidden.code: "forbidden: another agent's scope, `jobs/run` from an agent, or another "
+                    "user's connection",
     TooLarge.code: "too large: a line over 1 MiB (it is discarded; the connection stays open)",
     Busy.code: "busy: over `server.max_connections`, or the job scheduler is not running",
+    StorageFull.code: "disk full (ENOSPC/EDQUOT): nothing of the change was made",
+    InvalidFile.code: "the memory's file is invalid or unsafe and is left alone (see "
+                      "`stats` rejected_files)",
     INTERNAL_ERROR: "internal error (details in the daemon's log)",
 }

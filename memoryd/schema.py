@@ -11,9 +11,10 @@ import re
 import unicodedata
 import uuid
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
+from msgspec import Meta
 
 Kind = Literal["note", "fact", "turn", "summary", "reminder"]
 Phase = Literal["inbox", "organized"]
@@ -39,6 +40,27 @@ _ID_RE = re.compile(ID_PATTERN)
 _SCOPE_RE = re.compile(SCOPE_PATTERN)
 
 GLOBAL_SCOPE = "global"
+MAX_CONTENT = 256 * 1024  # characters
+MAX_TAGS = 64
+MAX_LINKS = 1000
+
+# The field types: the wire params (tools/params.py) and the front matter read from a
+# file are validated by these same constraints (one validation path, any origin).
+Id = Annotated[str, Meta(pattern=ID_PATTERN, max_length=128, description="A memory id.")]
+Content = Annotated[str, Meta(min_length=1, max_length=MAX_CONTENT,
+                              description="The text to remember (Markdown).")]
+Tag = Annotated[str, Meta(min_length=1, max_length=64, pattern=r"^[^,\r\n]+$")]
+Tags = Annotated[list[Tag], Meta(max_length=MAX_TAGS, description="Tags (no commas).")]
+Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
+                            description="global, agent:<name> or user:<name>.")]
+Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
+Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
+Session = Annotated[str, Meta(pattern=SESSION_PATTERN, max_length=128,
+                              description="Conversation / session id.")]
+Links = Annotated[list[Id], Meta(max_length=MAX_LINKS)]
+Count = Annotated[int, Meta(ge=0, le=2**62)]
+Version = Annotated[int, Meta(ge=1, le=2**62)]
+Sha256 = Annotated[str, Meta(pattern=r"^([0-9a-f]{64})?$")]
 
 
 def is_valid_id(value: str) -> bool:
@@ -83,34 +105,34 @@ def as_aware(value: datetime) -> datetime:
 class Memory(msgspec.Struct, kw_only=True):
     """A memory's front matter plus its content. Field order is the file's key order."""
 
-    id: str
-    content_hash: str = ""
+    id: Id
+    content_hash: Sha256 = ""
     kind: Kind = "note"
     phase: Phase = "inbox"
     category: Category = "inbox"
     type: MemoryType = "semantic"
-    scope: str = GLOBAL_SCOPE
-    session: str | None = None
+    scope: Scope = GLOBAL_SCOPE
+    session: Session | None = None
     role: Role | None = None
     # Turns only, set by the decay-sweep job: the long-term episode (a user turn and
     # its reply) this turn belongs to, and that episode's topic node in the graph.
-    episode: str | None = None
-    topic: str | None = None
-    tags: list[str] = msgspec.field(default_factory=list)
-    source: str = ""
-    importance: float = 0.5
+    episode: Id | None = None
+    topic: Id | None = None
+    tags: Tags = msgspec.field(default_factory=list)
+    source: Source = ""
+    importance: Importance = 0.5
     created_at: datetime = msgspec.field(default_factory=utcnow)
     updated_at: datetime = msgspec.field(default_factory=utcnow)
     expires_at: datetime | None = None
     due_at: datetime | None = None
     notified_at: datetime | None = None  # reminders: when the notify job announced it
-    access_count: int = 0
+    access_count: Count = 0
     last_accessed_at: datetime | None = None
-    links: list[str] = msgspec.field(default_factory=list)
-    replaces: list[str] = msgspec.field(default_factory=list)
-    replaced_by: str | None = None
-    version: int = 1
-    content: str = ""
+    links: Links = msgspec.field(default_factory=list)
+    replaces: Links = msgspec.field(default_factory=list)
+    replaced_by: Id | None = None
+    version: Version = 1
+    content: Annotated[str, Meta(max_length=MAX_CONTENT)] = ""
     # Front-matter keys a user wrote that we do not know; kept on every rewrite.
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
 
@@ -118,6 +140,34 @@ class Memory(msgspec.Struct, kw_only=True):
 FRONT_MATTER_FIELDS: tuple[str, ...] = tuple(
     f for f in Memory.__struct_fields__ if f not in ("content", "extra")
 )
+
+
+class InvalidMemory(ValueError):
+    """A memory (from a file, or about to be written) breaks the schema's rules."""
+
+    def __init__(self, field: str | None, problem: str) -> None:
+        super().__init__(f"{field}: {problem}" if field else problem)
+        self.field = field
+        self.problem = problem
+
+
+_FIELD_IN_ERROR = re.compile(r"at `\$\.([A-Za-z_]+)")
+
+
+def field_of(error: msgspec.ValidationError) -> tuple[str | None, str]:
+    """(the field a msgspec error names, the problem without the location)."""
+    text = str(error)
+    match = _FIELD_IN_ERROR.search(text)
+    return (match.group(1) if match else None), text.split(" - at ")[0]
+
+
+def validate(memory: Memory) -> None:
+    """Raise InvalidMemory unless every field keeps the schema's rules (the same rules
+    a file's front matter and a tool's params pass)."""
+    try:
+        msgspec.convert(msgspec.to_builtins(memory), Memory)
+    except msgspec.ValidationError as exc:
+        raise InvalidMemory(*field_of(exc)) from None
 
 
 def to_wire(memory: Memory) -> dict[str, Any]:

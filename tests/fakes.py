@@ -37,7 +37,7 @@ class FakeEmbedder:
             out[i] = out[i] / norm if norm else self._word("")
         return out
 
-    def count_tokens(self, text: str) -> int:
+    def count_tokens(self, text: str, limit: int | None = None) -> int:
         return len(_WORD.findall(text))
 
 

@@ -64,6 +64,10 @@ def mapping(data: dict[str, Any], indent: str = "") -> str:
         if isinstance(value, dict):
             lines.append(f"{indent}{key}:")
             lines.append(mapping(value, indent + "  "))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            lines.append(f"{indent}{key}:")  # e.g. rejected files: path, then why
+            lines += [f"{indent}  - " + "  ".join(str(v) for v in item.values())
+                      for item in value]
         else:
             lines.append(f"{indent}{key + ':':<16}{value}")
     return "\n".join(lines)

@@ -22,7 +22,7 @@ from memoryd.schema import Memory
 from memoryd.scopes import Caller
 from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog, Filters
-from memoryd.store.files import MarkdownStore
+from memoryd.store.files import MarkdownStore, UnsafePath
 
 
 class Reads:
@@ -87,12 +87,12 @@ class Reads:
     async def session_summary(self, session: str) -> str | None:
         """The rolling summary of a session (sessions/<session>/summary.md), if any."""
         def run() -> str | None:
-            data = self.files.read_bytes(f"sessions/{session}/summary.md")
-            if data is None:
-                return None
-            try:
+            try:  # a hand-made link, FIFO or bad front matter: no summary
+                data = self.files.read_bytes(f"sessions/{session}/summary.md")
+                if data is None:
+                    return None
                 return frontmatter.parse(data.decode("utf-8", "replace"), session).memory.content
-            except frontmatter.FrontMatterError:
+            except (UnsafePath, frontmatter.FrontMatterError):
                 return None
 
         return await self.workers.read(run)
@@ -148,5 +148,5 @@ class Reads:
             out[memory_id] = (path, in_file + (pending.count if pending else 0))
         return out
 
-    async def counts(self) -> dict[str, Any]:
-        return await self.workers.read(self.catalog.counts)
+    async def counts(self, scopes: list[str] | None = None) -> dict[str, Any]:
+        return await self.workers.read(self.catalog.counts, scopes)

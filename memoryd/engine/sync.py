@@ -4,7 +4,11 @@ Hand edits reach the indexes through `sync_paths`, which compares each file's sh
 with the catalog's record; start-up reconciles every file, then the vectors in bulk,
 then the topic graph. A file with partial or no front matter is completed and
 rewritten. Each file is one commit of a UnitOfWork, so the next file's checks (a
-duplicate id, a renamed file) see it.
+duplicate id, a renamed file) see it, and a file that fails fails alone.
+
+A file memoryd refuses (a link, a FIFO, too large, not UTF-8, front matter that
+breaks the schema's rules, a session folder with an invalid name) is left as it is,
+dropped from the indexes, and reported: logged once and listed in `stats`.
 """
 
 from __future__ import annotations
@@ -19,21 +23,24 @@ import structlog
 from memoryd.config import Config
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
+from memoryd.errors import StorageFull
 from memoryd.graph import episodes
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
 from memoryd.schema import (
     CATEGORIES,
+    InvalidMemory,
     Memory,
     as_aware,
     content_hash,
     is_valid_id,
-    is_valid_scope,
     new_id,
     utcnow,
+    validate,
 )
 from memoryd.store import frontmatter
-from memoryd.store.files import file_sha
+from memoryd.store.catalog import FileRecord
+from memoryd.store.files import UnsafePath, file_sha
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -41,6 +48,31 @@ log = structlog.get_logger("memoryd.engine")
 _REQUIRED_KEYS = frozenset({"id", "content_hash", "kind", "phase", "category", "type", "scope",
                             "created_at", "updated_at", "version"})
 _EVENT = {"added": "written", "updated": "updated", "deleted": "deleted"}
+SHOWN_REJECTED = 50  # `stats` lists this many refused files (and counts them all)
+
+
+class Rejected:
+    """Files memoryd refuses to read as memories: path -> why. Each is logged once
+    (again if the reason changes) and listed in `stats` until it is fixed or gone."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, str] = {}
+
+    def add(self, path: str, reason: str) -> None:
+        if self._files.get(path) != reason:
+            log.warning("store.rejected_file", path=path, reason=reason)
+        self._files[path] = reason
+
+    def clear(self, path: str) -> None:
+        self._files.pop(path, None)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def describe(self) -> dict[str, Any]:
+        shown = sorted(self._files.items())[:SHOWN_REJECTED]
+        return {"count": len(self._files),
+                "files": [{"path": p, "reason": r} for p, r in shown]}
 
 
 class FileSync:
@@ -52,38 +84,55 @@ class FileSync:
         self.config = config
         self.graph = graph
         self.graph_store = graph_store
+        self.rejected = Rejected()
 
-    def _index_file(self, uow: UnitOfWork, path: str, now: datetime) -> str | None:
-        """Stage what brings the index in step with one file; returns what changed."""
+    def _index_file(self, uow: UnitOfWork, path: str, now: datetime
+                    ) -> tuple[str, str] | None:
+        """Stage what brings the index in step with one file; returns what changed and
+        the scope of the memory it concerns."""
         record = self.catalog.record_by_path(path)
-        data = self.files.read_bytes(path)
+        try:
+            data = self.files.read_bytes(path)
+        except UnsafePath as exc:
+            return self._reject(uow, path, record, str(exc))
+        except OSError as exc:  # unreadable (permissions)
+            return self._reject(uow, path, record, f"cannot be read: {exc.strerror}")
         if data is None:
+            self.rejected.clear(path)
             if record is None:
                 return None
             uow.unindex(path)
-            return "deleted"
+            return "deleted", record.scope
         sha = file_sha(data)
         if record is not None and record.file_sha == sha:
+            self.rejected.clear(path)
             return None
         try:
-            text = data.decode("utf-8")
-            parsed = frontmatter.parse(text, self.files.id_from_filename(path))
-        except (UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
-            log.warning("store.unreadable_file", path=path, error=str(exc))
-            if record is not None:
-                uow.unindex(path)
-            return None
-        memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present or parsed.dropped)
-        for key, why in parsed.dropped.items():
-            log.warning("store.ignored_value", path=path, key=key, error=why)
-        rewrite |= self._complete(memory, path, record, now)
+            parsed = frontmatter.parse(data.decode("utf-8"), self.files.id_from_filename(path))
+            memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present)
+            rewrite |= self._complete(memory, path, record, now)
+            validate(memory)  # what the folder says too (a session folder's name)
+        except UnicodeDecodeError:
+            return self._reject(uow, path, record, "is not UTF-8 text")
+        except (frontmatter.FrontMatterError, InvalidMemory) as exc:
+            return self._reject(uow, path, record, str(exc))
+        self.rejected.clear(path)
         if record is not None and record.id != memory.id:
             uow.unindex(path)
         if rewrite:
             uow.put(memory, path)
         else:
             uow.index(memory, path, sha)
-        return "updated" if record is not None else "added"
+        return ("updated" if record is not None else "added"), memory.scope
+
+    def _reject(self, uow: UnitOfWork, path: str, record: FileRecord | None,
+                reason: str) -> tuple[str, str] | None:
+        """Leave the file alone, report it, and stop serving what it held."""
+        self.rejected.add(path, reason)
+        if record is None:
+            return None
+        uow.unindex(path)
+        return "deleted", record.scope
 
     def _complete(self, memory: Memory, path: str, record: Any, now: datetime) -> bool:
         """Fill in and correct what a hand-written file lacks; True if anything changed.
@@ -103,8 +152,6 @@ class FileSync:
             memory.category = "inbox"
         if memory.kind == "turn" and memory.type == "semantic":
             memory.type = "episodic"
-        if not is_valid_scope(memory.scope):
-            memory.scope = "global"
         memory.created_at = as_aware(memory.created_at)
         memory.updated_at = as_aware(memory.updated_at)
         fresh_hash = content_hash(memory.content)
@@ -124,12 +171,23 @@ class FileSync:
         now = utcnow()
         changed: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
         for path in paths:
-            outcome = self._index_file(uow, path, now)
-            uow.commit()
-            if outcome:
-                changed[outcome].append(path)
-            if outcome and announce:
-                uow.event(_EVENT[outcome], None, path=path, by="hand edit")
+            try:
+                outcome = self._index_file(uow, path, now)
+                uow.commit()
+            except StorageFull as exc:  # retried at the file's next change or start-up
+                uow.discard()
+                log.error("store.sync_failed", path=path, error=exc.message)
+                continue
+            except Exception:  # one file never stops the others
+                uow.discard()
+                log.exception("store.sync_failed", path=path)
+                continue
+            if outcome is None:
+                continue
+            what, scope = outcome
+            changed[what].append(path)
+            if announce:  # to subscribers who may see the memory's scope only
+                uow.event(_EVENT[what], scope, path=path, by="hand edit")
         return changed
 
     def _files_under(self, folders: Iterable[str]) -> list[str]:
@@ -155,8 +213,9 @@ class FileSync:
         on_disk = set(self.files.iter_files())
         gone = [p for p in known if p not in on_disk]
         changed = self.sync_paths_blocking(uow, [*sorted(on_disk), *gone], announce)
-        return {k: len(v) for k, v in changed.items()} | {"files": len(on_disk),
-                                                          "stale_temp_files": stale}
+        return {k: len(v) for k, v in changed.items()} | {
+            "files": len(on_disk) - len(self.rejected), "rejected": len(self.rejected),
+            "stale_temp_files": stale}
 
     async def reconcile(self) -> dict[str, int]:
         return await self.stores.change(self._reconcile_files)

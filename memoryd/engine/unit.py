@@ -4,12 +4,18 @@ A change first stages what it does: memories to write (or move), files to index
 as they are (hand edits), memories to trash, paths to unindex. `commit` then
 applies what is staged once, in this order:
 
-1. the files, durable: each written to a temp file, fsync'd and renamed, then
-   each folder it touched fsync'd once (group commit);
+1. the files, durable: every new text written to a temp file and fsync'd first,
+   then the renames (a file overwritten keeps a hard-linked backup until the end),
+   then each folder touched fsync'd once (group commit);
 2. the catalog, in one transaction;
 3. the vectors (one model call for all new texts);
 4. the access counts: hits folded into a rewritten file are consumed, a trashed
    memory's are forgotten.
+
+A failure in steps 1-2 (a full disk, most often) undoes every rename in reverse
+and removes the temp files, so the files and the catalog are as before and the
+client's error is the truth; a full disk is `StorageFull`. The vectors are
+derived: a failure there is logged and start-up repairs them.
 
 The events it raised are published by the async caller once the worker thread
 returns (events belong to the trio thread). A memory loaded twice in one unit
@@ -19,16 +25,35 @@ merge that repoints a peer's links twice) keeps both edits.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
+
 from memoryd.access_counts import AccessCounts
-from memoryd.errors import NotFound
+from memoryd.errors import InvalidFile, InvalidParams, NotFound, StorageFull
 from memoryd.retrieval.hybrid import HybridIndex
-from memoryd.schema import Memory
+from memoryd.schema import InvalidMemory, Memory, validate
 from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog
-from memoryd.store.files import MarkdownStore, file_sha
+from memoryd.store.files import TMP_PREFIX, MarkdownStore, UnsafePath, check_relpath, file_sha
+
+log = structlog.get_logger("memoryd.engine")
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+
+
+def disk_full(exc: BaseException) -> bool:
+    """ENOSPC / EDQUOT from the files, SQLITE_FULL from the catalog."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL_ERRNOS
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", 0) & 0xFF == 13 or "is full" in str(exc)
+    return False
 
 Event = tuple[str, dict[str, Any], str | None]  # method, params, scope (None: everyone)
 
@@ -59,6 +84,10 @@ class UnitOfWork:
         self.events: list[Event] = []
         self._reset()
 
+    def discard(self) -> None:
+        """Forget what is staged and not yet committed."""
+        self._reset()
+
     def _reset(self) -> None:
         self._writes: dict[str, _Write] = {}
         self._indexed: list[tuple[Memory, str, str]] = []
@@ -78,12 +107,17 @@ class UnitOfWork:
         record = self.catalog.record_by_id(memory_id)
         if record is None:
             raise NotFound(f"no memory with id {memory_id!r}")
-        data = self.files.read_bytes(record.path)
-        if data is None:  # deleted by hand a moment ago; the watcher will catch up
-            raise NotFound(f"no memory with id {memory_id!r} (its file is gone)")
-        parsed = frontmatter.parse(data.decode("utf-8", errors="replace"), memory_id)
-        memory = parsed.memory
-        memory.id = memory_id
+        try:
+            data = self.files.read_bytes(record.path)
+            if data is None:  # deleted by hand a moment ago; the watcher will catch up
+                raise NotFound(f"no memory with id {memory_id!r} (its file is gone)")
+            memory = frontmatter.parse(data.decode("utf-8"), memory_id).memory
+        except (UnsafePath, UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
+            raise InvalidFile(f"memory {memory_id!r}: its file {record.path} was changed "
+                              f"and is refused, so it is left alone: {exc}") from None
+        if memory.id != memory_id:
+            raise InvalidFile(f"memory {memory_id!r}: its file {record.path} now holds id "
+                              f"{memory.id!r}; it is left alone until it is re-indexed")
         pending = self.access_counts.pending(memory_id)
         if pending:
             memory.access_count += pending.count
@@ -92,7 +126,13 @@ class UnitOfWork:
         return memory, record.path
 
     def put(self, memory: Memory, path: str, origin: str | None = None) -> None:
-        """Write `memory` durably at `path` (moving its file from `origin`)."""
+        """Write `memory` durably at `path` (moving its file from `origin`). The memory
+        must keep the schema's rules, as a file read back must."""
+        try:
+            validate(memory)
+        except InvalidMemory as exc:
+            raise InvalidParams(exc.field, exc.problem, prefix="memory") from None
+        check_relpath(path)
         staged = self._writes.get(memory.id)
         start = staged.origin if staged is not None else origin or path
         self._writes[memory.id] = _Write(memory, path, start)
@@ -121,50 +161,125 @@ class UnitOfWork:
 
     # -- applying ------------------------------------------------------------------
     def commit(self) -> None:
-        """Apply what is staged: files, catalog, vectors, access counts; once."""
+        """Apply what is staged: files, catalog, vectors, access counts; once. Files and
+        catalog change together or not at all."""
         writes, indexed = list(self._writes.values()), self._indexed
         trashed, unindexed, folded = list(self._trashed.values()), self._unindexed, self._folded
         self._reset()
         if not (writes or indexed or trashed or unindexed):
             return
-        files, catalog = self.files, self.catalog
-        shas: dict[str, str] = {}
-        in_place: list[str] = []
-        for w in writes:
-            data = frontmatter.render(w.memory)
-            shas[w.memory.id] = file_sha(data)
-            files.write_atomic(w.origin, data, sync_dir=False)
-            if w.origin != w.path:
-                files.move(w.origin, w.path)  # fsyncs both folders
-            else:
-                in_place.append(w.path)
-        for t in trashed:
-            if t.rewrite:
-                files.write_atomic(t.path, frontmatter.render(t.memory), sync_dir=False)
-            files.move(t.path, t.to)
-        files.sync_dirs(in_place)  # durable before the catalog says so
+        catalog = self.catalog
         gone: list[Memory] = []
         if self.vectors and unindexed:
             records = [catalog.record_by_path(p) for p in unindexed]
             gone = catalog.load([r.id for r in records if r is not None])
-        with catalog.transaction():
-            for t in trashed:
-                catalog.delete(t.memory.id)
-            for path in unindexed:
-                catalog.delete_path(path)
-            for w in writes:
-                catalog.upsert(w.memory, w.path, shas[w.memory.id])
-            for memory, path, sha in indexed:
-                catalog.upsert(memory, path, sha)
+        files = _FileChanges(self.files)
+        try:
+            shas = files.apply(writes, trashed)
+            with catalog.transaction():
+                for t in trashed:
+                    catalog.delete(t.memory.id)
+                for path in unindexed:
+                    catalog.delete_path(path)
+                for w in writes:
+                    catalog.upsert(w.memory, w.path, shas[w.memory.id])
+                for memory, path, sha in indexed:
+                    catalog.upsert(memory, path, sha)
+        except BaseException as exc:
+            files.undo()
+            if disk_full(exc):
+                raise StorageFull(f"the disk is full ({exc}); nothing of this change was "
+                                  "made: free some space and try again") from None
+            raise
+        files.done()
         if self.vectors:
-            for memory in [*gone, *(t.memory for t in trashed)]:
-                self.hybrid.delete(memory.id, memory.scope, catalog.load)
-            fresh = [w.memory for w in writes] + [m for m, _, _ in indexed]
-            if fresh:
-                self.hybrid.upsert_many(fresh, catalog.load)
+            try:
+                for memory in [*gone, *(t.memory for t in trashed)]:
+                    self.hybrid.delete(memory.id, memory.scope, catalog.load)
+                fresh = [w.memory for w in writes] + [m for m, _, _ in indexed]
+                if fresh:
+                    self.hybrid.upsert_many(fresh, catalog.load)
+            except Exception as exc:  # derived: the change itself is durable and indexed
+                log.error("vectors.update_failed", error=str(exc), disk_full=disk_full(exc),
+                          exc_info=not disk_full(exc))
         for w in writes:
             self.access_counts.consumed(w.memory.id, folded.get(w.memory.id, 0))
         for t in trashed:
             self.access_counts.forget(t.memory.id)
             if t.memory.kind == "turn":
-                files.remove_empty_dirs(t.path)
+                self.files.remove_empty_dirs(t.path)
+
+
+class _FileChanges:
+    """The file half of a commit, undoable until `done`: new texts go to fsync'd temp
+    files first (a full disk fails there, before anything changed), then renames, each
+    recording its undo; an overwritten file keeps a hard-linked backup."""
+
+    def __init__(self, files: MarkdownStore) -> None:
+        self.files = files
+        self._undo: list[Callable[[], None]] = []
+        self._temps: list[str] = []
+        self._backups: list[str] = []
+        self._touched: set[str] = set()
+
+    def apply(self, writes: list[_Write], trashed: list[_Trash]) -> dict[str, str]:
+        files = self.files
+        shas: dict[str, str] = {}
+        texts: list[tuple[str, str]] = []  # (temp, where it goes)
+        for w in writes:
+            data = frontmatter.render(w.memory)
+            shas[w.memory.id] = file_sha(data)
+            texts.append((self._temp(w.origin, data), w.origin))
+        for t in trashed:
+            if t.rewrite:
+                texts.append((self._temp(t.path, frontmatter.render(t.memory)), t.path))
+        for temp, target in texts:
+            self._install(temp, target)
+        for w in writes:
+            if w.origin != w.path:
+                self._rename(w.origin, w.path)
+        for t in trashed:
+            self._rename(t.path, t.to)
+        files.sync_dirs(self._touched)  # durable before the catalog says so
+        return shas
+
+    def _temp(self, relpath: str, data: bytes) -> str:
+        temp = self.files.write_temp(relpath, data)
+        self._temps.append(temp)
+        return temp
+
+    def _install(self, temp: str, target: str) -> None:
+        files = self.files
+        if files.lexists(target):
+            folder = target.rpartition("/")[0]
+            backup = f"{folder}/{TMP_PREFIX}bak-{os.urandom(6).hex()}".lstrip("/")
+            files.link(target, backup)
+            self._backups.append(backup)
+            self._undo.append(lambda: files.replace(backup, target, sync=False))
+        else:
+            self._undo.append(lambda: files.unlink(target))
+        files.replace(temp, target, sync=False)
+        self._temps.remove(temp)
+        self._touched.add(target)
+
+    def _rename(self, src: str, dst: str) -> None:
+        self.files.replace(src, dst, sync=False)
+        self._undo.append(lambda: self.files.replace(dst, src, sync=False))
+        self._touched.update((src, dst))
+
+    def undo(self) -> None:
+        """Put every file back as it was (best effort on a failing disk: renames need
+        no space)."""
+        for step in reversed(self._undo):
+            try:
+                step()
+            except Exception:
+                log.exception("store.undo_failed")
+        for temp in [*self._temps, *self._backups]:
+            self.files.unlink(temp)
+        with contextlib.suppress(Exception):
+            self.files.sync_dirs(self._touched)
+
+    def done(self) -> None:
+        for backup in self._backups:
+            self.files.unlink(backup)

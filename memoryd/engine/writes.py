@@ -13,7 +13,15 @@ from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
-from memoryd.schema import Memory, as_aware, clean_tags, content_hash, new_id, utcnow
+from memoryd.schema import (
+    MAX_TAGS,
+    Memory,
+    as_aware,
+    clean_tags,
+    content_hash,
+    new_id,
+    utcnow,
+)
 from memoryd.scopes import Caller
 
 log = structlog.get_logger("memoryd.engine")
@@ -146,7 +154,11 @@ class Writes:
 
         def change(memory: Memory) -> None:
             tags = [t for t in memory.tags if t not in dropping]
-            memory.tags = clean_tags(tags + [t for t in add if t not in dropping])
+            tags = clean_tags(tags + [t for t in add if t not in dropping])
+            if len(tags) > MAX_TAGS:
+                raise InvalidParams("add", f"a memory holds at most {MAX_TAGS} tags; this "
+                                    f"would give it {len(tags)}: remove some first")
+            memory.tags = tags
 
         return await self.modify(memory_id, caller, change)
 

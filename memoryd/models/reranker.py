@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from memoryd.models.embedder import ModelError, load_tokenizer
+from memoryd.models.embedder import ModelError, clip, load_tokenizer
 from memoryd.models.onnx import session
 
 
@@ -29,6 +29,7 @@ class OnnxCrossEncoder:
             if not path.is_file():
                 raise ModelError(f"reranker.model_dir {model_dir} has no {path.name}")
         self.tokenizer = load_tokenizer(tokenizer, max_tokens)
+        self.max_tokens = max_tokens
         self._session = session(model, threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._batch = batch_size
@@ -37,7 +38,8 @@ class OnnxCrossEncoder:
         out: list[float] = []
         for start in range(0, len(pairs), self._batch):
             chunk = pairs[start:start + self._batch]
-            encoded = self.tokenizer.encode_batch(chunk)
+            encoded = self.tokenizer.encode_batch(
+                [(clip(q, self.max_tokens), clip(d, self.max_tokens)) for q, d in chunk])
             feeds = {"input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
                      "attention_mask": np.array([e.attention_mask for e in encoded],
                                                 dtype=np.int64),

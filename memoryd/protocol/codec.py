@@ -55,6 +55,10 @@ class Notification(msgspec.Struct):
 _request_decoder = msgspec.json.Decoder(Request)
 _any_decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
+# msgspec raises these for input it cannot represent: nesting deeper than it
+# recurses (RecursionError) and invalid UTF-8 inside a string (checked lazily, when
+# a string is decoded). Both mean the line is not (valid) JSON: -32700, that line only.
+_UNDECODABLE = (RecursionError, UnicodeDecodeError)
 _FIELD = re.compile(r"at `\$\.([^`\[]+)|(?:missing required|unknown) field `([^`]+)`")
 
 
@@ -68,13 +72,21 @@ def decode_request(line: bytes) -> Request:
         raise InvalidRequest(f"Invalid Request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ParseError(f"Parse error: {exc}") from None
+    except _UNDECODABLE as exc:
+        raise ParseError(f"Parse error: {_undecodable(exc)}") from None
     return request
+
+
+def _undecodable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return "invalid UTF-8 in a string"
 
 
 def best_effort_id(line: bytes) -> RequestId:
     try:
         obj = _any_decoder.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, *_UNDECODABLE):
         return None
     if isinstance(obj, dict):
         rid = obj.get("id")
@@ -88,6 +100,8 @@ def decode_params(raw: Raw | UnsetType, params_type: type[T], prefix: str = "par
     data = b"{}" if raw is UNSET else bytes(raw)  # type: ignore[arg-type]
     try:
         return msgspec.json.decode(data, type=params_type)
+    except _UNDECODABLE as exc:
+        raise ParseError(f"Parse error: {_undecodable(exc)} in `{prefix}`") from None
     except msgspec.ValidationError as exc:
         text = str(exc)
         match = _FIELD.search(text)

@@ -103,7 +103,11 @@ class Dispatcher:
         replies: list[bytes | None] = []
         run: list[_Call] = []
         for line in lines:
-            routed = self._route(line)
+            try:
+                routed = self._route(line)
+            except Exception:  # a bug of ours answers this line only, never the burst
+                log.exception("request.unroutable")
+                routed = encode_error(best_effort_id(line), _internal_error())
             if isinstance(routed, _Call) and self._batchable(routed) and (
                     not run or run[0].tool is routed.tool):
                 run.append(routed)
@@ -194,6 +198,8 @@ class Dispatcher:
                 outcomes.append(exc)
         try:
             results = iter(await tool.batch(conn.caller, valid) if valid else [])
+        except RpcError as exc:  # the whole batch failed as one (a full disk)
+            results = iter([exc] * len(valid))
         except Exception:
             log.exception("request.failed", method=tool.name, batch=len(valid))
             results = iter([_internal_error()] * len(valid))

@@ -108,7 +108,7 @@ def _resolve_day(token: str, today: date) -> tuple[date, str | None]:
 
 
 def _at(day: date, hour: int, minute: int, now: datetime) -> datetime:
-    return datetime.combine(day, time(hour % 24, minute), tzinfo=now.tzinfo)
+    return datetime.combine(day, time(hour, minute), tzinfo=now.tzinfo)  # 99: ValueError
 
 
 def _from_match(kind: str, m: re.Match[str], now: datetime) -> datetime | None:
@@ -155,7 +155,7 @@ def find(text: str, now: datetime) -> Found | None:
                 continue
             try:
                 when = _from_match(kind, m, now)
-            except (ValueError, KeyError):
+            except (ValueError, KeyError, OverflowError):  # "at 99", "in 10^11 days"
                 continue
             if when is None:
                 continue

@@ -31,10 +31,11 @@ class Recalled:
 
 
 def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None,
-             budget: int, top_k: int, count: Callable[[str], int]) -> Recalled:
+             budget: int, top_k: int, count: Callable[[str, int], int]) -> Recalled:
     """Procedural memories (all of them, budget allowing), then up to `top_k` of the
-    ranked rest, then the session summary."""
-    used = count(OPEN) + count(CLOSE)
+    ranked rest, then the session summary. `count(text, limit)` may stop counting
+    past `limit` (a huge memory is never tokenized whole)."""
+    used = count(OPEN, budget) + count(CLOSE, budget)
     lines: list[str] = []
     picked: list[Memory] = []
     seen = {m.id for m in procedural}
@@ -45,7 +46,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
         if is_ranked and ranked_taken >= top_k:
             break
         line = line_for(memory)
-        cost = count(line)
+        cost = count(line, budget - used)
         if used + cost > budget:
             continue  # a smaller memory further down may still fit
         lines.append(line)
@@ -55,7 +56,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
     summary_included = False
     if summary:
         line = f"[SUMMARY] {summary.strip()}"
-        cost = count(line)
+        cost = count(line, budget - used)
         if used + cost <= budget:
             lines.append(line)
             used += cost

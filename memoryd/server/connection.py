@@ -3,16 +3,20 @@
 Requests on a connection are answered in order; the replies to one received
 chunk go out in one `send_all` (cheap pipelining). Pushed notifications share
 the connection's send lock. On shutdown an idle connection is closed at once
-and a busy one after it finishes what it has received.
+and a busy one after it finishes what it has received. A connection that sends
+nothing for `idle_timeout` seconds is closed, unless it is subscribed to events
+(a listener is idle by design; a dead one is seen when its socket closes).
 """
 
 from __future__ import annotations
+
+import math
 
 import structlog
 import trio
 
 from memoryd.errors import TooLarge
-from memoryd.events import EventBus
+from memoryd.events import EventBus, Subscription
 from memoryd.protocol.codec import encode_error, encode_notification
 from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.protocol.framing import MAX_LINE, LineFramer, LineTooLong
@@ -33,11 +37,13 @@ class Drain:
         for scope in list(self._idle):
             scope.cancel()
 
-    async def receive(self, stream: trio.SocketStream) -> bytes | None:
-        """Next chunk, or None when the peer closed or the daemon is stopping."""
+    async def receive(self, stream: trio.SocketStream, timeout: float = math.inf
+                      ) -> bytes | None:
+        """Next chunk, or None when the peer closed, the daemon is stopping or nothing
+        came for `timeout` seconds."""
         if self.stopping:
             return None
-        with trio.CancelScope() as scope:
+        with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
             self._idle.add(scope)
             try:
                 return await stream.receive_some(RECEIVE_SIZE) or None
@@ -46,24 +52,29 @@ class Drain:
         return None
 
 
-async def _forward_notifications(conn: Connection, stream: trio.SocketStream,
+async def _forward_notifications(subscription: Subscription, stream: trio.SocketStream,
                                  send_lock: trio.Lock) -> None:
-    assert conn.subscription is not None
-    async for method, params in conn.subscription.receive:
+    async for method, params in subscription.receive:
         async with send_lock:
             await stream.send_all(encode_notification(method, params))
 
 
+def _idle_limit(conn: Connection, idle_timeout: float) -> float:
+    return math.inf if conn.subscription is not None or idle_timeout <= 0 else idle_timeout
+
+
 async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
-                           conn: Connection, events: EventBus, drain: Drain) -> None:
+                           conn: Connection, events: EventBus, drain: Drain,
+                           idle_timeout: float = 0) -> None:
     framer = LineFramer(MAX_LINE)
     send_lock = trio.Lock()
     too_large = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, "
                          "the connection is still open")
     try:
         async with trio.open_nursery() as nursery:
-            forwarding = False
-            while (data := await drain.receive(stream)) is not None:
+            forwarding = None  # the subscription being forwarded
+            while (data := await drain.receive(stream, _idle_limit(conn, idle_timeout))
+                   ) is not None:
                 replies: list[bytes] = []
                 lines: list[bytes] = []
                 for event in framer.feed(data):
@@ -77,9 +88,10 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                 if replies:
                     async with send_lock:
                         await stream.send_all(b"".join(replies))
-                if conn.subscription is not None and not forwarding:
-                    forwarding = True
-                    nursery.start_soon(_forward_notifications, conn, stream, send_lock)
+                if conn.subscription is not None and conn.subscription is not forwarding:
+                    forwarding = conn.subscription  # a new one after an unsubscribe too
+                    nursery.start_soon(_forward_notifications, conn.subscription, stream,
+                                       send_lock)
             nursery.cancel_scope.cancel()
     except* (trio.BrokenResourceError, trio.ClosedResourceError):
         pass  # the client went away; nothing of ours is half-done

@@ -26,7 +26,12 @@ from memoryd.protocol.codec import encode_error
 from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.server.app import App
 from memoryd.server.connection import Drain, serve_connection
-from memoryd.server.listener import open_unix_listener, peer_credentials
+from memoryd.server.listener import (
+    check_socket_path,
+    open_unix_listener,
+    peer_credentials,
+    socket_identity,
+)
 from memoryd.server.systemd import sd_notify
 from memoryd.server.watcher import watch_files
 from memoryd.server.wiring import build_dispatcher, build_engine
@@ -58,7 +63,7 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
         app.connections += 1
         try:
             await serve_connection(stream, dispatcher, Connection(creds[0] if creds else None),
-                                   app.engine.events, drain)
+                                   app.engine.events, drain, app.config.server.idle_timeout)
         except Exception:  # one connection's failure must never reach the others
             log.exception("connection.failed")
         finally:
@@ -107,24 +112,33 @@ async def serve(root: Path, socket_path: Path, config: Config,
     """Run the daemon until SIGTERM/SIGINT. The caller holds the root's lock.
     False: stopped during start-up, with a worker thread abandoned mid-way."""
     started = time.monotonic()
+    check_socket_path(socket_path)  # before a long start-up: a live socket is never taken
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         engine = build_engine(root, config)
         completed = False
+        ours: list[tuple[int, int] | None] = []
         try:
             completed = await _serve(engine, root, socket_path, config, signals, started,
-                                     task_status)
+                                     task_status, ours)
         finally:
             if completed:
                 engine.close()
             # else: stopped during start-up; its worker thread may still be writing the
             # derived indexes, which the next start reconciles (as after a kill -9).
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(socket_path)
+            _remove_our_socket(socket_path, ours)
     return completed
 
 
+def _remove_our_socket(socket_path: Path, ours: list[tuple[int, int] | None]) -> None:
+    """Unlink the socket only if it is still the one this daemon bound."""
+    if ours and ours[0] is not None and socket_identity(socket_path) == ours[0]:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(socket_path)
+
+
 async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
-                 signals: object, started: float, task_status: trio.TaskStatus[App]) -> bool:
+                 signals: object, started: float, task_status: trio.TaskStatus[App],
+                 ours: list[tuple[int, int] | None]) -> bool:
     """Serve until a signal; False if the signal came before start-up finished."""
     stop, stop_watching = trio.Event(), trio.Event()
     drain = Drain()
@@ -155,6 +169,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             return False
         log.info("index.reconciled", **summary)
         listener = await open_unix_listener(socket_path)
+        ours.append(socket_identity(socket_path))
         app = App(engine=engine, config=config, root=root, socket_path=socket_path)
         scheduler = app.scheduler = Scheduler(engine, idle_seconds=app.idle_seconds)
         dispatcher = build_dispatcher(app)
@@ -174,8 +189,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             log.info("daemon.draining", connections=app.connections)
             sd_notify("STOPPING=1")
             app.stopping = True
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(socket_path)  # new clients are told at once: nobody is here
+            _remove_our_socket(socket_path, ours)  # new clients are told at once
             await listener.aclose()
             drain.begin()
             # Leaving this block waits for busy connections to finish, up to the deadline.

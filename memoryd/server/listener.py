@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import stat
 import struct
 from pathlib import Path
 
@@ -17,14 +18,52 @@ class SocketPathTooLong(ValueError):
     pass
 
 
-async def open_unix_listener(path: Path, backlog: int = 128) -> trio.SocketListener:
+class SocketInUse(RuntimeError):
+    """Something answers on the socket path (another daemon, maybe on another root),
+    or the path is not a socket at all: it is never removed."""
+
+
+def check_socket_path(path: Path) -> None:
+    """Raise unless `path` is free or holds a stale socket (which is removed). A live
+    socket is never taken over: its daemon would stay up but unreachable."""
     encoded = os.fsencode(path)
     if len(encoded) >= MAX_SOCKET_PATH:
         raise SocketPathTooLong(f"socket path {path} is {len(encoded)} bytes; Unix sockets "
                                 f"allow {MAX_SOCKET_PATH - 1}: use a shorter --root or --socket")
-    # A stale socket from a dead daemon: safe to remove, we hold the daemon lock.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise SocketInUse(f"{path} exists and is not a socket; memoryd will not remove it: "
+                          "pass another --socket")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(2)
+    try:
+        probe.connect(str(path))
+    except (ConnectionRefusedError, FileNotFoundError):  # stale: its daemon is gone
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    except OSError as exc:
+        raise SocketInUse(f"cannot tell whether {path} is in use ({exc}); memoryd will not "
+                          "replace it") from None
+    finally:
+        probe.close()
+    raise SocketInUse(f"another process (a memoryd on another root?) is answering on {path}; "
+                      "stop it first or pass another --socket")
+
+
+def socket_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+async def open_unix_listener(path: Path, backlog: int = 128) -> trio.SocketListener:
+    check_socket_path(path)
     sock = trio.socket.socket(trio.socket.AF_UNIX, trio.socket.SOCK_STREAM)
     old_umask = os.umask(0o177)  # bind() creates the file 0600: no chmod race
     try:

@@ -9,10 +9,11 @@ import msgspec
 from msgspec import Raw, UnsetType
 
 from memoryd import __version__
-from memoryd.errors import Busy
+from memoryd.errors import Busy, Forbidden
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import decode_params
 from memoryd.protocol.dispatch import Connection, Handler
+from memoryd.schema import Scope
 from memoryd.scopes import agent_scope
 from memoryd.server.app import App
 
@@ -32,6 +33,7 @@ class InitializeParams(msgspec.Struct):
     protocolVersion: str = PROTOCOL_VERSIONS[0]
     capabilities: dict[str, Any] = {}
     clientInfo: ClientInfo | None = None
+    scope: Scope | None = None  # memoryd's own: where this connection's writes go
 
 
 class NoParams(msgspec.Struct):
@@ -51,13 +53,17 @@ def server_methods(app: App) -> dict[str, Handler]:
         params = decode_params(raw, InitializeParams)
         if params.clientInfo is not None:
             conn.client_info = msgspec.to_builtins(params.clientInfo)
-            if params.clientInfo.name:
+            if params.clientInfo.name.strip():
                 conn.caller.agent = agent_scope(params.clientInfo.name)
+        if params.scope is not None:
+            conn.caller.check(params.scope)
+            conn.caller.write_scope = params.scope
         version = (params.protocolVersion if params.protocolVersion in PROTOCOL_VERSIONS
                    else PROTOCOL_VERSIONS[0])
         return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": {"name": "memoryd", "version": __version__},
-                "instructions": INSTRUCTIONS, "scope": conn.caller.default_scope}
+                "instructions": INSTRUCTIONS, "scope": conn.caller.default_scope,
+                "agent": conn.caller.agent}
 
     async def ping(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         return {}
@@ -70,7 +76,12 @@ def server_methods(app: App) -> dict[str, Handler]:
         decode_params(raw, NoParams)
         engine = app.engine
         llm = engine.llm
-        return {**await engine.reads.counts(),
+        caller = conn.caller
+        rejected = engine.sync.rejected.describe()
+        if not caller.is_user:  # an agent sees its own scopes' figures, no paths
+            rejected = {"count": rejected["count"]}
+        return {**await engine.reads.counts(caller.visible_scopes(None)),
+                "rejected_files": rejected,
                 "pending_access_counts": len(engine.access_counts.dirty),
                 "graph": engine.graph.describe(),
                 "llm": {"endpoint": llm.endpoint, "calls": llm.calls, "failures": llm.failures}
@@ -88,6 +99,9 @@ def server_methods(app: App) -> dict[str, Handler]:
 
     async def jobs_run(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         params = decode_params(raw, JobRunParams)
+        if not conn.caller.is_user:
+            raise Forbidden("jobs act on every scope: only the user's own tooling (a "
+                            "connection that does not name itself) may run them")
         report = await scheduler().run_now(params.job, params.dry_run, params.level)
         return msgspec.to_builtins(report)
 

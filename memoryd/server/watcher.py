@@ -9,14 +9,13 @@ daemon's own writes cost a hash and change nothing.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import structlog
 import trio
 from watchfiles import Change, DefaultFilter, awatch
 
 from memoryd.engine import Engine
-from memoryd.store.files import TMP_PREFIX, WATCHED_DIRS
+from memoryd.store.files import TMP_PREFIX, WATCHED_DIRS, UnsafePath
 
 log = structlog.get_logger("memoryd.watcher")
 
@@ -66,7 +65,11 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
                                     stop_event=stop, debounce=400, step=50,
                                     rust_timeout=1000):
             for _change, path in changes:
-                rel = Path(path).relative_to(root).as_posix()
+                try:
+                    rel = engine.files.relpath(path)
+                except UnsafePath:  # reported through a link: never followed
+                    log.warning("watcher.outside_root", path=path)
+                    continue
                 if engine.files.is_memory_path(rel):
                     dirty.add(rel)
                 elif rel not in WATCHED_DIRS:

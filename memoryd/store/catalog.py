@@ -8,6 +8,7 @@ for scripts without spaces (Chinese, Japanese).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import sqlite3
@@ -71,6 +72,7 @@ class FileRecord:
     id: str
     path: str
     file_sha: str
+    scope: str
 
 
 @dataclass
@@ -257,17 +259,17 @@ class Catalog:
 
     # -- reads used by the writer thread (consistent with its own writes) -----
     def record_by_path(self, path: str) -> FileRecord | None:
-        row = self.writer.execute("SELECT id, path, file_sha FROM memories WHERE path = ?",
+        row = self.writer.execute("SELECT id, path, file_sha, scope FROM memories WHERE path = ?",
                                   (path,)).fetchone()
         return FileRecord(*row) if row else None
 
     def record_by_id(self, memory_id: str) -> FileRecord | None:
-        row = self.writer.execute("SELECT id, path, file_sha FROM memories WHERE id = ?",
+        row = self.writer.execute("SELECT id, path, file_sha, scope FROM memories WHERE id = ?",
                                   (memory_id,)).fetchone()
         return FileRecord(*row) if row else None
 
     def all_records(self) -> dict[str, FileRecord]:
-        rows = self.writer.execute("SELECT id, path, file_sha FROM memories")
+        rows = self.writer.execute("SELECT id, path, file_sha, scope FROM memories")
         return {r[1]: FileRecord(*r) for r in rows}
 
     def load(self, ids: Iterable[str]) -> list[Memory]:
@@ -453,13 +455,18 @@ class Catalog:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))
         return [r[0] for r in rows]
 
-    def counts(self) -> dict[str, object]:
+    def counts(self, scopes: Sequence[str] | None = None) -> dict[str, object]:
+        """Totals by phase, category, kind and scope (of these scopes; None: all)."""
         conn = self.reader
-        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        where, args = "", list(scopes or ())
+        if scopes is not None:
+            where = f" WHERE scope IN ({','.join('?' * len(args))})" if args else " WHERE 0"
+        total = conn.execute(f"SELECT count(*) FROM memories{where}", args).fetchone()[0]
         by = {}
         for column in ("phase", "category", "kind", "scope"):
             by[column] = dict(conn.execute(
-                f"SELECT {column}, count(*) FROM memories GROUP BY {column}").fetchall())
+                f"SELECT {column}, count(*) FROM memories{where} GROUP BY {column}",
+                args).fetchall())
         return {"memories": total, **{f"by_{k}": v for k, v in by.items()}}
 
 
@@ -472,4 +479,13 @@ class _Transaction:
         return self.conn
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is not None:
+            self.conn.execute("ROLLBACK")
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:  # disk full at commit: nothing of it may stay half-applied
+            if self.conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            raise

@@ -6,32 +6,74 @@ Layout under the root (DESIGN §2):
     trash/<original relative path>
 A write is durable before it returns: temp file in the same directory, fsync,
 rename, fsync of the directory.
+
+Everything under the root may have been put there by hand, so a path is never
+handed to the kernel whole: it is checked lexically (relative, no `..`, no empty
+parts), then walked one folder at a time from the root with `O_NOFOLLOW`, so no
+symbolic link, inside or out of the root, is ever followed. Only regular files
+are read (a FIFO would block; opens are non-blocking), and at most `MAX_FILE_BYTES`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
-from memoryd.schema import CATEGORIES, Memory
+from memoryd.schema import CATEGORIES, MAX_CONTENT, Memory
+from memoryd.store.frontmatter import MAX_FRONT_MATTER
 
 TMP_PREFIX = ".tmp-"
 WATCHED_DIRS = ("categories", "sessions")
+# The largest file that can hold a valid memory: the content cap in 4-byte UTF-8,
+# the front-matter cap, and the `---` lines.
+MAX_FILE_BYTES = 4 * MAX_CONTENT + MAX_FRONT_MATTER + 1024
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class UnsafePath(ValueError):
+    """A path that would leave the root, or a file memoryd will not read (a symbolic
+    link, a FIFO or device, a folder, or one over the size cap)."""
 
 
 def file_sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def check_relpath(relpath: str) -> tuple[str, ...]:
+    """The parts of a root-relative POSIX path, or UnsafePath if it could leave the root."""
+    if not relpath or "\x00" in relpath or relpath.startswith("/"):
+        raise UnsafePath(f"{relpath!r} is not a path relative to the root")
+    parts = tuple(relpath.split("/"))
+    if any(p in ("", ".", "..") for p in parts):
+        raise UnsafePath(f"{relpath!r} has an empty, `.` or `..` part")
+    return parts
+
+
+def _is_link_error(exc: OSError) -> bool:
+    return exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)
+
+
+class _Dir:
+    """A folder under the root opened without following links: a file descriptor that
+    the `*at` calls below use, so nothing can swap a link in between check and use."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __enter__(self) -> _Dir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+    def fsync(self) -> None:
+        os.fsync(self.fd)
 
 
 class MarkdownStore:
@@ -39,22 +81,36 @@ class MarkdownStore:
         self.root = root
         for name in (*WATCHED_DIRS, "trash"):
             (root / name).mkdir(mode=0o700, parents=True, exist_ok=True)
+        if (root / "categories").is_symlink():  # reported by the first reconcile
+            return
         for category in CATEGORIES:  # a person browsing the root sees the whole shape
             (root / "categories" / category).mkdir(mode=0o700, exist_ok=True)
 
     # -- layout ---------------------------------------------------------------
     def relpath_for(self, memory: Memory) -> str:
-        """The path (relative to the root, POSIX style) a memory belongs at."""
+        """The path (relative to the root, POSIX style) a memory belongs at; proven to
+        stay inside the root (the id and session are validated, but this is the
+        last check before a path is used)."""
         if memory.kind == "turn" and memory.session:
             stamp = memory.created_at.strftime("%Y%m%dT%H%M%S%fZ")
-            return f"sessions/{memory.session}/turns/{stamp}__{memory.id}.md"
-        return f"categories/{memory.category}/{memory.id}.md"
+            relpath = f"sessions/{memory.session}/turns/{stamp}__{memory.id}.md"
+        else:
+            relpath = f"categories/{memory.category}/{memory.id}.md"
+        parts = check_relpath(relpath)
+        if len(parts) != (4 if parts[0] == "sessions" else 3):
+            raise UnsafePath(f"memory {memory.id!r} would be stored at {relpath!r}")
+        return relpath
 
     def abspath(self, relpath: str) -> Path:
+        check_relpath(relpath)
         return self.root / relpath
 
-    def relpath(self, path: Path) -> str:
-        return path.resolve().relative_to(self.root.resolve()).as_posix()
+    def relpath(self, path: Path | str) -> str:
+        """`path` relative to the root, lexically (links are not resolved)."""
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+        if rel == ".." or rel.startswith("../") or rel == ".":
+            raise UnsafePath(f"{path} is not inside the root {self.root}")
+        return PurePosixPath(Path(rel)).as_posix()
 
     @staticmethod
     def layout_facts(relpath: str) -> dict[str, str]:
@@ -72,24 +128,49 @@ class MarkdownStore:
         stem = PurePosixPath(relpath).stem
         return stem.split("__", 1)[1] if "__" in stem else stem
 
+    def _walk(self, top: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """(relpath, entry) of everything below `top`, never entering a linked folder."""
+        if os.path.islink(self.root / top):
+            return
+        stack = [top]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(self.root / folder) as entries:
+                    found = list(entries)
+            except OSError:
+                continue  # gone, or not a folder (a link to one is reported by the caller)
+            for entry in sorted(found, key=lambda e: e.name):
+                rel = f"{folder}/{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                yield rel, entry
+
     def iter_files(self, under: Iterable[str] = WATCHED_DIRS) -> Iterator[str]:
-        """Every memory file below these folders (relative to the root)."""
+        """Every memory file below these folders (relative to the root). Entries that
+        look like one but are not regular files (links, FIFOs) and linked folders are
+        yielded too, so the caller reports them; they are never followed or read."""
         for top in under:
-            base = self.root / top
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-                for name in filenames:
-                    if name.endswith(".md") and not name.startswith("."):
-                        yield self.relpath(Path(dirpath) / name)
+            if os.path.islink(self.root / top):
+                yield top  # a linked folder: reported, never entered
+                continue
+            for rel, entry in self._walk(top):
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    continue
+                if entry.name.endswith(".md") or entry.is_symlink():
+                    yield rel
 
     def remove_stale_temp_files(self) -> int:
         """Temp files a killed daemon left behind (we hold the lock: none is live)."""
         removed = 0
         for top in WATCHED_DIRS:
-            for path in (self.root / top).rglob(f"{TMP_PREFIX}*"):
-                with contextlib.suppress(OSError):
-                    path.unlink()
-                    removed += 1
+            for rel, entry in self._walk(top):
+                if entry.name.startswith(TMP_PREFIX) and not entry.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.root / rel)
+                        removed += 1
         return removed
 
     @staticmethod
@@ -102,57 +183,177 @@ class MarkdownStore:
             and not any(p.startswith(".") for p in parts)
         )
 
+    # -- walking from the root, one folder at a time --------------------------
+    def _open_dir(self, parts: tuple[str, ...], create: bool = False) -> _Dir:
+        """The folder at `parts` below the root, opened without following any link
+        (created 0700 with `create`). FileNotFoundError if it is missing, UnsafePath
+        if any part of it is a link or not a folder."""
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for i, part in enumerate(parts):
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o700, dir_fd=fd)
+                try:
+                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    if _is_link_error(exc):
+                        where = "/".join(parts[: i + 1])
+                        raise UnsafePath(f"{where} is a symbolic link or not a folder; "
+                                         "memoryd does not follow links") from None
+                    raise
+                os.close(fd)
+                fd = child
+        except BaseException:
+            os.close(fd)
+            raise
+        return _Dir(fd)
+
+    def _parent(self, relpath: str, create: bool = False) -> tuple[_Dir, str]:
+        parts = check_relpath(relpath)
+        return self._open_dir(parts[:-1], create), parts[-1]
+
     # -- I/O ------------------------------------------------------------------
     def read_bytes(self, relpath: str) -> bytes | None:
+        """The file's bytes; None if there is no file. UnsafePath for a link, a FIFO or
+        another non-regular file, or a file over MAX_FILE_BYTES (none is read)."""
         try:
-            return self.abspath(relpath).read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            folder, name = self._parent(relpath)
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        with folder:
+            try:
+                fd = os.open(name, _READ_FLAGS, dir_fd=folder.fd)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise UnsafePath(f"{relpath} is a symbolic link; memoryd does not "
+                                     "follow links") from None
+                if exc.errno == errno.EISDIR:
+                    raise UnsafePath(f"{relpath} is a folder") from None
+                raise
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise UnsafePath(f"{relpath} is not a regular file (a FIFO, socket, device "
+                                 "or folder); memoryd reads regular files only")
+            if info.st_size > MAX_FILE_BYTES:
+                raise UnsafePath(f"{relpath} is {info.st_size} bytes; a memory file holds "
+                                 f"at most {MAX_CONTENT} characters ({MAX_FILE_BYTES} bytes)")
+            chunks: list[bytes] = []
+            size = 0
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_FILE_BYTES:  # it grew while we read
+                    raise UnsafePath(f"{relpath} is over {MAX_FILE_BYTES} bytes")
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
     def exists(self, relpath: str) -> bool:
-        return self.abspath(relpath).is_file()
+        """A regular file (not a link) is at `relpath`."""
+        try:
+            folder, name = self._parent(relpath)
+        except (OSError, UnsafePath):
+            return False
+        with folder:
+            try:
+                info = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+            except OSError:
+                return False
+        return stat.S_ISREG(info.st_mode)
+
+    def lexists(self, relpath: str) -> bool:
+        """Anything (a file, a link, a folder) is at `relpath`."""
+        try:
+            folder, name = self._parent(relpath)
+        except FileNotFoundError:
+            return False
+        with folder:
+            try:
+                os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return False
+        return True
+
+    def write_temp(self, relpath: str, data: bytes) -> str:
+        """Write `data` durably to a fresh temp file beside `relpath`; returns the temp's
+        relative path (rename it into place with `replace`)."""
+        folder, name = self._parent(relpath, create=True)
+        tmp = f"{TMP_PREFIX}{name}.{os.getpid()}.{os.urandom(4).hex()}"
+        with folder:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600, dir_fd=folder.fd)
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            except BaseException:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=folder.fd)
+                raise
+            os.close(fd)
+        return relpath.rsplit("/", 1)[0] + "/" + tmp if "/" in relpath else tmp
 
     def write_atomic(self, relpath: str, data: bytes, sync_dir: bool = True) -> None:
         """Durable once this returns (with `sync_dir=False`: once `sync_dirs` ran)."""
-        path = self.abspath(relpath)
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        tmp = self.write_temp(relpath, data)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
+            self.replace(tmp, relpath, sync=sync_dir)
         except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            self.unlink(tmp)
             raise
-        os.close(fd)
-        os.replace(tmp, path)
-        if sync_dir:
-            _fsync_dir(path.parent)
 
-    def sync_dirs(self, relpaths: Iterable[str]) -> None:
-        """fsync each distinct folder of these files once (group commit)."""
-        for folder in {self.abspath(p).parent for p in relpaths}:
-            _fsync_dir(folder)
+    def replace(self, src: str, dst: str, sync: bool = True) -> None:
+        """Rename `src` to `dst` (both inside the root; `dst`'s folders are created);
+        with `sync`, both folders are fsync'd."""
+        source, src_name = self._parent(src)
+        with source:
+            target, dst_name = self._parent(dst, create=True)
+            with target:
+                os.replace(src_name, dst_name, src_dir_fd=source.fd, dst_dir_fd=target.fd)
+                if sync:
+                    target.fsync()
+                    source.fsync()
 
     def move(self, src: str, dst: str) -> None:
         """Durably move a file inside the root (same filesystem: a rename)."""
-        target = self.abspath(dst)
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.replace(self.abspath(src), target)
-        _fsync_dir(target.parent)
-        _fsync_dir(self.abspath(src).parent)
+        self.replace(src, dst, sync=True)
+
+    def link(self, src: str, dst: str) -> None:
+        """A hard link `dst` to the file at `src` (a backup that costs no data blocks)."""
+        source, src_name = self._parent(src)
+        with source:
+            target, dst_name = self._parent(dst)
+            with target:
+                os.link(src_name, dst_name, src_dir_fd=source.fd, dst_dir_fd=target.fd,
+                        follow_symlinks=False)
+
+    def unlink(self, relpath: str) -> None:
+        """Remove the file at `relpath` if it is there (never a folder)."""
+        with contextlib.suppress(FileNotFoundError, UnsafePath):
+            folder, name = self._parent(relpath)
+            with folder, contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=folder.fd)
+
+    def sync_dirs(self, relpaths: Iterable[str]) -> None:
+        """fsync each distinct folder of these files once (group commit)."""
+        for parts in {check_relpath(p)[:-1] for p in relpaths}:
+            with self._open_dir(parts) as folder:
+                folder.fsync()
 
     def trash_path(self, relpath: str, taken: Collection[str] = ()) -> str:
         """A free path under trash/ for `relpath` (an earlier version may be there, or
         be `taken` by another move of the same change)."""
+        check_relpath(relpath)
         candidate = f"trash/{relpath}"
         n = 1
-        while candidate in taken or self.abspath(candidate).exists():
+        while candidate in taken or self.lexists(candidate):
             stem = PurePosixPath(relpath)
             candidate = f"trash/{stem.parent}/{stem.stem}.{n}{stem.suffix}"
             n += 1
@@ -160,10 +361,11 @@ class MarkdownStore:
 
     def remove_empty_dirs(self, relpath: str) -> None:
         """Tidy session folders left empty by a move (never the top folders)."""
-        parent = self.abspath(relpath).parent
-        while parent != self.root and parent.parent != self.root:
+        parts = check_relpath(relpath)[:-1]
+        while len(parts) > 1 and parts[0] == "sessions":
             try:
-                parent.rmdir()
-            except OSError:
+                with self._open_dir(parts[:-1]) as parent:
+                    os.rmdir(parts[-1], dir_fd=parent.fd)
+            except (OSError, UnsafePath):
                 return
-            parent = parent.parent
+            parts = parts[:-1]

@@ -1,22 +1,24 @@
 """The memory file: YAML front matter between `---` lines, then the content.
 
-`render` is deterministic; `parse` is lenient, because people write these files by
-hand: a missing or partial front matter is filled in from defaults, a known key
-with a bad value is dropped (and reported), unknown keys are kept in `extra`.
+`render` is deterministic. `parse` takes a file as untrusted input: a missing or
+partial front matter is filled in from defaults and unknown keys are kept in
+`extra`, but every known key must pass the schema's rules (the same as a tool's
+params), or the whole file is refused with every bad key named. The front matter
+is plain data: at most 64 KiB, and YAML anchors and aliases (the "billion laughs")
+are refused before anything is built.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime, time
 from typing import Any
 
 import msgspec
 import yaml
 
-from memoryd.schema import FRONT_MATTER_FIELDS, Memory
+from memoryd.schema import FRONT_MATTER_FIELDS, Memory, field_of, is_valid_id, new_id
 
-_FIELD_IN_ERROR = re.compile(r"at `\$\.([A-Za-z_]+)")
+MAX_FRONT_MATTER = 64 * 1024  # characters between the `---` lines
 # YAML reads these as line breaks, but PyYAML writes them raw when allow_unicode is
 # on; a head containing one is dumped ASCII-escaped instead (always round-trips).
 _YAML_BREAKS = ("\x85", "\u2028", "\u2029")
@@ -25,13 +27,31 @@ _ALWAYS_WRITTEN = {"expires_at", "tags", "links"}
 
 
 class FrontMatterError(ValueError):
-    """The front matter is not a YAML mapping; the file is left alone."""
+    """The file cannot be taken as a memory (bad YAML, bad fields); it is left alone."""
+
+
+class InvalidFields(FrontMatterError):
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__("invalid front matter: " + "; ".join(
+            f"{key}: {why}" for key, why in problems.items()))
+        self.problems = problems
+
+
+class _DataLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors and aliases: front matter is plain data, and an
+    alias is how a 512-byte file expands to gigabytes."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise FrontMatterError("front matter uses YAML anchors or aliases (&name, "
+                                   "*name); memoryd reads plain values only")
+        return super().compose_node(parent, index)
 
 
 class Parsed(msgspec.Struct):
     memory: Memory
-    present: frozenset[str]  # front-matter keys the file had (valid ones)
-    dropped: dict[str, str]  # key -> why its value was ignored
+    present: frozenset[str]  # front-matter keys the file had
 
 
 def split(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -47,10 +67,15 @@ def split(text: str) -> tuple[dict[str, Any] | None, str]:
             break
     else:
         raise FrontMatterError("front matter opened with `---` is never closed")
+    if len(head) > MAX_FRONT_MATTER:
+        raise FrontMatterError(f"front matter is {len(head)} characters; at most "
+                               f"{MAX_FRONT_MATTER} are read")
     try:
-        data = yaml.safe_load(head)
+        data = yaml.load(head, Loader=_DataLoader)  # a SafeLoader
     except yaml.YAMLError as exc:
         raise FrontMatterError(f"front matter is not valid YAML: {exc}") from None
+    except RecursionError:
+        raise FrontMatterError("front matter is nested too deeply") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -72,31 +97,34 @@ def _coerce(key: str, value: Any) -> Any:
 
 
 def parse(text: str, default_id: str) -> Parsed:
+    """The memory a file holds; FrontMatterError (InvalidFields: every bad key named)
+    when it cannot be taken as one. A missing id is the file name's (or a new one)."""
     data, body = split(text)
     data = data or {}
     known = {k: _coerce(k, v) for k, v in data.items() if k in FRONT_MATTER_FIELDS}
     extra = {k: v for k, v in data.items() if k not in FRONT_MATTER_FIELDS and k != "content"}
     if "content" in data:  # a `content` key in front matter would shadow the body
         extra["content"] = data["content"]
-    dropped: dict[str, str] = {}
-    known.setdefault("id", default_id)
+    known["content"] = body.strip()
+    if "id" not in known:
+        known["id"] = default_id if is_valid_id(default_id) else new_id()
+    problems: dict[str, str] = {}
     while True:
         try:
             memory = msgspec.convert(known, Memory, strict=False)
             break
         except msgspec.ValidationError as exc:
-            match = _FIELD_IN_ERROR.search(str(exc))
-            key = match.group(1) if match else None
+            key, why = field_of(exc)
             if key is None or key not in known:
                 raise FrontMatterError(f"front matter: {exc}") from None
-            dropped[key] = str(exc).split(" - at ")[0]
-            del known[key]
+            problems[key] = why
+            del known[key]  # to find the other bad keys too
             if key == "id":
-                known["id"] = default_id
-    memory.content = body.strip()
+                known["id"] = new_id()
+    if problems:
+        raise InvalidFields(problems)
     memory.extra = extra
-    present = frozenset(k for k in known if k in data)
-    return Parsed(memory=memory, present=present, dropped=dropped)
+    return Parsed(memory=memory, present=frozenset(k for k in known if k in data))
 
 
 def _yaml_value(value: Any) -> Any:

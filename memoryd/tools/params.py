@@ -13,30 +13,22 @@ import msgspec
 from msgspec import Meta
 
 from memoryd.schema import (
-    ID_PATTERN,
-    SCOPE_PATTERN,
-    SESSION_PATTERN,
     Category,
+    Content,
+    Id,
+    Importance,
     MemoryType,
     Phase,
     Role,
+    Scope,
+    Session,
+    Source,
+    Tags,
 )
 
-MAX_CONTENT = 256 * 1024  # characters
-
-Id = Annotated[str, Meta(pattern=ID_PATTERN, max_length=128, description="A memory id.")]
-Content = Annotated[str, Meta(min_length=1, max_length=MAX_CONTENT,
-                              description="The text to remember (Markdown).")]
-Tag = Annotated[str, Meta(min_length=1, max_length=64, pattern=r"^[^,\r\n]+$")]
-Tags = Annotated[list[Tag], Meta(max_length=64, description="Tags (no commas).")]
-Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
-                            description="global, agent:<name> or user:<name>.")]
-Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
-Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
-Session = Annotated[str, Meta(pattern=SESSION_PATTERN, max_length=128,
-                              description="Conversation / session id.")]
 Limit = Annotated[int, Meta(ge=1, le=1000, description="At most this many results.")]
-Offset = Annotated[int, Meta(ge=0, description="Skip this many results (paging).")]
+Offset = Annotated[int, Meta(ge=0, le=1_000_000_000,
+                              description="Skip this many results (paging).")]
 Query = Annotated[str, Meta(min_length=1, max_length=4096,
                             description="Words that must all occur (case-insensitive).")]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 from memoryd.errors import InvalidParams
 from memoryd.retrieval import recall
 from memoryd.retrieval.pipeline import SearchRequest
@@ -85,8 +87,9 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     procedural, _ = await app.engine.reads.list(
         Filters(scopes=req.scopes, type="procedural"), limit=PROCEDURAL_LIMIT, offset=0)
     summary = await app.engine.reads.session_summary(p.session) if p.session else None
-    block = recall.assemble(procedural, ranked, summary, p.token_budget, top_k,
-                            app.engine.embedder.count_tokens)
+    block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the event loop
+        recall.assemble, procedural, ranked, summary, p.token_budget, top_k,
+        app.engine.embedder.count_tokens)
     return {"text": block.text, "memories": [to_wire(m) for m in block.memories],
             "total_tokens": block.total_tokens,
             "budget_used": round(block.total_tokens / p.token_budget, 4),

@@ -125,13 +125,20 @@ def test_mcp_bridge_speaks_mcp_over_stdio(daemon):
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": "memory_search", "arguments": {"query": "bridge"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "memory_write", "arguments": {"content": "saved from the host"}}},
     ]
     proc = ctl(daemon, "mcp", stdin="".join(json.dumps(x) + "\n" for x in lines))
     assert proc.returncode == 0, proc.stderr
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [r["id"] for r in replies] == [1, 2, 3]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4]
     assert replies[0]["result"]["serverInfo"]["name"] == "memoryd"
+    # the bridge is the host's agent (its own clientInfo.name), not "mcp"
+    assert replies[0]["result"]["agent"] == "agent:some-host"
     assert replies[2]["result"]["structuredContent"]["total"] == 1
+    assert replies[3]["result"]["structuredContent"]["scope"] == "global"
+    # what the agent saved, the user's own CLI finds
+    assert ok(daemon, "search", "host")["total"] == 1
 
 
 def test_ranked_subcommands(daemon):

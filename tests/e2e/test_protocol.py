@@ -146,7 +146,8 @@ def test_tools_list_and_tools_call_follow_mcp(daemon):
                                        "arguments": {"content": "via tools/call"}})
         assert result["isError"] is False
         assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
-        assert result["structuredContent"]["scope"] == "agent:test-host"
+        assert result["structuredContent"]["scope"] == "global"  # agents share by default
+        assert init["agent"] == "agent:test-host"
         legacy = c.call("tools/call", {"name": "memory_search", "params": {"query": "via"}})
         assert legacy["structuredContent"]["total"] == 1
         with pytest.raises(Exception) as info:

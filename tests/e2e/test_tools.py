@@ -204,22 +204,26 @@ def test_scopes_isolate_named_agents(daemon):
         claude.call("initialize", {"protocolVersion": "2025-06-18",
                                    "clientInfo": {"name": "claude", "version": "1"}})
         init = codex.call("initialize", {"clientInfo": {"name": "codex"}})
-        assert init["scope"] == "agent:codex"
-        mine = claude.call("memory_write", {"content": "claude private note"})
+        assert (init["scope"], init["agent"]) == ("global", "agent:codex")
+        mine = claude.call("memory_write", {"content": "claude private note",
+                                            "scope": "agent:claude"})
         assert mine["scope"] == "agent:claude"
-        shared = claude.call("memory_write", {"content": "shared note", "scope": "global"})
+        shared = claude.call("memory_write", {"content": "shared note"})
+        assert shared["scope"] == "global", "agents share by default"
         seen = {m["id"] for m in codex.call("memory_list", {})["memories"]}
         assert shared["id"] in seen and mine["id"] not in seen
         assert codex.call("memory_search", {"query": "note"})["total"] == 1
         for method, params in (("memory_read", {"id": mine["id"]}),
                                ("memory_delete", {"id": mine["id"]}),
                                ("memory_list", {"scope": "agent:claude"}),
-                               ("memory_write", {"content": "x", "scope": "agent:claude"})):
+                               ("memory_write", {"content": "x", "scope": "agent:claude"}),
+                               ("jobs/run", {"job": "expire"})):
             with pytest.raises(RpcFailure) as info:
                 codex.call(method, params)
             assert info.value.code == -32003
         assert claude.call("memory_search", {"query": "note"})["total"] == 2
-    # the user's own tooling (no clientInfo) may look into any scope
+    # the user's own tooling (no clientInfo) sees every scope, without asking
+    assert daemon.call("memory_list", {})["total"] == 2
     assert daemon.call("memory_list", {"scope": "agent:claude"})["total"] == 1
 
 

@@ -79,3 +79,41 @@ async def test_random_json(dispatcher, value):
 async def test_random_requests(dispatcher, request):
     line = json.dumps(request).encode()
     check(await dispatcher.handle(line, Connection()), request)
+
+
+def _deep(depth: int) -> bytes:
+    return (b'{"id": "deep", "method": "memory_write", "params": {"content": "x", "tags": '
+            + b"[" * depth + b"]" * depth + b"}}")
+
+
+def _bad_utf8(junk: bytes) -> bytes:
+    return b'{"id": "utf8", "method": "memory_write", "params": {"content": "a' + junk + b'z"}}'
+
+
+hostile_lines = st.one_of(  # each answered with an error for that line only
+    st.integers(min_value=2_000, max_value=20_000).map(_deep),
+    st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80\x80"]
+                    ).map(_bad_utf8),
+    st.sampled_from([b"[" * 3000, b'{"a":' * 3000, b'{"id": 1, "method": "ping", "params": '
+                     + b"[" * 5000]),
+)
+writes = st.integers(0, 999).map(lambda i: json.dumps(
+    {"id": i, "method": "memory_write", "params": {"content": f"burst note {i}"}}).encode())
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(burst=st.lists(st.one_of(hostile_lines, writes), min_size=1, max_size=12))
+async def test_pipelined_bursts_with_deep_nesting_and_invalid_utf8(dispatcher, burst):
+    """Each line of a burst is answered on its own and in order: a hostile line gets
+    -32700 (-32600 for a line that opens like a batch), the writes around it are stored
+    and acknowledged."""
+    replies = await dispatcher.handle_many(burst, Connection())
+    assert len(replies) == len(burst)
+    for line, reply in zip(burst, replies, strict=True):
+        check(reply, {"id": 0})
+        obj = json.loads(reply)
+        if b"burst note" in line:
+            assert obj["id"] == json.loads(line)["id"] and "result" in obj, obj
+        else:
+            assert obj["error"]["code"] in (-32700, -32600), obj  # "[[[...": a batch

@@ -23,7 +23,8 @@ async def test_batch_writes_commit_together_and_fail_alone(harness):
     assert isinstance(empty, InvalidParams) and empty.field == "content"
     assert isinstance(other, Forbidden) is False and other[0].scope == "user:kim"
     assert again[0].id == first[0].id and again[1] is False
-    found = await harness.call("memory_smart_search", query="sailing", scope="agent:bot")
+    assert first[0].scope == "global"  # an agent writes to global unless it names a scope
+    found = await harness.call("memory_smart_search", query="sailing", scope="global")
     assert [m["id"] for m in found["memories"]] == [first[0].id]
     results = await harness.engine.writes.write_many([NewMemory(content="x", scope="agent:other")],
                                               Caller(agent="agent:bot"))

@@ -55,7 +55,7 @@ async def test_the_relevant_fact_comes_first(harness):
 async def test_scope_isolation(harness):
     claude, codex = Caller(agent="agent:claude"), Caller(agent="agent:codex")
     secret = await harness.write("The deploy key lives in the vault under ops/prod",
-                                 caller=claude)
+                                 caller=claude, scope="agent:claude")
     await harness.write("Deploys happen on Tuesdays", caller=codex)
     from memoryd.protocol.dispatch import Connection
     conn = Connection()

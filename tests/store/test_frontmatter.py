@@ -47,14 +47,20 @@ def test_hand_written_files():
     assert plain.memory.id == "file-id" and plain.memory.content == "Just a thought."
     assert plain.present == frozenset()
     sloppy = frontmatter.parse(
-        "---\ntags: a, b\nimportance: very\ncreated_at: 2024-02-03\nid: 42\n---\nhi", "f")
+        "---\ntags: a, b\ncreated_at: 2024-02-03\nid: 42\n---\nhi", "f")
     assert sloppy.memory.tags == ["a", "b"] and sloppy.memory.id == "42"
-    assert sloppy.memory.importance == 0.5 and "importance" in sloppy.dropped
     assert sloppy.memory.created_at == datetime(2024, 2, 3, tzinfo=UTC)
     crlf = frontmatter.parse("---\r\nsource: me\r\n---\r\nwindows\r\n", "f")
     assert crlf.memory.source == "me" and crlf.memory.content == "windows"
     bom = frontmatter.parse("\ufeff---\nsource: me\n---\nbom", "f")
     assert bom.memory.source == "me"
+
+
+def test_every_bad_value_is_named_and_the_file_refused():
+    with pytest.raises(frontmatter.InvalidFields) as info:
+        frontmatter.parse("---\nimportance: very\nsession: ../../tmp\nid: a/b\n"
+                          "tags: [ok, 'x,y']\nversion: 0\n---\nhi", "f")
+    assert set(info.value.problems) == {"importance", "session", "id", "tags", "version"}
 
 
 @pytest.mark.parametrize("text", ["---\nkey: [unclosed\n---\nx", "---\n- a list\n---\nx",

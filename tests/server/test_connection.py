@@ -1,0 +1,85 @@
+"""One connection over a real socket pair, with trio's autojump clock standing in for
+the wall clock: the idle timeout, and subscriptions that come and go."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import trio
+
+from memoryd.events import EventBus
+from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.server.connection import Drain, serve_connection
+from memoryd.server.methods import server_methods
+
+
+class Peer:
+    """The client end of a connection served by `serve_connection`."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.buf = b""
+
+    async def call(self, method: str) -> dict:
+        await self.stream.send_all(json.dumps({"id": 1, "method": method}).encode() + b"\n")
+        return await self.line()
+
+    async def line(self) -> dict:
+        while b"\n" not in self.buf:
+            chunk = await self.stream.receive_some(65536)
+            assert chunk, "the connection was closed"
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    async def closed(self) -> bool:
+        return await self.stream.receive_some(65536) == b""
+
+
+async def open_connection(nursery: trio.Nursery, events: EventBus, idle_timeout: float) -> Peer:
+    ours, theirs = trio.socket.socketpair()
+    dispatcher = Dispatcher({}, server_methods(SimpleNamespace(engine=SimpleNamespace(
+        events=events))))
+    nursery.start_soon(serve_connection, trio.SocketStream(ours), dispatcher, Connection(),
+                       events, Drain(), idle_timeout)
+    return Peer(trio.SocketStream(theirs))
+
+
+async def test_a_silent_connection_is_closed_after_the_idle_timeout(autojump_clock):
+    events = EventBus()
+    async with trio.open_nursery() as nursery:
+        quiet = await open_connection(nursery, events, idle_timeout=60)
+        chatty = await open_connection(nursery, events, idle_timeout=60)
+        assert (await quiet.call("ping"))["result"] == {}
+        for _ in range(5):  # activity keeps a connection open past the timeout
+            await trio.sleep(40)
+            assert (await chatty.call("ping"))["result"] == {}
+        assert await quiet.closed()
+        await trio.sleep(61)
+        assert await chatty.closed()
+
+
+async def test_a_subscribed_connection_is_never_cut_for_being_quiet(autojump_clock):
+    events = EventBus()
+    async with trio.open_nursery() as nursery:
+        listener = await open_connection(nursery, events, idle_timeout=60)
+        assert (await listener.call("events/subscribe"))["result"]["subscribed"]
+        await trio.sleep(3600)
+        events.publish("notifications/memory", {"event": "written", "id": "a"})
+        assert (await listener.line())["params"]["id"] == "a"
+        assert (await listener.call("events/unsubscribe"))["result"] == {"subscribed": False}
+        await trio.sleep(61)  # unsubscribed: idle again
+        assert await listener.closed()
+
+
+async def test_subscribe_after_unsubscribe_delivers_again(autojump_clock):
+    events = EventBus()
+    async with trio.open_nursery() as nursery:
+        peer = await open_connection(nursery, events, idle_timeout=0)
+        await peer.call("events/subscribe")
+        await peer.call("events/unsubscribe")
+        assert (await peer.call("events/subscribe"))["result"]["subscribed"]
+        events.publish("notifications/memory", {"event": "written", "id": "again"})
+        assert (await peer.line())["params"]["id"] == "again"
+        await peer.stream.aclose()
