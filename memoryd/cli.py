@@ -70,6 +70,9 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, object] | int:
         mode = stat.S_IMODE(root.stat().st_mode)
         if mode & 0o077:
             root.chmod(0o700)
+            for path in (root / "index").rglob("*"):  # made before umask 077 was set
+                if not path.is_symlink() and stat.S_IMODE(path.stat().st_mode) & 0o077:
+                    path.chmod(stat.S_IMODE(path.stat().st_mode) & 0o700)
             import structlog
 
             structlog.get_logger("memoryd").info("root.tightened", root=str(root),

@@ -70,8 +70,9 @@ class Rejected:
         return len(self._files)
 
     def describe(self) -> dict[str, Any]:
-        shown = sorted(self._files.items())[:SHOWN_REJECTED]
-        return {"count": len(self._files),
+        files = dict(self._files)  # one C-level copy: the writer thread may be adding
+        shown = sorted(files.items())[:SHOWN_REJECTED]
+        return {"count": len(files),
                 "files": [{"path": p, "reason": r} for p, r in shown]}
 
 

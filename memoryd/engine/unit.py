@@ -253,9 +253,17 @@ class _FileChanges:
         if files.lexists(target):
             folder = target.rpartition("/")[0]
             backup = f"{folder}/{TMP_PREFIX}bak-{os.urandom(6).hex()}".lstrip("/")
-            files.link(target, backup)
-            self._backups.append(backup)
-            self._undo.append(lambda: files.replace(backup, target, sync=False))
+            try:
+                files.link(target, backup)
+            except OSError as exc:
+                if disk_full(exc):
+                    raise
+                # no hard links here (some FUSE and FAT file systems): keep the bytes
+                old = files.read_bytes(target) or b""
+                self._undo.append(lambda: files.write_atomic(target, old, sync_dir=False))
+            else:
+                self._backups.append(backup)
+                self._undo.append(lambda: files.replace(backup, target, sync=False))
         else:
             self._undo.append(lambda: files.unlink(target))
         files.replace(temp, target, sync=False)

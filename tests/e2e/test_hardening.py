@@ -54,9 +54,18 @@ def test_an_existing_root_is_tightened_and_what_memoryd_creates_is_private(make_
     d.call("memory_write", {"content": "a turn", "session": "chat-1", "role": "user"})
     for folder in (d.root / "sessions" / "chat-1", d.root / "sessions" / "chat-1" / "turns"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
-    loose = [p for p in (d.root / "index").rglob("*")
-             if stat.S_IMODE(p.stat().st_mode) & 0o077]
-    assert loose == []
+    def loose() -> list:
+        return [p for p in (d.root / "index").rglob("*")
+                if stat.S_IMODE(p.stat().st_mode) & 0o077]
+
+    assert loose() == []
+    # a root left loose by an older version (or by hand) is tightened at the next start
+    assert d.stop() == 0
+    os.chmod(d.root, 0o755)
+    for path in (d.root / "index").rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    d.start()
+    assert stat.S_IMODE(d.root.stat().st_mode) == 0o700 and loose() == []
 
 
 def test_hostile_files_made_while_stopped_never_stop_start_up(make_daemon):

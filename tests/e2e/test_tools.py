@@ -199,6 +199,18 @@ def test_write_rejects_bad_params_naming_the_field(module_daemon, params, field)
     assert not list((module_daemon.root / "categories").rglob("*.md"))
 
 
+@pytest.mark.parametrize("method, params, field", [
+    ("memory_list", {"offset": 2**63}, "offset"),
+    ("memory_search", {"query": "x", "offset": 2**64}, "offset"),
+    ("memory_remind", {"content": "x", "when": "in 99999999999 days"}, "when"),
+    ("memory_remind", {"content": "x", "when": "tomorrow at 99"}, "when"),
+])
+def test_out_of_range_numbers_and_times_are_invalid_params(module_daemon, method, params,
+                                                           field):
+    e = err(module_daemon, method, params)
+    assert e.code == -32602 and f"`params.{field}`" in e.message, e.message
+
+
 def test_scopes_isolate_named_agents(daemon):
     with daemon.client() as claude, daemon.client() as codex:
         claude.call("initialize", {"protocolVersion": "2025-06-18",

@@ -107,3 +107,20 @@ async def test_an_update_whose_index_update_fails_keeps_the_old_file(rig, monkey
     assert temp_files(engine.root) == []
     assert (await call(dispatcher, "memory_update", id=m["id"], content="version two")
             )["result"]["version"] == 2
+
+
+async def test_without_hard_links_a_failed_update_still_restores_the_old_file(rig, monkeypatch):
+    """Some file systems (FUSE, FAT) refuse hard links: the backup is kept in memory."""
+    engine, dispatcher = rig
+    m = (await call(dispatcher, "memory_write", content="old words"))["result"]
+    before = files_of(engine.root)
+
+    def no_links(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(engine.files, "link", no_links)
+    full_disk_catalog(monkeypatch, engine, "upsert")
+    assert (await call(dispatcher, "memory_update", id=m["id"], content="new words")
+            )["error"]["code"] == -32006
+    monkeypatch.undo()
+    assert files_of(engine.root) == before and temp_files(engine.root) == []

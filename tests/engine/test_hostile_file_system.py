@@ -280,10 +280,20 @@ async def test_huge_files_are_refused_by_size_without_being_read(rig):
 
 
 # -- permissions, encodings, and one file never stopping the others -------------------------
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-async def test_an_unreadable_file_is_reported_and_the_others_are_indexed(rig):
+async def test_an_unreadable_file_is_reported_and_the_others_are_indexed(rig, monkeypatch):
     locked = rig.write("categories/knowledge/locked.md", "private")
     locked.chmod(0)
+    if os.geteuid() == 0:  # root reads a 0000 file: refuse it as the kernel would a user
+        import memoryd.store.files as files_module
+
+        real_open = os.open
+
+        def refusing_open(path, flags, *args, **kwargs):
+            if path == "locked.md":
+                raise PermissionError(13, "Permission denied")
+            return real_open(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(files_module.os, "open", refusing_open)
     rig.write("categories/knowledge/open.md", "an open note")
     rig.write("categories/knowledge/latin1.md", "caf\xe9".encode("latin-1"))
     try:

@@ -47,7 +47,9 @@ def test_expressions(text, expected):
     assert parse(text, NOW) == datetime(*expected, tzinfo=SH)
 
 
-@pytest.mark.parametrize("text", ["buy milk", "", "in a while", "someday", "明年春天"])
+@pytest.mark.parametrize("text", ["buy milk", "", "in a while", "someday", "明年春天",
+                                  "tomorrow at 99", "at 25", "today at 9:75",
+                                  "in 99999999999 days", "in 999999999 weeks"])
 def test_not_a_time(text):
     assert parse(text, NOW) is None
 
