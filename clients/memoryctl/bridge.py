@@ -53,9 +53,26 @@ def run_agent(client: Client, stdin: TextIO, stdout: TextIO, list_tools: bool) -
     return 1 if failed else 0
 
 
-def run_mcp(client: Client, stdin: TextIO, stdout: TextIO) -> int:
+# The daemon closes a connection silent for `server.idle_timeout` (5 minutes by
+# default); an MCP host may stay quiet for hours, so the bridge says it is alive.
+KEEPALIVE_SECONDS = 60.0
+_KEEPALIVE = b'{"jsonrpc": "2.0", "method": "notifications/keepalive"}'
+
+
+def run_mcp(client: Client, stdin: TextIO, stdout: TextIO,
+            keepalive: float = KEEPALIVE_SECONDS) -> int:
     """Copy stdin lines to the socket and socket lines to stdout until either closes."""
     write_lock = threading.Lock()
+    send_lock = threading.Lock()
+    done = threading.Event()
+
+    def keep_alive() -> None:  # a notification: never answered, resets the idle clock
+        while not done.wait(keepalive):
+            try:
+                with send_lock:
+                    client.send_line(_KEEPALIVE)
+            except OSError:
+                return
 
     def pump_replies() -> None:
         try:
@@ -69,9 +86,14 @@ def run_mcp(client: Client, stdin: TextIO, stdout: TextIO) -> int:
 
     reader = threading.Thread(target=pump_replies, daemon=True)
     reader.start()
-    for line in stdin:
-        if line.strip():
-            client.send_line(line.encode())
+    threading.Thread(target=keep_alive, daemon=True).start()
+    try:
+        for line in stdin:
+            if line.strip():
+                with send_lock:
+                    client.send_line(line.encode())
+    finally:
+        done.set()
     # stdin closed: give in-flight replies a moment, then end
     reader.join(timeout=2)
     return 0

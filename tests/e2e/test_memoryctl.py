@@ -141,6 +141,38 @@ def test_mcp_bridge_speaks_mcp_over_stdio(daemon):
     assert ok(daemon, "search", "host")["total"] == 1
 
 
+def test_mcp_bridge_outlives_the_idle_timeout(make_daemon):
+    """A host may stay quiet longer than `server.idle_timeout`: the bridge's keepalive
+    notifications keep its connection (and so the agent's identity) open."""
+    import io
+    import os
+    import threading
+    import time
+
+    from memoryctl import bridge
+    from memoryctl.client import Client
+
+    d = make_daemon(config="server:\n  idle_timeout: 1s\n").start()
+    read_fd, write_fd = os.pipe()
+    stdin, feed = os.fdopen(read_fd, "r"), os.fdopen(write_fd, "w")
+    out = io.StringIO()
+    with Client(d.socket, timeout=None) as client:
+        worker = threading.Thread(target=bridge.run_mcp, args=(client, stdin, out),
+                                  kwargs={"keepalive": 0.2})
+        worker.start()
+        feed.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": {"clientInfo": {"name": "quiet-host"}}}) + "\n")
+        feed.flush()
+        time.sleep(2.5)  # real time on purpose: over the daemon's idle timeout
+        feed.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "memory_write",
+                               "params": {"content": "after a long silence"}}) + "\n")
+        feed.close()
+        worker.join(30)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[1]["result"]["content"] == "after a long silence"
+
+
 def test_ranked_subcommands(daemon):
     ok(daemon, "write", "The user's sister Ana lives in Porto", "--category", "people")
     ok(daemon, "write", "Always answer in British English", "--type", "procedural")
