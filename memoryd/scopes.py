@@ -37,11 +37,7 @@ def agent_scope(client_name: str) -> str:
 @dataclass
 class Caller:
     agent: str | None = None  # "agent:<name>" once the connection named itself
-    write_scope: str = GLOBAL_SCOPE  # where a write goes unless it names a scope
-
-    @property
-    def default_scope(self) -> str:
-        return self.write_scope
+    default_scope: str = GLOBAL_SCOPE  # where a write goes unless it names a scope
 
     @property
     def is_user(self) -> bool:

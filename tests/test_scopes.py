@@ -4,31 +4,27 @@ everything; a name never collapses into another agent's scope or into full acces
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import trio
 
-from memoryd.config import Config
 from memoryd.protocol.dispatch import Connection
 from memoryd.scopes import agent_scope
-from memoryd.server.app import App
-from memoryd.server.wiring import build_dispatcher, build_engine
-from tests.fakes import FakeEmbedder, MemoryVectors
+from tests.rig import Rig
 
 
 @pytest.fixture
 async def rig(tmp_path):
-    engine = build_engine(tmp_path, Config(), embedder=FakeEmbedder(), vectors=MemoryVectors())
-    await engine.sync.startup()
-    app = App(engine=engine, config=Config(), root=tmp_path, socket_path=tmp_path / "s")
-    yield engine, build_dispatcher(app)
-    engine.close()
+    rig = Rig(tmp_path)
+    await rig.start()
+    yield rig
+    rig.close()
 
 
 class Client:
-    def __init__(self, dispatcher, name: str | None = None, **init) -> None:
-        self.dispatcher = dispatcher
+    """One connection of the rig: a named agent, or the user's own tooling."""
+
+    def __init__(self, rig: Rig, name: str | None = None, **init) -> None:
+        self.rig = rig
         self.conn = Connection()
         self.name = name
         self.init = init
@@ -40,16 +36,13 @@ class Client:
         return await self.ok("initialize", **params)
 
     async def call(self, method: str, **params) -> dict:
-        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-        return json.loads(await self.dispatcher.handle(line.encode(), self.conn))
+        return await self.rig.call(method, self.conn, **params)
 
     async def ok(self, method: str, **params) -> dict:
-        reply = await self.call(method, **params)
-        assert "result" in reply, reply
-        return reply["result"]
+        return await self.rig.result(method, self.conn, **params)
 
     async def code(self, method: str, **params) -> int:
-        return (await self.call(method, **params))["error"]["code"]
+        return (await self.rig.error(method, self.conn, **params))["code"]
 
 
 def test_agent_names_map_to_distinct_scopes():
@@ -64,9 +57,8 @@ def test_agent_names_map_to_distinct_scopes():
 
 
 async def test_agents_share_global_and_keep_private_only_what_they_name(rig):
-    _, dispatcher = rig
-    claude, codex, user = (Client(dispatcher, "claude"), Client(dispatcher, "codex"),
-                           Client(dispatcher))
+    claude, codex, user = (Client(rig, "claude"), Client(rig, "codex"),
+                           Client(rig))
     init = await claude.start()
     assert (init["scope"], init["agent"]) == ("global", "agent:claude")
     await codex.start()
@@ -84,22 +76,20 @@ async def test_agents_share_global_and_keep_private_only_what_they_name(rig):
 
 
 async def test_initialize_may_choose_where_writes_go(rig):
-    _, dispatcher = rig
-    bot = Client(dispatcher, "bot", scope="agent:bot")
+    bot = Client(rig, "bot", scope="agent:bot")
     assert (await bot.start())["scope"] == "agent:bot"
     assert (await bot.ok("memory_write", content="private by default"))["scope"] == "agent:bot"
-    intruder = Client(dispatcher, "eve", scope="agent:bot")
+    intruder = Client(rig, "eve", scope="agent:bot")
     assert (await intruder.call("initialize", clientInfo={"name": "eve"}, scope="agent:bot")
             )["error"]["code"] == -32003
 
 
 async def test_names_that_clean_to_nothing_are_restricted_agents(rig):
-    _, dispatcher = rig
-    owner = Client(dispatcher, "x")
+    owner = Client(rig, "x")
     await owner.start()
     secret = await owner.ok("memory_write", content="x's secret", scope="agent:x")
     for name in ("助手", "ü", "../../x", " "):
-        other = Client(dispatcher, name)
+        other = Client(rig, name)
         init = await other.start()
         if name.strip():
             assert init["agent"] not in (None, "agent:x")
@@ -108,8 +98,7 @@ async def test_names_that_clean_to_nothing_are_restricted_agents(rig):
 
 
 async def test_an_agent_sees_its_own_figures_in_stats(rig):
-    _, dispatcher = rig
-    a, b, user = Client(dispatcher, "a"), Client(dispatcher, "b"), Client(dispatcher)
+    a, b, user = Client(rig, "a"), Client(rig, "b"), Client(rig)
     await a.start()
     await b.start()
     await a.ok("memory_write", content="a private", scope="agent:a")
@@ -121,15 +110,14 @@ async def test_an_agent_sees_its_own_figures_in_stats(rig):
 
 
 async def test_hand_edit_notifications_reach_only_who_may_see_the_scope(rig, tmp_path):
-    engine, dispatcher = rig
-    a, b = Client(dispatcher, "a"), Client(dispatcher, "b")
+    a, b = Client(rig, "a"), Client(rig, "b")
     await a.start()
     await b.start()
     await a.ok("events/subscribe")
     await b.ok("events/subscribe")
     (tmp_path / "categories" / "knowledge" / "mine.md").write_text(
         "---\nscope: agent:b\n---\nb's note, edited by hand")
-    await engine.sync.sync_paths(["categories/knowledge/mine.md"])
+    await rig.engine.sync.sync_paths(["categories/knowledge/mine.md"])
     with trio.fail_after(5):
         _, seen_by_b = await b.conn.subscription.receive.receive()
     assert seen_by_b["event"] == "written" and seen_by_b["by"] == "hand edit"

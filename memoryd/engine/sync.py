@@ -142,7 +142,7 @@ class FileSync:
         taken = self.catalog.record_by_id(memory.id)
         if taken is not None and taken.path != path and not self.files.exists(taken.path):
             taken = None  # the file was renamed or moved by hand: its id moves with it
-        if not is_valid_id(memory.id) or (taken is not None and taken.path != path):
+        if taken is not None and taken.path != path:  # parse gave a valid id; a copy's is taken
             fallback = self.files.id_from_filename(path)
             other = self.catalog.record_by_id(fallback)
             valid = is_valid_id(fallback) and (other is None or other.path == path)

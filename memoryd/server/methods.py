@@ -57,7 +57,7 @@ def server_methods(app: App) -> dict[str, Handler]:
                 conn.caller.agent = agent_scope(params.clientInfo.name)
         if params.scope is not None:
             conn.caller.check(params.scope)
-            conn.caller.write_scope = params.scope
+            conn.caller.default_scope = params.scope
         version = (params.protocolVersion if params.protocolVersion in PROTOCOL_VERSIONS
                    else PROTOCOL_VERSIONS[0])
         return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},

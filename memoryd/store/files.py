@@ -252,31 +252,29 @@ class MarkdownStore:
         finally:
             os.close(fd)
 
-    def exists(self, relpath: str) -> bool:
-        """A regular file (not a link) is at `relpath`."""
-        try:
-            folder, name = self._parent(relpath)
-        except (OSError, UnsafePath):
-            return False
-        with folder:
-            try:
-                info = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
-            except OSError:
-                return False
-        return stat.S_ISREG(info.st_mode)
-
-    def lexists(self, relpath: str) -> bool:
-        """Anything (a file, a link, a folder) is at `relpath`."""
+    def _lstat(self, relpath: str) -> os.stat_result | None:
+        """What is at `relpath` itself (a link is not followed); None if nothing is."""
         try:
             folder, name = self._parent(relpath)
         except FileNotFoundError:
-            return False
+            return None
         with folder:
             try:
-                os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+                return os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
             except FileNotFoundError:
-                return False
-        return True
+                return None
+
+    def exists(self, relpath: str) -> bool:
+        """A regular file (not a link) is at `relpath`."""
+        try:
+            info = self._lstat(relpath)
+        except (OSError, UnsafePath):
+            return False
+        return info is not None and stat.S_ISREG(info.st_mode)
+
+    def lexists(self, relpath: str) -> bool:
+        """Anything (a file, a link, a folder) is at `relpath`."""
+        return self._lstat(relpath) is not None
 
     def write_temp(self, relpath: str, data: bytes) -> str:
         """Write `data` durably to a fresh temp file beside `relpath`; returns the temp's

@@ -10,20 +10,11 @@ import socket
 import stat
 import subprocess
 import sys
-import time
+
+from tests.e2e.test_lifecycle import wait_for
 
 BOMB = "---\na0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)) + "---\nboom\n"
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_live_socket_is_never_taken_over(make_daemon, short_tmp):
@@ -95,7 +86,7 @@ def test_a_link_made_while_running_is_reported_not_indexed(daemon, short_tmp):
     secret = short_tmp / "secret.txt"
     secret.write_text("the secret password line")
     os.symlink(secret, daemon.root / "categories" / "knowledge" / "p.md")
-    wait_for(lambda: daemon.call("stats")["rejected_files"]["count"] == 1, what="the report")
+    wait_for(lambda: daemon.call("stats")["rejected_files"]["count"] == 1, 30, "the report")
     assert daemon.call("memory_search", {"query": "password"})["total"] == 0
 
 

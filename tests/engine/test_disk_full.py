@@ -11,26 +11,17 @@ import sqlite3
 import pytest
 
 import memoryd.store.files as files_module
-from memoryd.config import Config
 from memoryd.protocol.dispatch import Connection
-from memoryd.server.app import App
-from memoryd.server.wiring import build_dispatcher, build_engine
 from memoryd.store.files import TMP_PREFIX
-from tests.fakes import FakeEmbedder, MemoryVectors
+from tests.rig import Rig
 
 
 @pytest.fixture
 async def rig(tmp_path):
-    engine = build_engine(tmp_path, Config(), embedder=FakeEmbedder(), vectors=MemoryVectors())
-    await engine.sync.startup()
-    app = App(engine=engine, config=Config(), root=tmp_path, socket_path=tmp_path / "s")
-    yield engine, build_dispatcher(app)
-    engine.close()
-
-
-async def call(dispatcher, method: str, **params) -> dict:
-    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-    return json.loads(await dispatcher.handle(line.encode(), Connection()))
+    rig = Rig(tmp_path)
+    await rig.start()
+    yield rig
+    rig.close()
 
 
 def full_disk_writes(monkeypatch) -> None:
@@ -57,62 +48,61 @@ def temp_files(root) -> list:
 
 
 async def test_a_write_on_a_full_disk_is_refused_and_nothing_is_stored(rig, monkeypatch):
-    engine, dispatcher = rig
+    engine = rig.engine
     full_disk_writes(monkeypatch)
-    reply = await call(dispatcher, "memory_write", content="never stored")
+    reply = await rig.call("memory_write", content="never stored")
     assert reply["error"]["code"] == -32006 and "disk is full" in reply["error"]["message"]
     monkeypatch.undo()
-    assert (await call(dispatcher, "memory_list"))["result"]["total"] == 0
+    assert (await rig.call("memory_list"))["result"]["total"] == 0
     assert files_of(engine.root) == {} and temp_files(engine.root) == []
 
 
 async def test_a_pipelined_batch_on_a_full_disk_fails_as_one(rig, monkeypatch):
-    _, dispatcher = rig
     full_disk_writes(monkeypatch)
     lines = [json.dumps({"id": i, "method": "memory_write",
                          "params": {"content": f"batch {i}"}}).encode() for i in range(4)]
-    replies = [json.loads(r) for r in await dispatcher.handle_many(lines, Connection())]
+    replies = [json.loads(r) for r in await rig.dispatcher.handle_many(lines, Connection())]
     assert [r["error"]["code"] for r in replies] == [-32006] * 4
     monkeypatch.undo()
-    assert (await call(dispatcher, "memory_list"))["result"]["total"] == 0
+    assert (await rig.call("memory_list"))["result"]["total"] == 0
 
 
 async def test_a_delete_whose_index_update_fails_puts_the_file_back(rig, monkeypatch):
-    engine, dispatcher = rig
-    m = (await call(dispatcher, "memory_write", content="keep me", category="knowledge"))["result"]
+    engine = rig.engine
+    m = (await rig.call("memory_write", content="keep me", category="knowledge"))["result"]
     before = files_of(engine.root)
     full_disk_catalog(monkeypatch, engine, "delete")
-    reply = await call(dispatcher, "memory_delete", id=m["id"])
+    reply = await rig.call("memory_delete", id=m["id"])
     assert reply["error"]["code"] == -32006
     monkeypatch.undo()
     assert files_of(engine.root) == before, "the file is back where it was, unchanged"
-    assert (await call(dispatcher, "memory_read", id=m["id"]))["result"]["content"] == "keep me"
-    tagged = await call(dispatcher, "memory_tag", id=m["id"], add=["still-here"])
+    assert (await rig.call("memory_read", id=m["id"]))["result"]["content"] == "keep me"
+    tagged = await rig.call("memory_tag", id=m["id"], add=["still-here"])
     assert tagged["result"]["tags"] == ["still-here"]
     assert temp_files(engine.root) == []
 
 
 async def test_an_update_whose_index_update_fails_keeps_the_old_file(rig, monkeypatch):
-    engine, dispatcher = rig
-    m = (await call(dispatcher, "memory_write", content="version one"))["result"]
+    engine = rig.engine
+    m = (await rig.call("memory_write", content="version one"))["result"]
     before = files_of(engine.root)
     full_disk_catalog(monkeypatch, engine, "upsert")
-    reply = await call(dispatcher, "memory_update", id=m["id"], content="version two",
+    reply = await rig.call("memory_update", id=m["id"], content="version two",
                        category="knowledge")
     assert reply["error"]["code"] == -32006
     monkeypatch.undo()
     assert files_of(engine.root) == before, "old text, old folder"
-    got = (await call(dispatcher, "memory_read", id=m["id"]))["result"]
+    got = (await rig.call("memory_read", id=m["id"]))["result"]
     assert (got["content"], got["version"], got["category"]) == ("version one", 1, "inbox")
     assert temp_files(engine.root) == []
-    assert (await call(dispatcher, "memory_update", id=m["id"], content="version two")
+    assert (await rig.call("memory_update", id=m["id"], content="version two")
             )["result"]["version"] == 2
 
 
 async def test_without_hard_links_a_failed_update_still_restores_the_old_file(rig, monkeypatch):
     """Some file systems (FUSE, FAT) refuse hard links: the backup is kept in memory."""
-    engine, dispatcher = rig
-    m = (await call(dispatcher, "memory_write", content="old words"))["result"]
+    engine = rig.engine
+    m = (await rig.call("memory_write", content="old words"))["result"]
     before = files_of(engine.root)
 
     def no_links(src, dst):
@@ -120,7 +110,7 @@ async def test_without_hard_links_a_failed_update_still_restores_the_old_file(ri
 
     monkeypatch.setattr(engine.files, "link", no_links)
     full_disk_catalog(monkeypatch, engine, "upsert")
-    assert (await call(dispatcher, "memory_update", id=m["id"], content="new words")
+    assert (await rig.call("memory_update", id=m["id"], content="new words")
             )["error"]["code"] == -32006
     monkeypatch.undo()
     assert files_of(engine.root) == before and temp_files(engine.root) == []

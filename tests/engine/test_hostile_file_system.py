@@ -7,48 +7,22 @@ others, nor start-up. Real files and SQLite; the fake embedder and in-memory vec
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 import trio
 
-from memoryd.config import Config
 from memoryd.engine import NewMemory
 from memoryd.protocol.dispatch import Connection
 from memoryd.schema import Memory
 from memoryd.scopes import Caller
-from memoryd.server.app import App
-from memoryd.server.wiring import build_dispatcher, build_engine
 from memoryd.store.files import MAX_FILE_BYTES, UnsafePath
-from tests.fakes import FakeEmbedder, MemoryVectors
+from tests.rig import Rig
 
 
-class Rig:
-    """An engine over a real root, and its dispatcher for tool calls."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.engine = build_engine(root, Config(), embedder=FakeEmbedder(),
-                                   vectors=MemoryVectors())
-        app = App(engine=self.engine, config=Config(), root=root, socket_path=root / "s")
-        self.dispatcher = build_dispatcher(app)
-
-    async def call(self, method: str, **params) -> dict:
-        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-        reply = json.loads(await self.dispatcher.handle(line.encode(), Connection()))
-        return reply
-
-    async def result(self, method: str, **params) -> dict:
-        reply = await self.call(method, **params)
-        assert "result" in reply, reply
-        return reply["result"]
-
-    async def error(self, method: str, **params) -> dict:
-        reply = await self.call(method, **params)
-        assert "error" in reply, reply
-        return reply["error"]
+class HostileRig(Rig):
+    """A rig that writes files by hand and syncs them as the watcher would."""
 
     async def sync(self, *paths: str) -> dict:
         with trio.fail_after(30):  # a hang (a FIFO) fails the test instead of the suite
@@ -73,29 +47,29 @@ class Rig:
 async def rig(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
-    rig = Rig(root)
-    await rig.engine.sync.startup()
+    rig = HostileRig(root)
+    await rig.start()
     yield rig
-    rig.engine.close()
+    rig.close()
 
 
 @pytest.fixture
 async def make_rig(tmp_path):
     """A rig whose root is prepared (hostile files and all) before start-up."""
-    made: list[Rig] = []
+    made: list[HostileRig] = []
     root = tmp_path / "root"
     root.mkdir()
 
-    async def start() -> Rig:
-        rig = Rig(root)
+    async def start() -> HostileRig:
+        rig = HostileRig(root)
         with trio.fail_after(60):
-            rig.summary = await rig.engine.sync.startup()
+            rig.summary = await rig.start()
         made.append(rig)
         return rig
 
     yield root, start
     for rig in made:
-        rig.engine.close()
+        rig.close()
 
 
 EVIL_TURN = ("---\nid: evilturn\nkind: turn\nrole: user\nsession: ../../../../tmp/escaped\n"
@@ -330,8 +304,7 @@ async def test_stats_names_the_rejected_files_for_the_user_and_counts_them_for_a
     assert for_user["rejected_files"]["files"][0]["path"] == "categories/knowledge/bad.md"
     conn = Connection()
     conn.caller = Caller(agent="agent:bot")
-    line = b'{"jsonrpc": "2.0", "id": 1, "method": "stats"}'
-    for_agent = json.loads(await rig.dispatcher.handle(line, conn))["result"]
+    for_agent = await rig.result("stats", conn)
     assert for_agent["rejected_files"] == {"count": 1}
 
 

@@ -11,13 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.config import Config
 from memoryd.errors import ERROR_CODES, INTERNAL_ERROR
 from memoryd.protocol.dispatch import Connection
-from memoryd.server.app import App
-from memoryd.server.wiring import build_dispatcher, build_engine
 from memoryd.tools.spec import SPECS
-from tests.fakes import FakeEmbedder, MemoryVectors
+from tests.rig import Rig
 
 FUZZ = settings(max_examples=250, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -41,11 +38,9 @@ requests = st.fixed_dictionaries(
 
 @pytest.fixture
 async def dispatcher(tmp_path):
-    config = Config()
-    engine = build_engine(tmp_path, config, embedder=FakeEmbedder(), vectors=MemoryVectors())
-    app = App(engine=engine, config=config, root=tmp_path, socket_path=tmp_path / "sock")
-    yield build_dispatcher(app)
-    engine.close()
+    rig = Rig(tmp_path)
+    yield rig.dispatcher
+    rig.close()
 
 
 def check(reply: bytes | None, request: object = None) -> None:

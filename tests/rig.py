@@ -1,0 +1,44 @@
+"""Rig: the real engine over a real root, with the fakes (tests/fakes.py) for the model
+and chromadb, and its dispatcher: a tool call goes in as the line a socket carries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import Config
+from memoryd.protocol.dispatch import Connection
+from memoryd.server.app import App
+from memoryd.server.wiring import build_dispatcher, build_engine
+from tests.fakes import FakeEmbedder, MemoryVectors
+
+
+class Rig:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.engine = build_engine(root, Config(), embedder=FakeEmbedder(),
+                                   vectors=MemoryVectors())
+        app = App(engine=self.engine, config=Config(), root=root, socket_path=root / "s")
+        self.dispatcher = build_dispatcher(app)
+
+    async def start(self) -> dict[str, int]:
+        return await self.engine.sync.startup()
+
+    def close(self) -> None:
+        self.engine.close()
+
+    async def call(self, method: str, conn: Connection | None = None, **params: Any) -> dict:
+        """The JSON-RPC reply (result or error) to one request line."""
+        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        return json.loads(await self.dispatcher.handle(line.encode(), conn or Connection()))
+
+    async def result(self, method: str, conn: Connection | None = None, **params: Any) -> dict:
+        reply = await self.call(method, conn, **params)
+        assert "result" in reply, reply
+        return reply["result"]
+
+    async def error(self, method: str, conn: Connection | None = None, **params: Any) -> dict:
+        reply = await self.call(method, conn, **params)
+        assert "error" in reply, reply
+        return reply["error"]
