@@ -110,6 +110,23 @@ class RerankerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class RecallConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     token_budget: int = 2000
     top_k: int = 10
+    tail: int = 5  # the session's last turns, verbatim under [RECENT] (0: none)
+
+
+class ConversationConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """memory_remember and memory_add (seeds 000, 002, 004)."""
+
+    min_chars: int = 8  # shorter turns are skipped by the relevance gate
+    duplicate_cosine: float = 0.92  # a turn this close to a recent memory is a duplicate
+    duplicate_window: int = 2000  # the scope's most recent memories compared with
+    ring: int = 20  # turns of each session kept in memory (L0)
+    max_entries: int = 500  # turns a session keeps; older ones go to the trash
+    facts: bool = True  # learn facts from user turns
+    summaries: bool = True  # keep each session's rolling summary
+
+
+class CompressionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    threshold: int = 50  # uncompressed sessions a scope holds before the oldest half fold
 
 
 class LlmConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -118,6 +135,11 @@ class LlmConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     api_key_env: str | None = "OPENAI_API_KEY"
     timeout: Duration = Duration(30)
     batch_size: int = 20
+    concurrency: int = 2  # calls in flight at once
+    retries: int = 2  # after a timeout, a refused connection, HTTP 429 or 5xx
+    # response_format json_schema (strict); false for endpoints without it: the answer
+    # is then parsed out of fences or prose.
+    structured_output: bool = True
 
 
 class LoggingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -137,6 +159,8 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     retrieval: RetrievalConfig = msgspec.field(default_factory=RetrievalConfig)
     reranker: RerankerConfig = msgspec.field(default_factory=RerankerConfig)
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
+    conversation: ConversationConfig = msgspec.field(default_factory=ConversationConfig)
+    compression: CompressionConfig = msgspec.field(default_factory=CompressionConfig)
     jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)  # type: ignore[valid-type]
     notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     dream: DreamConfig = msgspec.field(default_factory=DreamConfig)
@@ -186,6 +210,14 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
         (config.graph.max_nodes >= 1, "graph.max_nodes must be at least 1"),
         (config.graph.members_per_node >= 1, "graph.members_per_node must be at least 1"),
         (config.llm.batch_size >= 1, "llm.batch_size must be at least 1"),
+        (config.llm.concurrency >= 1, "llm.concurrency must be at least 1"),
+        (0 <= config.llm.retries <= 10, "llm.retries must be 0 to 10"),
+        (config.recall.tail >= 0, "recall.tail must be 0 or more"),
+        (0 < config.conversation.duplicate_cosine <= 1,
+         "conversation.duplicate_cosine must be more than 0 and at most 1"),
+        (config.conversation.ring >= 1, "conversation.ring must be at least 1"),
+        (config.conversation.max_entries >= 1, "conversation.max_entries must be at least 1"),
+        (config.compression.threshold >= 2, "compression.threshold must be at least 2"),
         (not config.llm.url or config.llm.url.startswith(("http://", "https://")),
          "llm.url must start with http:// or https://"),
         (not config.llm.url or bool(config.llm.model), "llm.model is needed with llm.url"),

@@ -131,6 +131,18 @@ class Memory(msgspec.Struct, kw_only=True):
     links: Links = msgspec.field(default_factory=list)
     replaces: Links = msgspec.field(default_factory=list)
     replaced_by: Id | None = None
+    # Facts: when a newer fact replaced or deleted this one (it then lives in trash/).
+    superseded_at: datetime | None = None
+    # Facts: the conversation turns they were learned from.
+    derived_from: Links = msgspec.field(default_factory=list)
+    # Turns from memory_remember: background work (importance, type, facts, summary)
+    # still to do. The background worker clears it; a restart finds it again.
+    pending: bool = False
+    # Compression (the `compress` job): a turn folded into its session's summary memory,
+    # and that memory (compression_source, with the session it came from).
+    compressed: bool = False
+    compression_source: bool = False
+    source_session: Session | None = None
     version: Version = 1
     content: Annotated[str, Meta(max_length=MAX_CONTENT)] = ""
     # Front-matter keys a user wrote that we do not know; kept on every rewrite.

@@ -23,7 +23,9 @@ class Rig:
         self.dispatcher = build_dispatcher(app)
 
     async def start(self) -> dict[str, int]:
-        return await self.engine.sync.startup()
+        summary = await self.engine.sync.startup()
+        await self.engine.conversation.start()
+        return summary
 
     def close(self) -> None:
         self.engine.close()

@@ -42,8 +42,13 @@ async def classify(client: ChatClient, contents: list[str], batch_size: int
     for start in range(0, len(contents), batch_size):
         chunk = contents[start:start + batch_size]
         prompt = "\n\n".join(f"{i + 1}. {text[:MAX_CHARS]}" for i, text in enumerate(chunk))
+        numbers = [str(i + 1) for i in range(len(chunk))]
+        schema = {"type": "object", "additionalProperties": False, "required": numbers,
+                  "properties": {n: {"type": "string", "enum": list(CATEGORY_MEANINGS)}
+                                 for n in numbers}}
         try:
-            answer = await client.ask_json(SYSTEM, prompt, max_tokens=20 * len(chunk) + 50)
+            answer = await client.ask_task("classify", schema, SYSTEM, prompt,
+                                           max_tokens=20 * len(chunk) + 50)
         except LlmError:
             continue
         for i in range(len(chunk)):

@@ -8,6 +8,9 @@ own writes. The engine is a set of collaborators, built by `server/wiring.py`:
 - `links` (links.py): bidirectional links and merges;
 - `sync` (sync.py): the indexes brought in step with the files (hand edits, start-up);
 - `reads` (reads.py): the read side, for tools and jobs alike;
+- `facts` (facts.py): text to facts, reconciled with what is known; versions;
+- `conversation` (conversation.py): turns in, and what is learned from them in the
+  background (importance, facts, summaries, eviction, compression);
 
 and each change goes through one UnitOfWork (unit.py), run by `stores` (stores.py).
 """
@@ -20,6 +23,8 @@ from typing import TYPE_CHECKING
 
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
+from memoryd.engine.conversation import Conversation
+from memoryd.engine.facts import Facts
 from memoryd.engine.links import Links
 from memoryd.engine.reads import Reads
 from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
@@ -54,6 +59,8 @@ class Engine:
     embedder: Embedder
     graph: TopicGraph
     graph_store: GraphStore
+    facts: Facts
+    conversation: Conversation
     reranker: Reranker | None = None
     llm: ChatClient | None = None
     _closed: bool = field(default=False, repr=False)

@@ -23,6 +23,7 @@ class NewMemory:
     created_at: datetime | None = None
     kind: str | None = None  # "reminder" (memory_remind); otherwise note or turn
     due_at: datetime | None = None
+    pending: bool = False  # a turn from memory_remember: background work to do
 
 
 @dataclass

@@ -40,7 +40,7 @@ from memoryd.schema import (
 )
 from memoryd.store import frontmatter
 from memoryd.store.catalog import FileRecord
-from memoryd.store.files import UnsafePath, file_sha
+from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, UnsafePath, file_sha
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -48,6 +48,7 @@ log = structlog.get_logger("memoryd.engine")
 _REQUIRED_KEYS = frozenset({"id", "content_hash", "kind", "phase", "category", "type", "scope",
                             "created_at", "updated_at", "version"})
 _EVENT = {"added": "written", "updated": "updated", "deleted": "deleted"}
+HISTORY_PREFIX = f"{HISTORY_DIR}/"
 SHOWN_REJECTED = 50  # `stats` lists this many refused files (and counts them all)
 
 
@@ -116,7 +117,11 @@ class FileSync:
         except UnicodeDecodeError:
             return self._reject(uow, path, record, "is not UTF-8 text")
         except (frontmatter.FrontMatterError, InvalidMemory) as exc:
+            if path.startswith(HISTORY_PREFIX):  # the trash is not the user's to mend
+                return self._forget(uow, path, record)
             return self._reject(uow, path, record, str(exc))
+        if path.startswith(HISTORY_PREFIX) and memory.superseded_at is None:
+            return self._forget(uow, path, record)  # trash, not history: not indexed
         self.rejected.clear(path)
         if record is not None and record.id != memory.id:
             uow.unindex(path)
@@ -125,6 +130,14 @@ class FileSync:
         else:
             uow.index(memory, path, sha)
         return ("updated" if record is not None else "added"), memory.scope
+
+    @staticmethod
+    def _forget(uow: UnitOfWork, path: str, record: FileRecord | None
+                ) -> tuple[str, str] | None:
+        if record is None:
+            return None
+        uow.unindex(path)
+        return "deleted", record.scope
 
     def _reject(self, uow: UnitOfWork, path: str, record: FileRecord | None,
                 reason: str) -> tuple[str, str] | None:
@@ -211,7 +224,7 @@ class FileSync:
         """Make the catalog agree with every file (content hash per file)."""
         stale = self.files.remove_stale_temp_files()
         known = self.catalog.all_records()
-        on_disk = set(self.files.iter_files())
+        on_disk = set(self.files.iter_files(INDEXED_DIRS))
         gone = [p for p in known if p not in on_disk]
         changed = self.sync_paths_blocking(uow, [*sorted(on_disk), *gone], announce)
         return {k: len(v) for k, v in changed.items()} | {

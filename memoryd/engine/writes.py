@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import structlog
 
@@ -80,7 +81,7 @@ class Writes:
             scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
             tags=clean_tags(new.tags or []), source=new.source or "",
             importance=0.5 if new.importance is None else new.importance,
-            created_at=created, updated_at=now,
+            created_at=created, updated_at=now, pending=new.pending and is_turn,
             expires_at=None if organized or is_turn else now + timedelta(
                 seconds=self.config.storage.inbox_ttl),
         )
@@ -197,16 +198,23 @@ class Writes:
         return await self.stores.change(run)
 
     async def assign_episodes(self, assigned: dict[str, tuple[str, str]]) -> int:
-        """Record each turn's episode and topic in its file (decay-sweep), as the access
-        counts are: no new version. Turns deleted meanwhile are skipped."""
+        """Record each turn's episode and topic in its file (decay-sweep)."""
+        return await self.settle({turn_id: {"episode": episode, "topic": topic}
+                                  for turn_id, (episode, topic) in assigned.items()})
+
+    async def settle(self, fields: dict[str, dict[str, Any]]) -> int:
+        """Record what background work found (an episode, an importance, a flag) in each
+        memory's file, as the access counts are: no new version. Memories deleted
+        meanwhile are skipped; returns how many were saved."""
         def run(uow: UnitOfWork) -> int:
             saved = 0
-            for turn_id, (episode, topic) in assigned.items():
+            for memory_id, values in fields.items():
                 try:
-                    memory, path = uow.load(turn_id)
+                    memory, path = uow.load(memory_id)
                 except NotFound:
                     continue
-                memory.episode, memory.topic = episode, topic
+                for name, value in values.items():
+                    setattr(memory, name, value)
                 uow.put(memory, path)
                 saved += 1
             return saved

@@ -35,6 +35,8 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec("decay-sweep", "decay_sweep", "5m",
             "cold conversation turns become episodes in the topic graph"),
     JobSpec("notify", "notify", "1m", "due reminders are announced once"),
+    JobSpec("compress", "compress", "1h",
+            "a scope's oldest sessions fold into summary memories past compression.threshold"),
     JobSpec("dream", "dream", None, "tidies memory while nobody asks anything"),
 )
 BY_NAME: dict[str, JobSpec] = {j.name: j for j in JOBS}

@@ -1,8 +1,13 @@
-"""ChatClient: one OpenAI-compatible `POST {url}/chat/completions`, stdlib HTTP.
+"""ChatClient: OpenAI-compatible `POST {url}/chat/completions`, stdlib HTTP.
 
-Only configured endpoints are called (llm.url; nothing by default). Every failure
-(refused, timed out, HTTP error, not JSON, no answer) is an `LlmError`, and each
-caller has a deterministic fallback, so memoryd works the same without a model.
+The LLM contract (README "The LLM contract"): every call names its TASK, asks with
+`temperature: 0` and `response_format: json_schema` (strict; dropped when
+`llm.structured_output` is false, and the answer is then parsed out of fences or
+prose), and expects one JSON object back. At most `llm.concurrency` calls are in
+flight; a timeout, a refused connection, HTTP 429 or 5xx is retried `llm.retries`
+times with backoff. Every failure is an `LlmError`, and each caller has a
+deterministic fallback, so memoryd works the same without a model. A call never
+holds a lock or a socket request: callers run it in the background.
 """
 
 from __future__ import annotations
@@ -20,10 +25,15 @@ import trio
 from memoryd.config import LlmConfig
 
 log = structlog.get_logger("memoryd.llm")
+BACKOFF = 0.5  # seconds before the first retry; doubled each time
 
 
 class LlmError(Exception):
     """The endpoint gave no usable answer; the message says why."""
+
+    def __init__(self, why: str, retry: bool = False) -> None:
+        super().__init__(why)
+        self.retry = retry
 
 
 class _Message(msgspec.Struct):
@@ -46,12 +56,23 @@ class ChatClient:
         self.endpoint = config.url.rstrip("/") + "/chat/completions"
         self.calls = 0
         self.failures = 0
+        self._limiter: trio.CapacityLimiter | None = None
 
-    def complete(self, system: str, user: str, max_tokens: int = 512) -> str:
-        """The model's answer to one system + user message (blocking)."""
-        body = {"model": self.config.model, "temperature": 0, "max_tokens": max_tokens,
-                "messages": [{"role": "system", "content": system},
-                             {"role": "user", "content": user}]}
+    @property
+    def limiter(self) -> trio.CapacityLimiter:
+        if self._limiter is None:  # made inside trio (the client is built before it runs)
+            self._limiter = trio.CapacityLimiter(self.config.concurrency)
+        return self._limiter
+
+    def complete(self, system: str, user: str, max_tokens: int = 512,
+                 response_format: dict[str, Any] | None = None) -> str:
+        """The model's answer to one system + user message (blocking, one attempt)."""
+        body: dict[str, Any] = {
+            "model": self.config.model, "temperature": 0, "max_tokens": max_tokens,
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": user}]}
+        if response_format is not None:
+            body["response_format"] = response_format
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.config.api_key_env) if self.config.api_key_env else None
         if key:
@@ -64,32 +85,41 @@ class ChatClient:
                 data = response.read()
             answer = msgspec.json.decode(data, type=_ChatResponse)
         except urllib.error.HTTPError as exc:
-            raise self._failed(f"HTTP {exc.code} from {self.endpoint}") from None
+            raise LlmError(f"HTTP {exc.code} from {self.endpoint}",
+                           retry=exc.code == 429 or exc.code >= 500) from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise self._failed(f"cannot reach {self.endpoint}: {reason}") from None
+            raise LlmError(f"cannot reach {self.endpoint}: {reason}", retry=True) from None
         except msgspec.DecodeError as exc:
-            raise self._failed(f"not a chat completion: {exc}") from None
+            raise LlmError(f"not a chat completion: {exc}") from None
         if not answer.choices or not answer.choices[0].message.content:
-            raise self._failed("the answer was empty")
+            raise LlmError("the answer was empty")
         return answer.choices[0].message.content
 
-    async def ask(self, system: str, user: str, max_tokens: int = 512) -> str:
-        return await trio.to_thread.run_sync(self.complete, system, user, max_tokens,
-                                             abandon_on_cancel=True)
-
-    async def ask_json(self, system: str, user: str, max_tokens: int = 512) -> dict[str, Any]:
-        """The first JSON object in the answer; an answer without one is a failure."""
-        answer = await self.ask(system, user, max_tokens)
-        try:
-            return json_object(answer)
-        except LlmError as exc:
-            raise self._failed(str(exc)) from None
-
-    def _failed(self, why: str) -> LlmError:
-        self.failures += 1
-        log.warning("llm.failed", endpoint=self.endpoint, error=why)
-        return LlmError(why)
+    async def ask_task(self, task: str, schema: dict[str, Any], system: str, user: str,
+                       max_tokens: int = 512) -> dict[str, Any]:
+        """The JSON object the model answers for TASK (retried, limited, logged)."""
+        response_format = ({"type": "json_schema", "json_schema": {
+            "name": task, "schema": schema, "strict": True}}
+            if self.config.structured_output else None)
+        delay = BACKOFF
+        for attempt in range(self.config.retries + 1):
+            try:
+                async with self.limiter:
+                    answer = await trio.to_thread.run_sync(
+                        self.complete, system, user, max_tokens, response_format,
+                        abandon_on_cancel=True)
+                return json_object(answer)
+            except LlmError as exc:
+                if not exc.retry or attempt == self.config.retries:
+                    self.failures += 1
+                    log.warning("llm.failed", task=task, endpoint=self.endpoint,
+                                error=str(exc), attempts=attempt + 1)
+                    raise
+                log.info("llm.retrying", task=task, error=str(exc), in_s=delay)
+                await trio.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
 
 
 def json_object(text: str) -> dict[str, Any]:

@@ -33,6 +33,10 @@ class RowMeta:
     text_hash: str = ""
 
 
+def _superseded(memory: Memory) -> bool:
+    return memory.replaced_by is not None or memory.superseded_at is not None
+
+
 class Corpus:
     def __init__(self, dim: int, capacity: int = 1024) -> None:
         self.dim = dim
@@ -71,6 +75,8 @@ class Corpus:
         self.organized = grow(get("organized"), (capacity,), np.bool_, False)
         self.expires = grow(get("expires"), (capacity,), np.float64, np.inf)
         self.superseded = grow(get("superseded"), (capacity,), np.bool_, False)
+        # When a superseded fact stopped being current (inf: it still is).
+        self.valid_until = grow(get("valid_until"), (capacity,), np.float64, np.inf)
         self.compressed = grow(get("compressed"), (capacity,), np.bool_, False)
         # A code per (scope, session) for conversation turns, -1 otherwise.
         self.session_code = grow(get("session_code"), (capacity,), np.int32, -1)
@@ -128,9 +134,9 @@ class Corpus:
         """The row's metadata and filter columns from `memory`."""
         self.meta[row] = RowMeta(
             id=memory.id, scope=memory.scope, session=memory.session, is_turn=is_turn,
-            tags=frozenset(memory.tags), compressed=memory.extra.get("compressed") is True,
+            tags=frozenset(memory.tags), compressed=memory.compressed,
             expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
-            superseded=memory.replaced_by is not None, text_hash=text_hash)
+            superseded=_superseded(memory), text_hash=text_hash)
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
         self.category[row] = CATEGORIES.index(memory.category)
@@ -138,8 +144,10 @@ class Corpus:
         self.type[row] = TYPES.index(memory.type)
         self.organized[row] = memory.phase == "organized"
         self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
-        self.superseded[row] = memory.replaced_by is not None
-        self.compressed[row] = memory.extra.get("compressed") is True
+        self.superseded[row] = _superseded(memory)
+        self.valid_until[row] = (memory.superseded_at.timestamp() if memory.superseded_at
+                                 else np.inf)
+        self.compressed[row] = memory.compressed
 
     def remove(self, memory_id: str) -> None:
         row = self.row_of.pop(memory_id, None)
@@ -206,10 +214,10 @@ class Corpus:
         remap[keep] = np.arange(len(keep))
         for name in ("own", "ctx", "length", "alive", "scope", "created", "importance",
                      "category", "kind", "type", "organized", "expires", "superseded",
-                     "compressed", "session_code"):
+                     "valid_until", "compressed", "session_code"):
             column = getattr(self, name)
             column[: len(keep)] = column[keep]
-            column[len(keep): self.size] = {"scope": -1, "expires": np.inf,
+            column[len(keep): self.size] = {"scope": -1, "expires": np.inf, "valid_until": np.inf,
                                             "session_code": -1}.get(name, 0)
         self.alive[len(keep): self.size] = False
         self.meta = [self.meta[r] for r in keep]

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 # s2 of a memory outside a conversation is 1.3 x its fused score; dividing by it puts
 # such a memory's relevance on the fused (cosine-like) scale.
 RELEVANCE_SCALE = 1.3
+_SUMMARY = KINDS.index("summary")
 
 
 @dataclass
@@ -52,6 +53,9 @@ class SearchRequest:
     score_threshold: float = 0.0
     mmr_lambda: float = 0.7
     include_compressed: bool = False
+    # What was known at this time (epoch seconds): memories created by then, and facts
+    # that were still current then (superseded later). None: what is current now.
+    as_of: float | None = None
 
 
 @dataclass
@@ -200,7 +204,14 @@ class SmartSearch:
     def _mask(self, req: SearchRequest, now: float) -> np.ndarray:
         c = self.hybrid.corpus
         n = c.size
-        mask = c.alive[:n] & ~c.superseded[:n] & (c.expires[:n] > now)
+        if req.as_of is None:
+            mask = c.alive[:n] & ~c.superseded[:n] & (c.expires[:n] > now)
+        else:
+            mask = (c.alive[:n] & (c.created[:n] <= req.as_of) & (c.valid_until[:n] > req.as_of)
+                    & (c.expires[:n] > now))
+        # Session summaries are handed to recall whole, not ranked among memories.
+        if req.kind is None:
+            mask &= c.kind[:n] != _SUMMARY
         if req.scopes is not None:
             codes = [c.scope_codes[s] for s in req.scopes if s in c.scope_codes]
             mask &= np.isin(c.scope[:n], codes)

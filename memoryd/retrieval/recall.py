@@ -1,7 +1,9 @@
 """Recall: what a model should see for a query, as a `<memory>` block under a budget.
 
 Procedural memories first (how to behave), then the ranked rest, then the
-session's rolling summary when there is one; tokens are counted with the
+session's rolling summary when there is one, then the session's last turns verbatim
+under [RECENT], oldest first. The budget goes to procedural memories first, then the
+recent turns, the ranked memories and the summary; tokens are counted with the
 embedder's tokenizer and nothing that would overflow the budget is included.
 """
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from memoryd.schema import Memory
 
 OPEN, CLOSE = "<memory>", "</memory>"
+RECENT = "[RECENT]"
 
 
 def line_for(memory: Memory) -> str:
@@ -28,22 +31,48 @@ class Recalled:
     memories: list[Memory] = field(default_factory=list)
     total_tokens: int = 0
     summary_included: bool = False
+    recent: list[Memory] = field(default_factory=list)
 
 
 def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None,
-             budget: int, top_k: int, count: Callable[[str, int], int]) -> Recalled:
-    """Procedural memories (all of them, budget allowing), then up to `top_k` of the
-    ranked rest, then the session summary. `count(text, limit)` may stop counting
-    past `limit` (a huge memory is never tokenized whole)."""
+             budget: int, top_k: int, count: Callable[[str, int], int],
+             recent: list[Memory] | None = None) -> Recalled:
+    """Procedural memories (all of them, budget allowing), the recent turns, up to
+    `top_k` of the ranked rest, then the session summary. `count(text, limit)` may
+    stop counting past `limit` (a huge memory is never tokenized whole)."""
     used = count(OPEN, budget) + count(CLOSE, budget)
     lines: list[str] = []
     picked: list[Memory] = []
     seen = {m.id for m in procedural}
-    ordered = [*procedural, *(m for m in ranked if m.id not in seen)]
+    shown_recent = {m.id for m in recent or []}
+    procedural_lines = []
+    for memory in procedural:
+        line = line_for(memory)
+        cost = count(line, budget - used)
+        if used + cost <= budget:
+            procedural_lines.append(line)
+            picked.append(memory)
+            used += cost
+    recent_lines: list[str] = []
+    kept_recent: list[Memory] = []
+    if recent:
+        header = count(RECENT, budget - used)
+        for memory in reversed(recent):  # the newest turns first, if not all fit
+            line = f"{memory.role or 'note'}: {memory.content}"
+            cost = count(line, budget - used)
+            if used + header + cost > budget:
+                break
+            recent_lines.insert(0, line)
+            kept_recent.insert(0, memory)
+            used += cost
+        if recent_lines:
+            used += header
+    lines.extend(procedural_lines)
     ranked_taken = 0
-    for memory in ordered:
-        is_ranked = memory.id not in seen
-        if is_ranked and ranked_taken >= top_k:
+    for memory in ranked:
+        if memory.id in seen or memory.id in shown_recent:
+            continue
+        if ranked_taken >= top_k:
             break
         line = line_for(memory)
         cost = count(line, budget - used)
@@ -52,7 +81,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
         lines.append(line)
         picked.append(memory)
         used += cost
-        ranked_taken += is_ranked
+        ranked_taken += 1
     summary_included = False
     if summary:
         line = f"[SUMMARY] {summary.strip()}"
@@ -61,7 +90,9 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
             lines.append(line)
             used += cost
             summary_included = True
+    if recent_lines:
+        lines += [RECENT, *recent_lines]
     if not lines:
         return Recalled(text="", total_tokens=0)
     return Recalled(text="\n".join([OPEN, *lines, CLOSE]), memories=picked,
-                    total_tokens=used, summary_included=summary_included)
+                    total_tokens=used, summary_included=summary_included, recent=kept_recent)

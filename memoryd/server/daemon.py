@@ -168,12 +168,14 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             services.cancel_scope.cancel()
             return False
         log.info("index.reconciled", **summary)
+        await engine.conversation.start()
         listener = await open_unix_listener(socket_path)
         ours.append(socket_identity(socket_path))
         app = App(engine=engine, config=config, root=root, socket_path=socket_path)
         scheduler = app.scheduler = Scheduler(engine, idle_seconds=app.idle_seconds)
         dispatcher = build_dispatcher(app)
         services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
+        services.start_soon(engine.conversation.run_forever)
         if config.jobs.enabled:
             services.start_soon(scheduler.run_forever)
         async with trio.open_nursery() as connections:

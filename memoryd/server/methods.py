@@ -83,6 +83,8 @@ def server_methods(app: App) -> dict[str, Handler]:
         return {**await engine.reads.counts(caller.visible_scopes(None)),
                 "rejected_files": rejected,
                 "pending_access_counts": len(engine.access_counts.dirty),
+                # Turns still waiting for importance, facts or a summary: wait for 0.
+                "backlog": await engine.conversation.backlog(),
                 "graph": engine.graph.describe(),
                 "llm": {"endpoint": llm.endpoint, "calls": llm.calls, "failures": llm.failures}
                 if llm else None,

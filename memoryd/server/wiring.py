@@ -13,6 +13,8 @@ from typing import Any
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
 from memoryd.engine import Engine
+from memoryd.engine.conversation import Conversation
+from memoryd.engine.facts import Facts
 from memoryd.engine.links import Links
 from memoryd.engine.reads import Reads
 from memoryd.engine.stores import Stores
@@ -87,12 +89,16 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
         from memoryd.llm.client import ChatClient
 
         llm = ChatClient(config.llm)
+    writes = Writes(stores, config)
+    reads = Reads(stores.files, stores.catalog, stores.hybrid, searcher, graph,
+                  stores.access_counts, stores.workers)
+    facts = Facts(stores, config, llm)
     return Engine(
-        root=root, config=config, stores=stores, writes=Writes(stores, config),
-        links=Links(stores), sync=FileSync(stores, config, graph, graph_store),
-        reads=Reads(stores.files, stores.catalog, stores.hybrid, searcher, graph,
-                    stores.access_counts, stores.workers),
-        embedder=embedder, graph=graph, graph_store=graph_store, reranker=reranker, llm=llm)
+        root=root, config=config, stores=stores, writes=writes, links=Links(stores),
+        sync=FileSync(stores, config, graph, graph_store), reads=reads, embedder=embedder,
+        graph=graph, graph_store=graph_store, facts=facts,
+        conversation=Conversation(stores, config, reads, writes, facts, llm),
+        reranker=reranker, llm=llm)
 
 
 def build_dispatcher(app: App) -> Dispatcher:

@@ -22,7 +22,7 @@ import msgspec
 from memoryd.schema import Memory
 from memoryd.store import sqlite
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # Up to this many matches a search sorts them; above, it walks memories newest first.
 SORT_MATCHES_BELOW = 2000
 ID_CHUNK = 10_000  # ids per `IN (...)` query
@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS memories (
     due_at REAL, notified INTEGER NOT NULL DEFAULT 0,
     episode TEXT, topic TEXT,
     access_count INTEGER NOT NULL,
+    superseded_at REAL, pending INTEGER NOT NULL DEFAULT 0, compressed INTEGER NOT NULL DEFAULT 0,
     doc BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memories_scope_created ON memories (scope, created_at);
@@ -48,6 +49,8 @@ CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at);
 CREATE INDEX IF NOT EXISTS memories_hash ON memories (content_hash, scope);
 CREATE INDEX IF NOT EXISTS memories_type ON memories (type, scope);
 CREATE INDEX IF NOT EXISTS memories_episode ON memories (kind, episode);
+CREATE INDEX IF NOT EXISTS memories_session ON memories (session, kind, created_at);
+CREATE INDEX IF NOT EXISTS memories_pending ON memories (pending) WHERE pending = 1;
 CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
 CREATE INDEX IF NOT EXISTS tags_mem ON tags (mem);
@@ -87,6 +90,7 @@ class Filters:
     session: str | None = None
     source: str | None = None
     tags: Sequence[str] = field(default_factory=tuple)
+    not_kind: str | None = None  # every kind but this one
     since: datetime | None = None  # created_at >= since
     until: datetime | None = None  # created_at < until
 
@@ -94,11 +98,11 @@ class Filters:
     def keys_only(self) -> bool:
         """Only scope and dates: what the narrow search_keys table holds."""
         return not self.tags and all(getattr(self, c) is None for c in (
-            "phase", "category", "kind", "type", "session", "source"))
+            "phase", "category", "kind", "type", "session", "source", "not_kind"))
 
     def where(self, table: str = "m") -> tuple[list[str], list[object]]:
         """SQL conditions on the memories table (or search_keys, for scope and dates)."""
-        clauses: list[str] = []
+        clauses: list[str] = ["m.superseded_at IS NULL"] if table == "m" else []
         args: list[object] = []
         if self.scopes is not None:
             clauses.append(f"{table}.scope IN ({','.join('?' * len(self.scopes))})")
@@ -108,6 +112,9 @@ class Filters:
             if value is not None:
                 clauses.append(f"m.{column} = ?")
                 args.append(value)
+        if self.not_kind is not None:
+            clauses.append("m.kind != ?")
+            args.append(self.not_kind)
         for tag in self.tags:
             clauses.append("EXISTS (SELECT 1 FROM tags t WHERE t.mem = m.rowid AND t.tag = ?)")
             args.append(tag)
@@ -214,8 +221,8 @@ class Catalog:
         cur = conn.execute(
             "INSERT INTO memories (id, path, file_sha, content_hash, kind, phase, category,"
             " type, scope, session, source, created_at, updated_at, expires_at, due_at,"
-            " notified, episode, topic, access_count, doc)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " notified, episode, topic, access_count, superseded_at, pending, compressed,"
+            " doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 memory.id, path, sha, memory.content_hash, memory.kind, memory.phase,
                 memory.category, memory.type, memory.scope, memory.session, memory.source,
@@ -223,10 +230,16 @@ class Catalog:
                 memory.expires_at.timestamp() if memory.expires_at else None,
                 memory.due_at.timestamp() if memory.due_at else None,
                 int(memory.notified_at is not None), memory.episode, memory.topic,
-                memory.access_count, _encode(memory),
+                memory.access_count,
+                memory.superseded_at.timestamp() if memory.superseded_at else None,
+                int(memory.pending), int(memory.compressed), _encode(memory),
             ),
         )
         rowid = cur.lastrowid
+        if memory.superseded_at is not None:
+            # A superseded fact is history (memory_history, `as_of`): kept out of the
+            # keyword index and the list/search keys, so no search or job sees it.
+            return
         conn.execute("INSERT INTO fts (rowid, content, tags) VALUES (?, ?, ?)",
                      (rowid, memory.content, " ".join(memory.tags)))
         conn.execute("INSERT INTO search_keys VALUES (?, ?, ?)",
@@ -285,7 +298,7 @@ class Catalog:
         and a note with the same words are different memories)."""
         row = self.writer.execute(
             "SELECT id FROM memories WHERE content_hash = ? AND scope = ? AND kind = ?"
-            " LIMIT 1", (content_hash, scope, kind)).fetchone()
+            " AND superseded_at IS NULL LIMIT 1", (content_hash, scope, kind)).fetchone()
         return row[0] if row else None
 
     # -- reads (reader connection, one thread at a time) ----------------------
@@ -297,6 +310,12 @@ class Catalog:
 
     def get_many(self, ids: Iterable[str]) -> list[Memory]:
         return _by_ids(self.reader, list(ids))
+
+    def located(self, memory_id: str) -> tuple[Memory, str] | None:
+        """A memory and its file's path (reader connection)."""
+        row = self.reader.execute("SELECT doc, path FROM memories WHERE id = ?",
+                                  (memory_id,)).fetchone()
+        return (_decode(row[0]), row[1]) if row else None
 
     def list(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
         if filters.keys_only:
@@ -410,7 +429,8 @@ class Catalog:
         """(id, path) of organized notes created before the cut-off and never accessed
         (per their files; the caller adds accesses still in the stats buffer)."""
         rows = self.reader.execute(
-            "SELECT id, path FROM memories WHERE phase = 'organized' AND kind != 'turn'"
+            "SELECT id, path FROM memories WHERE phase = 'organized'"
+            " AND kind NOT IN ('turn', 'fact', 'summary')"
             " AND access_count = 0 AND created_at < ? ORDER BY created_at", (created_before,))
         return [(r[0], r[1]) for r in rows]
 
@@ -435,8 +455,9 @@ class Catalog:
         return self._where("kind = 'reminder' AND notified = 1 ORDER BY due_at DESC")
 
     def notes(self) -> list[Memory]:
-        """Every memory but conversation turns (reader connection)."""
-        return self._where("kind != 'turn' ORDER BY created_at, id")
+        """Every current memory but conversation turns and session summaries."""
+        return self._where("kind NOT IN ('turn', 'summary') AND superseded_at IS NULL"
+                           " ORDER BY created_at, id")
 
     def unswept_turns(self) -> list[Memory]:
         """Conversation turns not yet in an episode, by scope, session and time."""
@@ -451,6 +472,43 @@ class Catalog:
             " AND episode IS NOT NULL")
         return {r[0]: (r[1], r[2]) for r in rows}
 
+    # -- conversation memory -----------------------------------------------------------
+    def pending_turns(self, limit: int) -> list[Memory]:
+        """Turns whose background work is still to do, oldest first."""
+        return self._where("pending = 1 ORDER BY created_at, id LIMIT ?", limit)
+
+    def count_pending(self) -> int:
+        return self.reader.execute("SELECT count(*) FROM memories WHERE pending = 1"
+                                   ).fetchone()[0]
+
+    def recent_turns(self, per_session: int) -> list[Memory]:
+        """The last `per_session` turns of every session, oldest first."""
+        return self._where(
+            "rowid IN (SELECT rowid FROM (SELECT rowid, row_number() OVER (PARTITION BY"
+            " session ORDER BY created_at DESC, id DESC) AS n FROM memories WHERE"
+            " kind = 'turn') WHERE n <= ?) ORDER BY created_at, id", per_session)
+
+    def session_turn_paths(self, session: str) -> list[tuple[str, str, str]]:
+        """(id, path, scope) of a session's turns, oldest first (writer connection)."""
+        rows = self.writer.execute(
+            "SELECT id, path, scope FROM memories WHERE session = ? AND kind = 'turn'"
+            " ORDER BY created_at, id", (session,))
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def session_memories(self, session: str, kind: str) -> list[Memory]:
+        """A session's current memories of one kind, oldest first."""
+        return self._where("session = ? AND kind = ? AND superseded_at IS NULL"
+                           " ORDER BY created_at, id", session, kind)
+
+    def uncompressed_sessions(self) -> list[tuple[str, str, float]]:
+        """(scope, session, first turn's time) of every session with turns not yet
+        compressed, oldest first."""
+        rows = self.reader.execute(
+            "SELECT scope, session, min(created_at) FROM memories WHERE kind = 'turn'"
+            " AND compressed = 0 AND session IS NOT NULL GROUP BY scope, session"
+            " ORDER BY min(created_at), session")
+        return [(r[0], r[1], r[2]) for r in rows]
+
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))
         return [r[0] for r in rows]
@@ -458,9 +516,9 @@ class Catalog:
     def counts(self, scopes: Sequence[str] | None = None) -> dict[str, object]:
         """Totals by phase, category, kind and scope (of these scopes; None: all)."""
         conn = self.reader
-        where, args = "", list(scopes or ())
+        where, args = " WHERE superseded_at IS NULL", list(scopes or ())
         if scopes is not None:
-            where = f" WHERE scope IN ({','.join('?' * len(args))})" if args else " WHERE 0"
+            where += f" AND scope IN ({','.join('?' * len(args))})" if args else " AND 0"
         total = conn.execute(f"SELECT count(*) FROM memories{where}", args).fetchone()[0]
         by = {}
         for column in ("phase", "category", "kind", "scope"):

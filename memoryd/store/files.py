@@ -3,7 +3,8 @@
 Layout under the root (DESIGN §2):
     categories/<category>/<id>.md
     sessions/<session>/turns/<timestamp>__<id>.md
-    trash/<original relative path>
+    sessions/<session>/summary.md
+    trash/<original relative path>   (superseded facts there stay indexed as history)
 A write is durable before it returns: temp file in the same directory, fsync,
 rename, fsync of the directory.
 
@@ -29,6 +30,10 @@ from memoryd.store.frontmatter import MAX_FRONT_MATTER
 
 TMP_PREFIX = ".tmp-"
 WATCHED_DIRS = ("categories", "sessions")
+# Superseded facts stay indexed as history (memory_history, `as_of`) from the trash.
+HISTORY_DIR = "trash/categories"
+INDEXED_DIRS = (*WATCHED_DIRS, HISTORY_DIR)
+SUMMARY_FILE = "summary.md"
 # The largest file that can hold a valid memory: the content cap in 4-byte UTF-8,
 # the front-matter cap, and the `---` lines.
 MAX_FILE_BYTES = 4 * MAX_CONTENT + MAX_FRONT_MATTER + 1024
@@ -94,10 +99,12 @@ class MarkdownStore:
         if memory.kind == "turn" and memory.session:
             stamp = memory.created_at.strftime("%Y%m%dT%H%M%S%fZ")
             relpath = f"sessions/{memory.session}/turns/{stamp}__{memory.id}.md"
+        elif memory.kind == "summary" and memory.session:
+            relpath = f"sessions/{memory.session}/{SUMMARY_FILE}"
         else:
             relpath = f"categories/{memory.category}/{memory.id}.md"
         parts = check_relpath(relpath)
-        if len(parts) != (4 if parts[0] == "sessions" else 3):
+        if len(parts) != (3 if parts[0] == "categories" or parts[-1] == SUMMARY_FILE else 4):
             raise UnsafePath(f"memory {memory.id!r} would be stored at {relpath!r}")
         return relpath
 
@@ -121,6 +128,8 @@ class MarkdownStore:
             return {"category": category, "phase": "inbox" if category == "inbox" else "organized"}
         if len(parts) >= 4 and parts[0] == "sessions" and parts[2] == "turns":
             return {"kind": "turn", "session": parts[1]}
+        if len(parts) == 3 and parts[0] == "sessions" and parts[2] == SUMMARY_FILE:
+            return {"kind": "summary", "session": parts[1]}
         return {}
 
     @staticmethod

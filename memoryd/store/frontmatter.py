@@ -24,6 +24,8 @@ MAX_FRONT_MATTER = 64 * 1024  # characters between the `---` lines
 _YAML_BREAKS = ("\x85", "\u2028", "\u2029")
 # Keys written even when empty, so a reader sees them; other empty optionals are omitted.
 _ALWAYS_WRITTEN = {"expires_at", "tags", "links"}
+# Flags written only when set (most memories are not pending, compressed, ...).
+_OMITTED_WHEN_FALSE = {"pending", "compressed", "compression_source"}
 
 
 class FrontMatterError(ValueError):
@@ -142,7 +144,8 @@ def render(memory: Memory) -> bytes:
     fields: dict[str, Any] = {}
     for key in FRONT_MATTER_FIELDS:
         value = getattr(memory, key)
-        if key not in _ALWAYS_WRITTEN and (value is None or value == []):
+        if key not in _ALWAYS_WRITTEN and (value is None or value == [] or (
+                key in _OMITTED_WHEN_FALSE and value is False)):
             continue
         fields[key] = _yaml_value(value)
     for key, value in memory.extra.items():

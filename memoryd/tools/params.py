@@ -17,6 +17,7 @@ from memoryd.schema import (
     Content,
     Id,
     Importance,
+    Kind,
     MemoryType,
     Phase,
     Role,
@@ -81,7 +82,7 @@ class SearchParams(Params):
     scope: Scope | None = None
     phase: Phase | None = None
     category: Category | None = None
-    kind: Annotated[str, Meta(pattern="^(note|fact|turn|summary|reminder)$")] | None = None
+    kind: Kind | None = None
     type: MemoryType | None = None
     session: Session | None = None
     from_: Annotated[date, Meta(description="Created on or after (YYYY-MM-DD).")] | None = (
@@ -110,6 +111,14 @@ class UpgradeParams(Params):
 Weight = Annotated[float, Meta(ge=0.0, le=1.0)]
 
 
+AsOf = Annotated[str, Meta(
+    pattern=r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$",
+    description="What was known then (a date, the end of that day, or an ISO 8601 "
+                "time): memories created by then, facts current then.")]
+Tail = Annotated[int, Meta(ge=0, le=100, description="The session's last turns shown "
+                           "verbatim under [RECENT] (default recall.tail; 0: none).")]
+
+
 class SmartSearchParams(Params):
     query: Query
     top_k: Annotated[int, Meta(ge=1, le=100, description="How many results.")] | None = None
@@ -118,7 +127,9 @@ class SmartSearchParams(Params):
     tags: Tags = []
     phase: Phase | None = None
     type: MemoryType | None = None
+    kind: Kind | None = None
     session: Session | None = None
+    as_of: AsOf | None = None
     recency_weight: Weight | None = None
     importance_weight: Weight | None = None
     score_threshold: Weight | None = None
@@ -133,6 +144,25 @@ class RecallParams(Params):
     token_budget: Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
                                       "tokenizer) the <memory> block may use.")] = 2000
     top_k: Annotated[int, Meta(ge=1, le=100)] | None = None
+    kind: Kind | None = None
+    as_of: AsOf | None = None
+    tail: Tail | None = None
+    include_compressed: bool = False
+
+
+class RememberParams(Params):
+    session: Session
+    role: Role
+    content: Content
+    scope: Scope | None = None
+    timestamp: Annotated[datetime, Meta(description="When it was said (ISO 8601); "
+                                        "default now.")] | None = None
+
+
+class AddParams(Params):
+    text: Content
+    session: Session | None = None
+    scope: Scope | None = None
 
 
 class RemindParams(Params):

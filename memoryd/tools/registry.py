@@ -48,7 +48,12 @@ def handler(name: str, batch: BatchHandler | None = None) -> Callable[[Handler],
 
 
 def handlers() -> dict[str, tuple[Handler, BatchHandler | None]]:
-    from memoryd.tools import memory, reminders, retrieval  # noqa: F401  (they register)
+    from memoryd.tools import (  # noqa: F401  (they register)
+        conversation,
+        memory,
+        reminders,
+        retrieval,
+    )
 
     missing = set(SPECS) - set(_HANDLERS)
     if missing:

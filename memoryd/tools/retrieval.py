@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -22,6 +23,17 @@ Result = dict[str, Any]
 PROCEDURAL_LIMIT = 20
 
 
+def as_of(value: str) -> datetime:
+    """`as_of` as a time: a bare date means the end of that day (UTC unless given)."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidParams("as_of", f"{value!r} is not a date or an ISO 8601 time") from None
+    if len(value) == 10:  # YYYY-MM-DD: all of that day
+        parsed += timedelta(days=1) - timedelta(microseconds=1)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
 def _request(app: App, caller: Caller, p: SmartSearchParams | RecallParams,
              top_k: int) -> SearchRequest:
     r = app.config.retrieval
@@ -29,14 +41,16 @@ def _request(app: App, caller: Caller, p: SmartSearchParams | RecallParams,
                  else r.score_threshold)
     req = SearchRequest(query=p.query, top_k=top_k, scopes=caller.visible_scopes(p.scope),
                         recency_weight=r.recency_weight, importance_weight=r.importance_weight,
-                        score_threshold=threshold, mmr_lambda=r.mmr_lambda)
+                        score_threshold=threshold, mmr_lambda=r.mmr_lambda, kind=p.kind,
+                        include_compressed=p.include_compressed,
+                        as_of=as_of(p.as_of).timestamp() if p.as_of else None)
     if isinstance(p, SmartSearchParams):
         for name in ("category", "phase", "type", "session", "recency_weight",
                      "importance_weight", "score_threshold", "mmr_lambda"):
             value = getattr(p, name)
             if value is not None:
                 setattr(req, name, value)
-        req.tags, req.include_compressed = p.tags, p.include_compressed
+        req.tags = p.tags
         if req.recency_weight + req.importance_weight > 1:
             raise InvalidParams("importance_weight", "recency_weight + importance_weight "
                                 "must be at most 1")
@@ -83,14 +97,22 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     req = _request(app, caller, p, max(top_k * 2, top_k))
     result, memories = await app.engine.reads.smart_search(req)
     ranked = [memories[c.id] for c in result.selected if c.id in memories]
-    # Procedural memories say how to behave, whatever the query: always offered first.
-    procedural, _ = await app.engine.reads.list(
-        Filters(scopes=req.scopes, type="procedural"), limit=PROCEDURAL_LIMIT, offset=0)
+    # Procedural memories say how to behave, whatever the query: always offered first
+    # (unless the caller asked for another kind, or for what was known at a past time).
+    procedural: list = []
+    if p.kind is None and p.as_of is None:
+        procedural, _ = await app.engine.reads.list(
+            Filters(scopes=req.scopes, type="procedural", not_kind="turn"),
+            limit=PROCEDURAL_LIMIT, offset=0)
     summary = await app.engine.reads.session_summary(p.session) if p.session else None
+    tail = app.config.recall.tail if p.tail is None else p.tail
+    recent = (await app.engine.conversation.recent(p.session, tail, req.scopes)
+              if p.session and tail else [])
     block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the event loop
         recall.assemble, procedural, ranked, summary, p.token_budget, top_k,
-        app.engine.embedder.count_tokens)
+        app.engine.embedder.count_tokens, recent)
     return {"text": block.text, "memories": [to_wire(m) for m in block.memories],
+            "recent": [to_wire(m) for m in block.recent],
             "total_tokens": block.total_tokens,
             "budget_used": round(block.total_tokens / p.token_budget, 4),
             "summary_included": block.summary_included}

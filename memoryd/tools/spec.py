@@ -72,7 +72,8 @@ def _spec(name: str, title: str, params: type[p.Params], description: str, cli: 
 _RANKED = ("Ranked search by meaning and words: dense + keyword candidates, fused, optional "
            "cross-encoder rerank, recency and importance blend, MMR diversity. Each result "
            "carries `score` and its breakdown in `scores`. Pass only `query` for the best "
-           "default ranking.")
+           "default ranking. `kind` keeps one kind (e.g. fact); `as_of` ranks what was known "
+           "at that time (facts current then, superseded since).")
 
 TOOLS: tuple[ToolSpec, ...] = (
     _spec("memory_write", "Remember a note", p.WriteParams, """
@@ -133,10 +134,33 @@ TOOLS: tuple[ToolSpec, ...] = (
           read_only=True, idempotent=True),
     _spec("memory_recall", "Recall for a prompt", p.RecallParams, """
         What a model should see for `query`: a `<memory>` block within `token_budget`
-        (procedural memories first, then the ranked rest, then the session's summary).
-        Returns {text, memories, total_tokens, budget_used}.""",
+        (procedural memories first, then the ranked rest, then the session's summary, then
+        with `session` its last `tail` turns verbatim under [RECENT]). `kind` and `as_of`
+        as for smart search. Returns {text, memories, recent, total_tokens,
+        budget_used}.""",
           Cli("recall", "the <memory> block a model should see for QUERY",
               positional=("query",)), read_only=True),
+    _spec("memory_remember", "Remember a conversation turn", p.RememberParams, """
+        One conversation turn. Cleaned, then gated: a turn too short, of stop words only,
+        infrastructure noise or a near-duplicate of a recent memory is skipped
+        ({stored: false, skipped: {reason, duplicate_of?}}). Otherwise it is stored
+        durably and answered {id, stored: true, type, importance}; importance and type are
+        then refined in the background and, after a user turn, facts are learned and the
+        session summary updated (`stats.backlog` counts what is still waiting).""",
+          Cli("remember", "remember a conversation turn (CONTENT, or - for stdin)",
+              positional=("session", "role", "content"), stdin="content")),
+    _spec("memory_add", "Learn facts from text", p.AddParams, """
+        Text to facts: 0-3 atomic facts are extracted (LLM, or deterministic rules) and
+        reconciled with the nearest known facts: ADD, UPDATE (the old fact is superseded:
+        trash/ with replaced_by, kept as history), DELETE or NONE. Returns {path:
+        llm|heuristic, facts: [{text, event, id, replaces?, reason}]}.""",
+          Cli("add", "learn facts from TEXT (or - for stdin)", positional=("text",),
+              stdin="text")),
+    _spec("memory_history", "History of a memory", p.IdParams, """
+        The versions of a memory, oldest first, following replaces / replaced_by through
+        the trash: content, dates, and the event that made each.""",
+          Cli("history", "the versions of memory ID, oldest first", positional=("id",)),
+          read_only=True, idempotent=True),
     _spec("memory_remind", "Set a reminder", p.RemindParams, """
         Create a reminder, due at `due_at` (ISO 8601) or `when` in words (English or
         Chinese, in the configured timezone). When it is due, the notify job writes it to

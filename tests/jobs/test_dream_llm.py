@@ -46,16 +46,19 @@ async def test_the_llm_classifies_and_the_heuristics_cover_what_it_leaves(
     (request,) = llm.requests  # one batch
     assert request["path"] == "/v1/chat/completions"
     assert request["body"]["model"] == "tiny" and request["body"]["temperature"] == 0
+    schema = request["body"]["response_format"]["json_schema"]  # the LLM contract
+    assert schema["name"] == "classify" and schema["strict"] is True
     assert request["headers"]["Authorization"] == "Bearer sk-test"
 
 
 async def test_a_failing_or_unreachable_llm_falls_back_to_the_heuristics(make_harness):
     with ScriptedLlm(lambda body: (500, '{"error": "overloaded"}')) as llm:
-        h = await make_harness({"llm": {"url": llm.url, "model": "tiny", "batch_size": 2}})
+        h = await make_harness({"llm": {"url": llm.url, "model": "tiny", "batch_size": 2,
+                                        "retries": 1}})
         ids = [await h.write(t) for t in ("I learned the hard way: pin versions",
                                           "Alice prefers tea", "I take the bus")]
         changes = await dream.run(h.engine, NOW, dry_run=True, level=1)
-        assert len(llm.requests) == 2  # two batches, both failed
+        assert len(llm.requests) == 4  # two batches, each tried twice (HTTP 500 retried)
     assert {c.id: (c.after["category"], c.after["by"]) for c in changes} == {
         ids[0]: ("lessons", "heuristic"), ids[1]: ("preferences", "heuristic")}
     assert h.engine.llm.failures == 2

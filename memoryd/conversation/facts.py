@@ -1,0 +1,129 @@
+"""Deterministic fact extraction (no model): the sentences of a text that state
+something about the speaker or the people and things around them, rewritten in the
+third person ("I live in Boston" -> "The user lives in Boston"; "我住在北京" ->
+"用户住在北京"). Questions, requests, greetings and filler are not facts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memoryd.conversation.text import clean, has_cjk, sentences
+
+MAX_FACTS = 3
+MAX_FACT_CHARS = 500
+
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|mine|me|myself|we|we're|we've|our|"
+                           r"us)\b", re.I)
+_QUESTION_START = re.compile(
+    r"^(what|who|whom|whose|when|where|why|how|which|can|could|would|will|shall|should|"
+    r"do|does|did|is|are|am|was|were|have|has|may|might)\b", re.I)
+_REQUEST_START = re.compile(
+    r"^(please|pls|let's|let me|tell|show|give|help|write|make|explain|find|remind|"
+    r"thanks|thank you|ok|okay|sure|yes|no|hi|hello|hey|sorry|i wonder|i was wondering|"
+    r"i'm (just )?(curious|wondering)|i think so|i guess|i hope you)\b", re.I)
+_CJK_QUESTION = re.compile(r"[吗呢？?]$|^(请|帮我|能不能|可以|怎么|为什么|什么)")
+# Where a sentence holds two facts: "..., and I hate mushrooms" / "...，我..."
+_CLAUSE_SPLIT = re.compile(
+    r"\s*,?\s+(?:and|but|while|plus)\s+(?=(?:i|i'm|i've|my|we|our)\b)|\s*;\s*", re.I)
+_CJK_CLAUSE_SPLIT = re.compile(r"[，,；;]\s*(?=(?:而且|并且|但是|但)?我)")
+
+# First-person verbs in the third person. Anything else: +s / +es / -y+ies, unless it
+# is already past tense.
+_IRREGULAR = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does",
+              "go": "goes", "was": "was", "'d": "would", "'ll": "will"}
+_UNCHANGED = frozenset("""
+can could will would should shall may might must did was had went got made said saw
+bought ate drank took gave came ran met left felt kept lost found thought told knew
+grew began wrote read built became brought caught fell flew forgot held heard paid
+put sat sold sent set slept spent stood swam taught won wore used also really just
+still never always usually often sometimes recently finally already actually now
+""".split())
+_ADVERBS = frozenset("also really just still never always usually often sometimes "
+                     "recently finally already actually now even only".split())
+_NEGATIONS = {"don't": "doesn't"}
+
+
+def _third_person(verb: str) -> str:
+    low = verb.casefold()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low in _UNCHANGED or low.endswith("ed") or not low.isalpha():
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _rewrite_english(sentence: str) -> str:
+    text = sentence
+    text = re.sub(r"\bI'm\b", "I am", text)
+    text = re.sub(r"\bI've\b", "I have", text)
+    text = re.sub(r"\bI'd\b", "I would", text)
+    text = re.sub(r"\bI'll\b", "I will", text)
+
+    def subject(match: re.Match[str]) -> str:
+        words = match.group(2).split(" ")
+        out = []
+        for n, word in enumerate(words):  # adverbs pass, the first verb conjugates
+            low = word.casefold()
+            if low in _ADVERBS and n + 1 < len(words):
+                out.append(word)
+                continue
+            if low == "do" and n + 1 < len(words) and words[n + 1].casefold() == "not":
+                out.append("does")
+            else:
+                out.append(_NEGATIONS.get(low) or _third_person(word))
+            out.extend(words[n + 1:])
+            break
+        return f"{match.group(1)}the user {' '.join(out)}"
+
+    text = re.sub(r"(^|[^\w'])I ([\w']+(?: [\w']+){0,2})", subject, text)
+    text = re.sub(r"\bmy\b", "the user's", text, flags=re.I)
+    text = re.sub(r"\bmine\b", "the user's", text, flags=re.I)
+    text = re.sub(r"\b(me|myself)\b", "the user", text, flags=re.I)
+    text = re.sub(r"\bour\b", "the user's", text, flags=re.I)
+    text = re.sub(r"^we\b", "The user and family", text, flags=re.I)
+    text = text.strip().rstrip(".!;,")
+    return text[:1].upper() + text[1:] + "."
+
+
+def _rewrite_chinese(sentence: str) -> str:
+    text = sentence.replace("我们", "用户一家").replace("我的", "用户的").replace("我", "用户")
+    return text.strip().rstrip("。！!；;，,") + "。"
+
+
+def _is_statement(sentence: str) -> bool:
+    stripped = sentence.strip()
+    if has_cjk(stripped) and not re.search(r"[A-Za-z]{3,}", stripped):
+        return "我" in stripped and not _CJK_QUESTION.search(stripped) and len(stripped) >= 4
+    if stripped.endswith("?") or _QUESTION_START.match(stripped):
+        return False
+    if _REQUEST_START.match(stripped):
+        return False
+    words = re.findall(r"[\w']+", stripped)
+    return len(words) >= 3 and bool(_FIRST_PERSON.search(stripped))
+
+
+def _clauses(sentence: str) -> list[str]:
+    splitter = _CJK_CLAUSE_SPLIT if has_cjk(sentence) else _CLAUSE_SPLIT
+    return [c.strip() for c in splitter.split(sentence) if c and c.strip()]
+
+
+def extract(text: str, limit: int = MAX_FACTS) -> list[str]:
+    """Up to `limit` facts from a user's text, in order, in the third person."""
+    facts: list[str] = []
+    for sentence in sentences(clean(text)):
+        for clause in _clauses(sentence):
+            if not _is_statement(clause):
+                continue
+            chinese = has_cjk(clause) and not re.search(r"[A-Za-z]{3,}", clause)
+            fact = _rewrite_chinese(clause) if chinese else _rewrite_english(clause)
+            fact = fact[:MAX_FACT_CHARS]
+            if fact not in facts:
+                facts.append(fact)
+            if len(facts) >= limit:
+                return facts
+    return facts

@@ -1,0 +1,190 @@
+"""Reconciliation: each new fact against the nearest facts already known (seed 000
+§4.3). ADD a new fact, UPDATE one it changes (the old one is superseded), DELETE
+one it contradicts, NONE when it is already known.
+
+Two deciders with one result shape: `heuristic` (no model: a near-duplicate is
+NONE; the same subject and attribute with another value is UPDATE; else ADD) and
+`from_llm` (the `reconcile` task's answer, checked: unknown ids and malformed items
+are dropped, and a new fact is never lost, whatever the model answered).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
+
+
+@dataclass
+class Known:
+    """An existing fact the new ones are compared with."""
+
+    id: str
+    text: str
+    vector: np.ndarray | None = None
+
+
+@dataclass
+class Decision:
+    text: str  # the fact (for DELETE and NONE: the known fact's text)
+    event: str
+    target: str | None  # the known fact it updates, deletes or duplicates
+    reason: str
+
+
+# -- the subject and attribute a fact is about ------------------------------------------
+_TAIL = re.compile(r"\s+(now|anymore|any more|these days|nowadays|instead)$|[.!。！]+$")
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("location", re.compile(r"^the user (?:now |currently |recently |just |has )*(?:lives|"
+                            r"lived|moved|relocated|is living|is based|resides|stays|is "
+                            r"moving|has moved) (?:in|to|back to) (?P<v>.+)$")),
+    ("employer", re.compile(r"^the user (?:now |currently )*(?:works|worked|is working) "
+                            r"(?:at|for) (?P<v>.+)$")),
+    ("job", re.compile(r"^the user (?:now |currently )*works as (?:an? )?(?P<v>.+)$")),
+    ("age", re.compile(r"^the user is (?P<v>\d+)(?: years old)?$")),
+    ("name", re.compile(r"^the user(?:'s name is| is called| is named| goes by) (?P<v>.+)$")),
+    ("sentiment", re.compile(r"^the user (?:really |absolutely |still |also |truly )*"
+                             r"(?P<v>loves|likes|enjoys|adores|hates|dislikes|detests|"
+                             r"prefers|doesn't like|does not like|can't stand|cannot "
+                             r"stand|no longer likes) (?P<k>.+)$")),
+    ("attribute", re.compile(r"^the user's (?P<k>.+?) (?:is|are|was|were) (?:named |called"
+                             r" |now )?(?P<v>.+)$")),
+    ("location", re.compile(r"^用户(?:现在|目前|已经)*"
+                            r"(?:住在|搬到了|搬到|搬去了|搬去|定居在|生活在)(?P<v>.+?)了?$")),
+    ("sentiment", re.compile(r"^用户(?:很|最|非常|特别|还是)*(?P<v>不喜欢|喜欢|讨厌|爱|受不了)"
+                             r"(?P<k>.+?)了?$")),
+    ("attribute", re.compile(r"^用户的(?P<k>.+?)是(?P<v>.+?)了?$")),
+)
+# Words a search for facts about the same attribute can use (the engine looks them up).
+KEY_TERMS = {"location": ["lives", "moved", "住在", "搬到"], "employer": ["works"],
+             "job": ["works as"], "age": ["years old"], "name": ["name"]}
+
+
+def _normal(text: str) -> str:
+    text = " ".join(text.casefold().split())
+    while True:
+        trimmed = _TAIL.sub("", text).strip()
+        if trimmed == text:
+            return text
+        text = trimmed
+
+
+def key_of(fact: str) -> tuple[tuple[str, str], str] | None:
+    """((attribute, subject), value) of a fact, when it has that shape."""
+    text = _normal(fact)
+    for attribute, rule in _RULES:
+        match = rule.match(text)
+        if match:
+            groups = match.groupdict()
+            return (attribute, groups.get("k") or ""), groups["v"].strip()
+    return None
+
+
+def search_terms(fact: str) -> list[str]:
+    """Words to find known facts about the same thing (beyond the nearest ones)."""
+    found = key_of(fact)
+    if found is None:
+        return []
+    (attribute, subject), _ = found
+    if subject:
+        return [subject]
+    return KEY_TERMS.get(attribute, [])
+
+
+def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    if a is None or b is None:
+        return 0.0
+    return float(a @ b)
+
+
+def heuristic(new_facts: list[str], vectors: list[np.ndarray | None], known: list[Known],
+              duplicate_cosine: float) -> list[Decision]:
+    decisions: list[Decision] = []
+    taken: set[str] = set()
+    for fact, vector in zip(new_facts, vectors, strict=True):
+        found = key_of(fact)
+        decision = None
+        if found is not None:
+            for k in known:
+                other = key_of(k.text)
+                if other is None or other[0] != found[0] or k.id in taken:
+                    continue
+                if other[1] != found[1]:
+                    decision = Decision(fact, "UPDATE", k.id, f"same {found[0][0]}"
+                                        f"{' of ' + found[0][1] if found[0][1] else ''},"
+                                        f" new value: {other[1]!r} -> {found[1]!r}")
+                else:
+                    decision = Decision(k.text, "NONE", k.id, f"already known: same "
+                                        f"{found[0][0]} and value")
+                break
+        if decision is None:
+            for k in known:
+                same = _normal(k.text) == _normal(fact)
+                cosine = _cosine(vector, k.vector)
+                if same or cosine >= duplicate_cosine:
+                    decision = Decision(k.text, "NONE", k.id, "already known (identical)"
+                                        if same else f"near-duplicate (cosine {cosine:.2f})")
+                    break
+        if decision is None:
+            decision = Decision(fact, "ADD", None, "new information")
+        if decision.target:
+            taken.add(decision.target)
+        decisions.append(decision)
+    return decisions
+
+
+class BadAnswer(ValueError):
+    """The model's reconcile answer has not the contract's shape."""
+
+
+def from_llm(answer: dict[str, Any], new_facts: list[str], short_ids: dict[str, str]
+             ) -> list[Decision]:
+    """The model's decisions, checked; short ids mapped back to memory ids."""
+    items = answer.get("memory")
+    if not isinstance(items, list):
+        raise BadAnswer("the answer has no `memory` list")
+    decisions: list[Decision] = []
+    dropped: list[str] = []
+    for item in items:
+        if not isinstance(item, dict):
+            dropped.append("an item that is not an object")
+            continue
+        event = str(item.get("event", "")).upper()
+        text = item.get("text")
+        text = " ".join(text.split())[:2000] if isinstance(text, str) else ""
+        short = str(item.get("id", ""))
+        if event not in EVENTS:
+            dropped.append(f"unknown event {event!r}")
+            continue
+        if event == "ADD":
+            if text:
+                decisions.append(Decision(text, "ADD", None, "llm: new information"))
+            continue
+        target = short_ids.get(short)
+        if target is None:
+            if event == "UPDATE" and text:  # a fact is never lost to a bad id
+                decisions.append(Decision(text, "ADD", None,
+                                          f"llm: UPDATE of unknown id {short!r}, added"))
+            else:
+                dropped.append(f"{event} of unknown id {short!r}")
+            continue
+        if event == "UPDATE" and not text:
+            dropped.append(f"UPDATE of {short!r} without text")
+            continue
+        reason = {"UPDATE": "llm: changes a known fact", "DELETE": "llm: contradicted",
+                  "NONE": "llm: already known"}[event]
+        decisions.append(Decision(text or "", event, target, reason))
+    if not any(d.event in ("ADD", "UPDATE", "NONE") for d in decisions):
+        # Only deletes (or nothing usable): the new facts are added all the same.
+        why = "llm answered only deletes" if decisions else "llm gave no usable decision"
+        decisions += [Decision(f, "ADD", None, f"{why}; the new fact is kept")
+                      for f in new_facts]
+    if dropped:
+        for d in decisions:
+            d.reason += f" (ignored: {'; '.join(dropped)})"
+            break
+    return decisions

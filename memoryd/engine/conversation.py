@@ -1,0 +1,338 @@
+"""Conversation: turns in (memory_remember), and what is learned from them in the
+background (importance, type, facts, the session summary, eviction), plus the
+`compress` job's folding of old sessions.
+
+A turn is cleaned and gated inline (conversation/gate.py, then the near-duplicate
+check against the scope's recent memories), written durably with `pending: true`
+and answered. The background worker takes pending turns from the catalog, oldest
+first, a batch at a time: the files are the queue, so it is bounded in memory and a
+restart finds whatever was left. Nothing slow (a model call) runs on a reply's path
+or under the write lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import structlog
+import trio
+
+from memoryd.config import Config
+from memoryd.conversation import facts as extractor
+from memoryd.conversation import gate, signals, summary, tasks
+from memoryd.conversation.ring import Ring
+from memoryd.conversation.text import clean
+from memoryd.engine.facts import Facts
+from memoryd.engine.reads import Reads
+from memoryd.engine.requests import NewMemory
+from memoryd.engine.stores import Stores
+from memoryd.engine.unit import UnitOfWork
+from memoryd.engine.writes import Writes
+from memoryd.errors import InvalidParams, NotFound
+from memoryd.llm.client import ChatClient, LlmError
+from memoryd.retrieval.text import index_text
+from memoryd.schema import KINDS, Memory, as_aware, content_hash, new_id, utcnow
+from memoryd.scopes import Caller
+
+log = structlog.get_logger("memoryd.conversation")
+BATCH = 32  # pending turns taken from the catalog at a time
+RETRY_AFTER = 30.0  # seconds, after the worker itself failed
+_SUMMARY = KINDS.index("summary")
+
+
+def summary_id(session: str) -> str:
+    """The one summary memory of a session has a fixed id."""
+    return "summary-" + hashlib.blake2b(session.encode(), digest_size=8).hexdigest()
+
+
+class Conversation:
+    def __init__(self, stores: Stores, config: Config, reads: Reads, writes: Writes,
+                 facts: Facts, llm: ChatClient | None) -> None:
+        self.stores = stores
+        self.config = config
+        self.reads = reads
+        self.writes = writes
+        self.facts = facts
+        self.llm = llm
+        self.ring = Ring(config.conversation.ring)
+        self._wake: trio.Event | None = None
+        self._failed: set[str] = set()  # turns whose processing failed in this run
+        self.working = 0  # turns being processed right now
+        self.processed = 0
+
+    async def start(self) -> None:
+        """Rebuild the ring from the files (after the start-up sync)."""
+        self.ring.fill(await self.stores.workers.read(self.stores.catalog.recent_turns,
+                                                      self.config.conversation.ring))
+
+    # -- a turn in ----------------------------------------------------------------------
+    async def remember(self, session: str, role: str, content: str, caller: Caller, *,
+                       scope: str | None = None, timestamp: datetime | None = None
+                       ) -> dict[str, Any]:
+        scope = scope or caller.default_scope
+        caller.check(scope)
+        text = clean(content)
+        if not text:
+            raise InvalidParams("content", "must not be empty or only white space")
+        reason = gate.check(text, self.config.conversation.min_chars)
+        if reason is not None:
+            return {"stored": False, "skipped": {"reason": reason}}
+        created = as_aware(timestamp) if timestamp else utcnow()
+        probe = Memory(id="probe", content=text, created_at=created)
+        duplicate = await self.stores.workers.read(self._recent_duplicate, index_text(probe),
+                                                   scope)
+        if duplicate is not None:
+            self.stores.access_counts.hit(duplicate[0])
+            return {"stored": False, "skipped": {"reason": "near_duplicate",
+                                                 "duplicate_of": duplicate[0],
+                                                 "cosine": round(duplicate[1], 4)}}
+        memory, _ = await self.writes.write(NewMemory(
+            content=text, session=session, role=role, scope=scope, created_at=created,
+            source="remember", pending=True), caller)
+        self.ring.add(memory)
+        self.wake()
+        return {"id": memory.id, "stored": True, "type": memory.type,
+                "importance": memory.importance}
+
+    async def recent(self, session: str, n: int, scopes: list[str] | None) -> list[Memory]:
+        """The session's last `n` turns in these scopes, oldest first (as the files say
+        now: a turn deleted since is left out)."""
+        ids = self.ring.last(session, n, scopes)
+        if not ids:
+            return []
+        found = {m.id: m for m in await self.reads.peek(ids)}
+        return [found[i] for i in ids if i in found]
+
+    def _recent_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
+        """The scope's recent memory nearest to `text`, if it is a near-duplicate (the
+        embedding is cached: the write that follows reuses it)."""
+        vector = self.stores.hybrid.embedder.embed([text])[0]
+        corpus = self.stores.hybrid.corpus
+        with corpus.lock:
+            code = corpus.scope_codes.get(scope)
+            if code is None:
+                return None
+            n = corpus.size
+            rows = np.flatnonzero(corpus.alive[:n] & (corpus.scope[:n] == code)
+                                  & ~corpus.superseded[:n] & (corpus.kind[:n] != _SUMMARY))
+            rows = rows[-self.config.conversation.duplicate_window:]
+            if not len(rows):
+                return None
+            sims = corpus.own[rows] @ vector
+            best = int(np.argmax(sims))
+            meta = corpus.meta[int(rows[best])]
+            cosine = float(sims[best])
+        if meta is None or cosine < self.config.conversation.duplicate_cosine:
+            return None
+        return meta.id, cosine
+
+    # -- the background worker ------------------------------------------------------------
+    def wake(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def backlog(self) -> int:
+        """Turns still waiting for background work (or being worked on)."""
+        waiting = await self.stores.workers.read(self.stores.catalog.count_pending)
+        return max(waiting - len(self._failed), self.working)
+
+    async def run_forever(self) -> None:
+        while True:
+            self._wake = trio.Event()
+            try:
+                await self.drain()
+            except Exception:  # the catalog unreadable a moment: try again later
+                log.exception("conversation.drain_failed")
+                await trio.sleep(RETRY_AFTER)
+                continue
+            await self._wake.wait()
+
+    async def drain(self) -> int:
+        """Work through every pending turn; returns how many were processed."""
+        done = 0
+        while True:
+            batch = [t for t in await self.stores.workers.read(
+                self.stores.catalog.pending_turns, BATCH + len(self._failed))
+                if t.id not in self._failed][:BATCH]
+            if not batch:
+                return done
+            for turn in batch:
+                self.working = 1
+                try:
+                    await self.process(turn)
+                    done += 1
+                    self.processed += 1
+                except Exception:  # one bad turn never stops the others
+                    log.exception("conversation.turn_failed", id=turn.id)
+                    self._failed.add(turn.id)
+                finally:
+                    self.working = 0
+
+    async def process(self, turn: Memory) -> None:
+        """Importance and type; for a user turn, facts then the session summary; then
+        the turn is settled (its file updated) and the session kept under its cap."""
+        vectors = await self.reads.vectors([turn.id])
+        vector = vectors.get(turn.id)
+        centroid = await self.stores.workers.read(self._centroid, turn.scope, turn.id)
+        score = signals.importance(
+            signals.novelty(vector, centroid) if vector is not None else 1.0,
+            signals.salience(turn.content))
+        kind = signals.route_type(turn.content, bool(extractor.extract(turn.content, 1)))
+        if self.llm is not None:
+            try:
+                answer = await self.llm.ask_task(tasks.IMPORTANCE, tasks.IMPORTANCE_SCHEMA,
+                                                 tasks.IMPORTANCE_SYSTEM, turn.content[:4000])
+                score = round(tasks.number(answer, "importance"), 4)
+            except (LlmError, ValueError):
+                pass  # the formula's score stands
+        if turn.role == "user" and self.config.conversation.facts and turn.session:
+            learned = await self.facts.add(
+                turn.content, Caller(), scope=turn.scope, session=turn.session,
+                derived_from=[turn.id], created_at=turn.created_at, source="remember")
+            if learned.changed() and self.config.conversation.summaries:
+                await self.update_summary(turn.session, turn.scope, learned.changed())
+        await self.writes.settle({turn.id: {"importance": score, "type": kind,
+                                            "pending": False}})
+        if turn.session:
+            await self.evict(turn.session)
+
+    def _centroid(self, scope: str, exclude: str) -> np.ndarray | None:
+        corpus = self.stores.hybrid.corpus
+        with corpus.lock:
+            code = corpus.scope_codes.get(scope)
+            if code is None:
+                return None
+            n = corpus.size
+            mask = corpus.alive[:n] & (corpus.scope[:n] == code) & ~corpus.superseded[:n]
+            row = corpus.row_of.get(exclude)
+            if row is not None:
+                mask[row] = False
+            if not mask.any():
+                return None
+            return corpus.own[:n][mask].mean(axis=0)
+
+    # -- the session summary ----------------------------------------------------------------
+    async def update_summary(self, session: str, scope: str, new_facts: list[str]) -> Memory:
+        catalog = self.stores.catalog
+        facts = await self.stores.workers.read(catalog.session_memories, session, "fact")
+        turns = await self.stores.workers.read(catalog.session_memories, session, "turn")
+        previous = await self.reads.session_summary(session)
+        text = None
+        if self.llm is not None:
+            request = json.dumps({"previous_summary": previous, "new_facts": new_facts,
+                                  "turns": [f"{t.role}: {t.content[:1000]}"
+                                            for t in turns[-6:]]}, ensure_ascii=False)
+            try:
+                text = tasks.text(await self.llm.ask_task(
+                    tasks.SUMMARY, tasks.SUMMARY_SCHEMA, tasks.SUMMARY_SYSTEM, request, 1024),
+                    "summary")
+            except (LlmError, ValueError):
+                text = None
+        if text is None:
+            text = summary.rolling([f for f in facts if f.scope == scope],
+                                   [t for t in turns if t.scope == scope])
+        return await self.stores.change(lambda uow: self._put_summary(uow, session, scope,
+                                                                      text))
+
+    def _put_summary(self, uow: UnitOfWork, session: str, scope: str, text: str) -> Memory:
+        now = utcnow()
+        memory = Memory(id=summary_id(session), kind="summary", phase="organized",
+                        category="knowledge", type="semantic", scope=scope, session=session,
+                        source="summary", created_at=now)
+        path = uow.files.relpath_for(memory)
+        record = uow.catalog.record_by_path(path)  # the summary so far (maybe by hand)
+        if record is not None:
+            memory, path = uow.load(record.id)
+            memory.version += 1
+        memory.content, memory.content_hash, memory.updated_at = text, content_hash(text), now
+        uow.put(memory, uow.files.relpath_for(memory), origin=path)
+        uow.event("updated", scope, id=memory.id, by="summary")
+        return memory
+
+    # -- eviction (seed 000 §4.5) -------------------------------------------------------------
+    async def evict(self, session: str) -> int:
+        """Turns over `conversation.max_entries` in a session go to the trash, oldest
+        first; facts and summaries are exempt."""
+        cap = self.config.conversation.max_entries
+
+        def run(uow: UnitOfWork) -> int:
+            turns = uow.catalog.session_turn_paths(session)
+            moved = 0
+            for memory_id, _, _ in turns[: max(0, len(turns) - cap)]:
+                try:
+                    memory, path = uow.load(memory_id)
+                except NotFound:
+                    continue
+                uow.trash(memory, path)
+                uow.event("deleted", memory.scope, id=memory_id, by="eviction")
+                moved += 1
+            return moved
+
+        moved = await self.stores.change(run)
+        if moved:
+            log.info("conversation.evicted", session=session, turns=moved)
+        return moved
+
+    # -- compression (seed 004 §3): the `compress` job ---------------------------------------
+    async def compress(self, threshold: int, dry_run: bool) -> list[dict[str, Any]]:
+        """In each scope with more than `threshold` uncompressed sessions, the oldest
+        half are each summarised into a semantic memory; their turns are marked
+        compressed (kept, out of retrieval unless include_compressed)."""
+        sessions = await self.stores.workers.read(self.stores.catalog.uncompressed_sessions)
+        by_scope: dict[str, list[str]] = {}
+        for scope, session, _ in sessions:
+            by_scope.setdefault(scope, []).append(session)
+        done: list[dict[str, Any]] = []
+        for scope, names in by_scope.items():
+            if len(names) <= threshold:
+                continue
+            for session in names[: len(names) // 2]:
+                turns = [t for t in await self.stores.workers.read(
+                    self.stores.catalog.session_memories, session, "turn")
+                    if t.scope == scope and not t.compressed]
+                if not turns:
+                    continue
+                text = await self._compressed_text(turns)
+                if dry_run:
+                    done.append({"scope": scope, "session": session, "turns": len(turns),
+                                 "summary": text})
+                    continue
+                memory = await self.stores.change(
+                    lambda uow, c=scope, s=session, ts=turns, t=text: self._fold(uow, c, s, ts, t))
+                done.append({"scope": scope, "session": session, "turns": len(turns),
+                             "id": memory.id, "summary": text})
+        return done
+
+    async def _compressed_text(self, turns: list[Memory]) -> str:
+        if self.llm is not None:
+            conversation = "\n".join(f"{t.role}: {t.content[:2000]}" for t in turns)[:16000]
+            try:
+                return tasks.text(await self.llm.ask_task(
+                    tasks.COMPRESS, tasks.COMPRESS_SCHEMA, tasks.COMPRESS_SYSTEM,
+                    f"Conversation:\n{conversation}", 512), "summary")
+            except (LlmError, ValueError):
+                pass
+        return summary.compressed(turns)
+
+    def _fold(self, uow: UnitOfWork, scope: str, session: str, turns: list[Memory],
+              text: str) -> Memory:
+        now = utcnow()
+        memory = Memory(id=new_id(), content=text, content_hash=content_hash(text),
+                        kind="note", phase="organized", category="knowledge", type="semantic",
+                        scope=scope, source="compress", compression_source=True,
+                        source_session=session, created_at=turns[-1].created_at,
+                        updated_at=now, importance=max(t.importance for t in turns))
+        uow.put(memory, uow.files.relpath_for(memory))
+        for turn in turns:
+            try:
+                current, path = uow.load(turn.id)
+            except NotFound:
+                continue
+            current.compressed = True
+            uow.put(current, path)
+        uow.event("written", scope, id=memory.id, by="compress")
+        return memory

@@ -1,0 +1,281 @@
+"""Facts: text to atomic facts, reconciled with what is known (memory_add, and the
+background learning from user turns), and the versions of a memory (memory_history).
+
+With an LLM: the `facts` task extracts 0-3 facts, each fact's nearest known facts of
+the scope are gathered (dense, plus a keyword look-up of the attribute it states),
+and one `reconcile` call decides. Without one, or when a call fails: the same steps
+with the deterministic extractor and decider (conversation/facts.py, reconcile.py).
+UPDATE and DELETE never destroy: the old fact moves to trash/ with `replaced_by` and
+`superseded_at`, and stays indexed as history for memory_history and `as_of`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import structlog
+
+from memoryd.config import Config
+from memoryd.conversation import facts as extractor
+from memoryd.conversation import reconcile, signals, tasks
+from memoryd.conversation.reconcile import Decision, Known
+from memoryd.conversation.text import clean
+from memoryd.dream.classify import classify
+from memoryd.engine.stores import Stores
+from memoryd.engine.unit import UnitOfWork
+from memoryd.errors import InvalidParams, NotFound
+from memoryd.llm.client import ChatClient, LlmError
+from memoryd.schema import KINDS, Memory, content_hash, new_id, utcnow
+from memoryd.scopes import Caller
+from memoryd.store import frontmatter
+from memoryd.store.catalog import Filters
+from memoryd.store.files import UnsafePath
+
+log = structlog.get_logger("memoryd.facts")
+NEIGHBOURS = 5  # nearest known facts per new fact
+KEY_MATCHES = 10  # known facts found by the attribute's words, per new fact
+_FACT = KINDS.index("fact")
+
+
+@dataclass
+class Learned:
+    path: str  # "llm" or "heuristic": who made the decisions
+    facts: list[dict[str, Any]]
+
+    def changed(self) -> list[str]:
+        """Texts of the facts added or updated."""
+        return [f["text"] for f in self.facts if f["event"] in ("ADD", "UPDATE")]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"path": self.path, "facts": self.facts}
+
+
+class Facts:
+    def __init__(self, stores: Stores, config: Config, llm: ChatClient | None) -> None:
+        self.stores = stores
+        self.config = config
+        self.llm = llm
+
+    async def add(self, text: str, caller: Caller, *, scope: str | None = None,
+                  session: str | None = None, derived_from: Sequence[str] = (),
+                  created_at: datetime | None = None, source: str = "memory_add") -> Learned:
+        scope = scope or caller.default_scope
+        caller.check(scope)
+        cleaned = clean(text)
+        if not cleaned:
+            raise InvalidParams("text", "must not be empty or only white space")
+        found, path, note = await self._extract(cleaned)
+        if not found:
+            return Learned(path, [])
+        vectors = await self.stores.workers.read(self.stores.hybrid.embedder.embed, found)
+        known = await self._known(found, vectors, scope)
+        decisions, path = await self._decide(found, list(vectors), known, path, note)
+        facts = await self.stores.change(lambda uow: self._apply(
+            uow, decisions, scope, session, list(derived_from), created_at, source))
+        for fact in facts:  # told again: it counts as an access
+            if fact["event"] == "NONE" and fact["id"]:
+                self.stores.access_counts.hit(fact["id"])
+        return Learned(path, facts)
+
+    # -- extraction ------------------------------------------------------------------
+    async def _extract(self, text: str) -> tuple[list[str], str, str | None]:
+        """(facts, "llm" | "heuristic", why the model was not used)."""
+        if self.llm is None:
+            return extractor.extract(text), "heuristic", None
+        try:
+            answer = await self.llm.ask_task(tasks.FACTS, tasks.FACTS_SCHEMA,
+                                             tasks.FACTS_SYSTEM, text[:8000])
+            found = tasks.strings(answer, "facts", extractor.MAX_FACTS,
+                                  extractor.MAX_FACT_CHARS)
+            return list(dict.fromkeys(found)), "llm", None
+        except (LlmError, ValueError) as exc:
+            return extractor.extract(text), "heuristic", f"llm facts failed: {exc}"
+
+    # -- what is known -----------------------------------------------------------------
+    async def _known(self, found: list[str], vectors: np.ndarray, scope: str) -> list[Known]:
+        """The nearest current facts of the scope to each new fact (dense), and those
+        stating the same attribute (keyword look-up)."""
+        corpus = self.stores.hybrid.corpus
+        catalog = self.stores.catalog
+
+        def run() -> list[Known]:
+            ids: dict[str, np.ndarray | None] = {}
+            with corpus.lock:
+                code = corpus.scope_codes.get(scope)
+                n = corpus.size
+                rows = np.flatnonzero(corpus.alive[:n] & ~corpus.superseded[:n]
+                                      & (corpus.kind[:n] == _FACT)
+                                      & (corpus.scope[:n] == (-2 if code is None else code)))
+                if len(rows):
+                    sims = corpus.own[rows] @ vectors.T  # (rows, facts)
+                    for column in range(sims.shape[1]):
+                        top = np.argsort(-sims[:, column], kind="stable")[:NEIGHBOURS]
+                        for r in rows[top].tolist():
+                            meta = corpus.meta[r]
+                            if meta is not None:
+                                ids[meta.id] = corpus.own[r].copy()
+            for fact in found:
+                for term in reconcile.search_terms(fact):
+                    memories, _ = catalog.search(term, Filters(scopes=[scope], kind="fact"),
+                                                 KEY_MATCHES, 0)
+                    for m in memories:
+                        ids.setdefault(m.id, None)
+            memories = {m.id: m for m in catalog.get_many(list(ids))}
+            return [Known(i, memories[i].content, v) for i, v in ids.items() if i in memories]
+
+        return await self.stores.workers.read(run)
+
+    # -- deciding ----------------------------------------------------------------------
+    async def _decide(self, found: list[str], vectors: list[np.ndarray], known: list[Known],
+                      path: str, note: str | None) -> tuple[list[Decision], str]:
+        threshold = self.config.conversation.duplicate_cosine
+        if self.llm is not None and known:
+            short = {str(n): k.id for n, k in enumerate(known)}
+            request = json.dumps({"existing_memories": [
+                {"id": str(n), "text": k.text} for n, k in enumerate(known)],
+                "new_facts": found}, ensure_ascii=False)
+            try:
+                answer = await self.llm.ask_task(tasks.RECONCILE, tasks.RECONCILE_SCHEMA,
+                                                 tasks.RECONCILE_SYSTEM, request, 1024)
+                return reconcile.from_llm(answer, found, short), path
+            except (LlmError, reconcile.BadAnswer) as exc:
+                note = f"llm reconcile failed: {exc}"
+                path = "heuristic"
+        decisions = reconcile.heuristic(found, list(vectors), known, threshold)
+        if note:
+            for d in decisions:
+                d.reason += f" ({note})"
+        return decisions, path
+
+    # -- applying (writer thread) ---------------------------------------------------------
+    def _apply(self, uow: UnitOfWork, decisions: list[Decision], scope: str,
+               session: str | None, derived_from: list[str], created_at: datetime | None,
+               source: str) -> list[dict[str, Any]]:
+        now = utcnow()
+        when = created_at or now
+        out: list[dict[str, Any]] = []
+        added: list[str] = []
+        deletes: list[tuple[Decision, dict[str, Any]]] = []
+        for d in decisions:
+            if d.event == "DELETE":
+                entry = {"text": d.text, "event": "DELETE", "id": d.target, "reason": d.reason}
+                deletes.append((d, entry))
+                out.append(entry)
+                continue
+            if d.event == "NONE":
+                out.append({"text": d.text, "event": "NONE", "id": d.target,
+                            "reason": d.reason})
+                continue
+            old = None
+            if d.event == "UPDATE":
+                try:
+                    old = uow.load(d.target or "")
+                except NotFound:  # gone meanwhile: the new fact is added all the same
+                    d.reason += " (the known fact is gone: added)"
+            duplicate = uow.catalog.find_duplicate(content_hash(d.text), scope, "fact")
+            if duplicate is not None and old is None:
+                out.append({"text": d.text, "event": "NONE", "id": duplicate,
+                            "reason": "already known (identical text)"})
+                continue
+            fact = self._fact(d.text, scope, session, derived_from, when, now, source)
+            entry = {"text": fact.content, "event": "UPDATE" if old else "ADD", "id": fact.id,
+                     "reason": d.reason}
+            if old is not None:
+                memory, path = old
+                fact.replaces = [memory.id]
+                entry["replaces"] = memory.id
+                self._supersede(uow, memory, path, fact.id, when)
+            uow.put(fact, uow.files.relpath_for(fact))
+            uow.event("written", scope, id=fact.id, by="facts")
+            added.append(fact.id)
+            out.append(entry)
+        for d, entry in deletes:
+            try:
+                memory, path = uow.load(d.target or "")
+            except NotFound:
+                entry["reason"] += " (already gone)"
+                continue
+            entry["text"] = memory.content
+            self._supersede(uow, memory, path, added[0] if added else None, when)
+        return out
+
+    def _fact(self, text: str, scope: str, session: str | None, derived_from: list[str],
+              when: datetime, now: datetime, source: str) -> Memory:
+        text = text.strip()
+        return Memory(
+            id=new_id(), content=text, content_hash=content_hash(text), kind="fact",
+            phase="organized", category=classify(text) or "knowledge",  # type: ignore[arg-type]
+            type=signals.route_type(text, True),  # type: ignore[arg-type]
+            scope=scope, session=session, source=source,
+            importance=signals.importance(0.5, signals.salience(text)),
+            derived_from=derived_from, created_at=when, updated_at=now)
+
+    @staticmethod
+    def _supersede(uow: UnitOfWork, memory: Memory, path: str, by: str | None,
+                   when: datetime) -> None:
+        """The old fact leaves the present: to trash/, still indexed as history."""
+        memory.replaced_by = by
+        memory.superseded_at = max(when, memory.created_at)
+        uow.put(memory, uow.files.trash_path(path), origin=path)
+        uow.event("superseded", memory.scope, id=memory.id, replaced_by=by)
+
+    # -- history -------------------------------------------------------------------------
+    async def history(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
+        """Every version of a memory, oldest first, following replaces / replaced_by."""
+        def run() -> list[tuple[Memory, str | None]]:
+            seen: dict[str, tuple[Memory, str | None]] = {}
+            todo = [memory_id]
+            while todo and len(seen) < 1000:
+                current = todo.pop()
+                if current in seen:
+                    continue
+                found = self._find(current)
+                if found is None:
+                    continue
+                seen[current] = found
+                memory = found[0]
+                todo.extend(memory.replaces)
+                if memory.replaced_by:
+                    todo.append(memory.replaced_by)
+            return list(seen.values())
+
+        versions = await self.stores.workers.read(run)
+        if not any(m.id == memory_id for m, _ in versions):
+            raise NotFound(f"no memory with id {memory_id!r}")
+        for memory, _ in versions:
+            caller.check(memory.scope)
+        versions.sort(key=lambda v: (v[0].created_at, v[0].superseded_at or datetime.max.replace(
+            tzinfo=v[0].created_at.tzinfo)))
+        return [{"id": m.id, "version": m.version, "kind": m.kind, "content": m.content,
+                 "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
+                 "superseded_at": m.superseded_at.isoformat() if m.superseded_at else None,
+                 "replaces": m.replaces, "replaced_by": m.replaced_by,
+                 "derived_from": m.derived_from,
+                 "event": "UPDATE" if m.replaces else "ADD",
+                 "current": m.superseded_at is None and m.replaced_by is None, "path": path}
+                for m, path in versions]
+
+    def _find(self, memory_id: str) -> tuple[Memory, str | None] | None:
+        """A memory by id: indexed (current, or superseded history), else in trash/."""
+        indexed = self.stores.catalog.located(memory_id)
+        if indexed is not None:
+            return indexed
+        files = self.stores.files
+        for path in files.iter_files(["trash"]):
+            if files.id_from_filename(path).split(".")[0] != memory_id:
+                continue
+            try:
+                data = files.read_bytes(path)
+                if data is None:
+                    continue
+                memory = frontmatter.parse(data.decode("utf-8"), memory_id).memory
+            except (UnsafePath, UnicodeDecodeError, frontmatter.FrontMatterError):
+                continue
+            if memory.id == memory_id:
+                return memory, path
+        return None
