@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memoryd.config import Config
+from memoryd.config import parse_config
 from memoryd.protocol.dispatch import Connection
 from memoryd.server.app import App
 from memoryd.server.wiring import build_dispatcher, build_engine
@@ -15,11 +15,12 @@ from tests.fakes import FakeEmbedder, MemoryVectors
 
 
 class Rig:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, config: dict[str, Any] | None = None) -> None:
         self.root = root
-        self.engine = build_engine(root, Config(), embedder=FakeEmbedder(),
+        self.config = parse_config(config or {})
+        self.engine = build_engine(root, self.config, embedder=FakeEmbedder(),
                                    vectors=MemoryVectors())
-        app = App(engine=self.engine, config=Config(), root=root, socket_path=root / "s")
+        app = App(engine=self.engine, config=self.config, root=root, socket_path=root / "s")
         self.dispatcher = build_dispatcher(app)
 
     async def start(self) -> dict[str, int]:

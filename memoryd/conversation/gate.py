@@ -17,7 +17,8 @@ we us our he she they them ok okay k kk yes yeah yep yup no nope nah sure right 
 thanks thank thx ty please pls hi hello hey bye goodbye cya see later lol lmao haha hah
 hmm hm mm uh um oh ah wow cool nice great good awesome alright well got gotcha noted
 understood indeed true agreed exactly perfect np welcome much very really just too also
-will do did done sounds cheers morning night evening afternoon again all
+will do did done sounds cheers morning night evening afternoon again all lot lots
+bit there here that what how same to too as be been am are was were have has had
 好 好的 好吧 嗯 嗯嗯 哦 噢 啊 哈 哈哈 哈哈哈 谢谢 谢谢你 多谢 谢了 是的 是 对 对的
 行 可以 没问题 收到 知道了 明白 晚安 早安 你好 再见 拜拜
 """.split())
@@ -37,7 +38,7 @@ _NOISE = re.compile("|".join([
     r"^\s*(error|exception|fatal)\b[:!]",
     r"\b\w+(error|exception): ",
 ]), re.I | re.M)
-NOISE_MAX_CHARS = 400  # a longer text mentioning an error is a person talking about it
+NOISE_MAX_CHARS = 200  # a longer text mentioning an error is a person talking about it
 
 
 def check(text: str, min_chars: int) -> str | None:

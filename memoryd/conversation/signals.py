@@ -18,6 +18,11 @@ PREFERENCE = re.compile("|".join([
     r"\bi (always|never|usually)\b", r"\bi('d| would) rather\b",
     r"\bi (don't|do not|never) (like|want|eat|drink|use)\b",
     r"\bmy (favou?rite|preferred)\b", r"\bplease (always|never)\b",
+    # ... and the same in a fact's third person
+    r"\bthe user (really |truly |absolutely |still |also )?(prefers|loves|hates|likes|"
+    r"dislikes|enjoys|adores|can't stand|cannot stand|detests|always|never|usually|"
+    r"doesn't like|does not like|would rather)\b", r"\bthe user's (favou?rite|preferred)\b",
+    r"用户(很|真|最|更|特别|非常|不|一直|总是)?(喜欢|讨厌|爱|偏好|不喜欢|受不了)",
     r"我(很|真|最|更|特别|非常|不|一直|总是)?(喜欢|讨厌|爱|偏好|不喜欢|受不了)",
     r"我(总是|从不|一直)",
 ]), re.I)

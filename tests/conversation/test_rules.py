@@ -1,0 +1,109 @@
+"""The deterministic rules of conversation memory: cleaning, the gate, facts,
+reconciliation and the checks on a model's reconcile answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memoryd.conversation import facts, gate, reconcile, signals
+from memoryd.conversation.reconcile import Known
+from memoryd.conversation.text import clean
+
+
+def test_cleaning_keeps_code_blocks_and_collapses_blank_lines():
+    text = "  Cafe\u0301 notes\r\n\r\n\r\n\nnext\n```\na\n\n\n\nb\n```\n\n\n\nend  "
+    assert clean(text) == "Café notes\n\nnext\n```\na\n\n\n\nb\n```\n\nend"
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("ok", "too_short"), ("thx!", "too_short"), ("Okay, thanks a lot!", "stop_words"),
+    ("好的，谢谢", "stop_words"), ("Error: connection refused (ECONNREFUSED)",
+                                 "infrastructure_noise"),
+    ("HTTP 429: rate limit exceeded, retry later", "infrastructure_noise"),
+    ('Traceback (most recent call last):\n  File "a.py", line 3, in <module>\nKeyError: 1',
+     "infrastructure_noise"),
+    ("My wife is named Anne", None), ("我住在北京", None),
+    ("The rate limit at my gym is annoying but I love lifting weights every single "
+     "morning before work, it keeps me sane and I have done it for nine years now, since "
+     "I moved to Denver from Boston with my wife Anne and our two kids, who are twelve "
+     "and nine, and who both swim on the same team at the community pool downtown.", None),
+])
+def test_the_relevance_gate(text, reason):
+    assert gate.check(clean(text), min_chars=8) == reason
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My wife is named Anne and I hate mushrooms",
+     ["The user's wife is named Anne.", "The user hates mushrooms."]),
+    ("I live in Boston.", ["The user lives in Boston."]),
+    ("I also have a cat", ["The user also has a cat."]),
+    ("I don't like coffee", ["The user doesn't like coffee."]),
+    ("我住在北京", ["用户住在北京。"]),
+    ("What is my name? Can you help me? Thanks!", []),
+    ("I usually go running in the morning", ["The user usually goes running in the morning."]),
+])
+def test_facts_are_statements_about_the_user_in_the_third_person(text, expected):
+    assert facts.extract(text) == expected
+
+
+def test_at_most_three_facts():
+    text = "I live in Oslo. I work at Acme. I have a dog. I love jazz. I am 40."
+    assert len(facts.extract(text)) == 3
+
+
+def _known(*texts: str) -> list[Known]:
+    return [Known(f"k{n}", t) for n, t in enumerate(texts)]
+
+
+@pytest.mark.parametrize(("old", "new", "event"), [
+    ("The user lives in Boston.", "The user moved to Denver.", "UPDATE"),
+    ("The user loves pizza.", "The user hates pizza now.", "UPDATE"),
+    ("The user's favorite color is blue.", "The user's favorite color is green.", "UPDATE"),
+    ("用户住在北京。", "用户搬到上海了。", "UPDATE"),
+    ("The user has a dog named Rex.", "The user also has a cat.", "ADD"),
+    ("The user loves pizza.", "The user loves pasta.", "ADD"),
+    ("The user lives in Boston.", "The user lives in Boston", "NONE"),
+])
+def test_heuristic_reconciliation(old, new, event):
+    (decision,) = reconcile.heuristic([new], [None], _known(old), 0.92)
+    assert decision.event == event
+    assert decision.target == (None if event == "ADD" else "k0")
+
+
+def test_a_near_duplicate_by_cosine_is_none():
+    v = np.ones(4, dtype=np.float32) / 2
+    (decision,) = reconcile.heuristic(["The user has two kids."], [v],
+                                      [Known("k", "The user has 2 children.", v)], 0.92)
+    assert (decision.event, decision.target) == ("NONE", "k")
+
+
+def test_a_model_answer_is_checked_and_never_loses_a_new_fact():
+    short = {"0": "real-id"}
+    new = ["The user hates pizza."]
+    got = reconcile.from_llm({"memory": [{"id": "0", "text": "The user hates pizza.",
+                                          "event": "UPDATE"}]}, new, short)
+    assert [(d.event, d.target) for d in got] == [("UPDATE", "real-id")]
+    # Only deletes: the new fact is added all the same.
+    got = reconcile.from_llm({"memory": [{"id": "0", "text": "", "event": "DELETE"}]},
+                             new, short)
+    assert [(d.event, d.target) for d in got] == [("DELETE", "real-id"), ("ADD", None)]
+    # An unknown id: an UPDATE becomes an ADD, a DELETE is ignored.
+    got = reconcile.from_llm({"memory": [
+        {"id": "7", "text": "The user hates pizza.", "event": "UPDATE"},
+        {"id": "9", "text": "", "event": "DELETE"}]}, new, short)
+    assert [(d.event, d.target) for d in got] == [("ADD", None)]
+    assert "unknown id" in got[0].reason
+    with pytest.raises(reconcile.BadAnswer):
+        reconcile.from_llm({"facts": []}, new, short)
+
+
+def test_importance_and_type_routing():
+    assert signals.route_type("I hate mushrooms", True) == "procedural"
+    assert signals.route_type("Right now I'm debugging the parser", False) == "working"
+    assert signals.route_type("My sister lives in Oslo", True) == "semantic"
+    assert signals.route_type("We talked about the trip", False) == "episodic"
+    assert signals.salience("I told Anne I prefer tea since 2019") == pytest.approx(0.9)
+    assert signals.novelty(np.array([1.0, 0.0]), None) == 1.0
+    assert signals.novelty(np.array([1.0, 0.0]), np.array([2.0, 0.0])) == 0.0
+    assert signals.importance(1.0, 0.5) == 0.8

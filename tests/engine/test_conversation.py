@@ -1,0 +1,215 @@
+"""memory_remember, memory_add, memory_history and recall's [RECENT], through the
+dispatcher over a real engine (fake model): files on disk, what search and recall
+return, the background work, a restart, eviction and compression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.jobs import compress
+from memoryd.schema import utcnow
+from memoryd.store import frontmatter
+from tests.rig import Rig
+
+
+@pytest.fixture
+async def rig(tmp_path):
+    rig = Rig(tmp_path / "root")
+    await rig.start()
+    yield rig
+    rig.close()
+
+
+def on_disk(root: Path, pattern: str) -> list[frontmatter.Memory]:
+    return [frontmatter.parse(p.read_text(), p.stem).memory
+            for p in sorted(root.glob(pattern))]
+
+
+async def remember(rig: Rig, content: str, role: str = "user", session: str = "s1",
+                   **more) -> dict:
+    return await rig.result("memory_remember", session=session, role=role, content=content,
+                            **more)
+
+
+async def test_a_turn_is_durable_before_the_reply_and_settled_in_the_background(rig):
+    got = await remember(rig, "My wife is named Anne and I hate mushrooms")
+    assert got["stored"] is True and set(got) == {"id", "stored", "type", "importance"}
+    (turn,) = on_disk(rig.root, "sessions/s1/turns/*.md")
+    assert turn.id == got["id"] and turn.pending is True and turn.kind == "turn"
+    assert (await rig.result("stats"))["backlog"] == 1
+    assert await rig.engine.conversation.drain() == 1
+    assert (await rig.result("stats"))["backlog"] == 0
+    (turn,) = on_disk(rig.root, "sessions/s1/turns/*.md")
+    assert turn.pending is False and turn.type == "procedural" and turn.importance != 0.5
+    facts = on_disk(rig.root, "categories/*/*.md")
+    assert sorted(f.content for f in facts) == ["The user hates mushrooms.",
+                                                "The user's wife is named Anne."]
+    assert all(f.kind == "fact" and f.derived_from == [turn.id] for f in facts)
+    assert all(f.created_at == turn.created_at and f.session == "s1" for f in facts)
+    (summary,) = on_disk(rig.root, "sessions/s1/summary.md")
+    assert summary.kind == "summary" and "Anne" in summary.content
+    recalled = await rig.result("memory_recall", query="what should I cook for my wife?",
+                                session="s1")
+    assert "The user's wife is named Anne." in recalled["text"]
+    assert "The user hates mushrooms." in recalled["text"]  # procedural: always first
+    assert "[SUMMARY]" in recalled["text"]
+
+
+async def test_assistant_turns_are_never_mined(rig):
+    await remember(rig, "I think your wife Anne would love the mushroom risotto",
+                   role="assistant")
+    await rig.engine.conversation.drain()
+    assert on_disk(rig.root, "categories/*/*.md") == []
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ("ok", "too_short"), ("Thanks, sounds good!", "stop_words"),
+    ("Error: connection refused (ECONNREFUSED)", "infrastructure_noise")])
+async def test_the_gate_skips_and_writes_nothing(rig, content, reason):
+    got = await remember(rig, content)
+    assert got == {"stored": False, "skipped": {"reason": reason}}
+    assert list(rig.root.glob("sessions/**/*.md")) == []
+
+
+async def test_a_near_duplicate_bumps_the_original_instead(rig):
+    first = await remember(rig, "We are planning a trip to Lisbon in May")
+    again = await remember(rig, "We are planning a trip to Lisbon in May!")
+    assert again["stored"] is False and again["skipped"]["reason"] == "near_duplicate"
+    assert again["skipped"]["duplicate_of"] == first["id"]
+    assert rig.engine.access_counts.pending(first["id"]).count == 1
+    assert len(list(rig.root.glob("sessions/s1/turns/*.md"))) == 1
+
+
+async def test_recall_shows_the_session_tail_verbatim(rig):
+    topics = ["gardening in spring", "cheap flights to Rome", "the new laptop battery",
+              "a violin lesson on Friday", "tomato seedlings indoors", "the chess club",
+              "tax forms due in April"]
+    said = [(("user", "assistant")[n % 2], f"Let us talk about {t}") for n, t in
+            enumerate(topics)]
+    for role, text in said:
+        assert (await remember(rig, text, role=role))["stored"]
+    got = await rig.result("memory_recall", query="tomatoes", session="s1")
+    recent = got["text"].split("[RECENT]\n", 1)[1].split("\n</memory>")[0].splitlines()
+    assert recent == [f"{role}: {text}" for role, text in said[2:]]
+    assert not {m["id"] for m in got["recent"]} & {m["id"] for m in got["memories"]}
+    none = await rig.result("memory_recall", query="tomatoes", session="s1", tail=0)
+    assert "[RECENT]" not in none["text"] and none["recent"] == []
+    two = await rig.result("memory_recall", query="tomatoes", session="s1", tail=2)
+    assert len(two["recent"]) == 2
+
+
+async def test_the_backlog_and_the_ring_survive_a_restart(tmp_path):
+    rig = Rig(tmp_path / "root")
+    await rig.start()
+    for text in ("I live in Boston with my sister", "My sister is a nurse at the hospital"):
+        await remember(rig, text)
+    rig.close()
+    rig = Rig(tmp_path / "root")  # a kill before the background work ran
+    await rig.start()
+    assert (await rig.result("stats"))["backlog"] == 2
+    got = await rig.result("memory_recall", query="sister", session="s1")
+    assert len(got["recent"]) == 2  # the ring was rebuilt from the files
+    assert await rig.engine.conversation.drain() == 2
+    assert (await rig.result("stats"))["backlog"] == 0
+    assert len(on_disk(rig.root, "categories/*/*.md")) == 2
+    rig.close()
+
+
+async def test_reconciliation_updates_and_keeps_history(rig):
+    first = await rig.result("memory_add", text="I live in Boston")
+    assert first["path"] == "heuristic"
+    [(event, boston)] = [(f["event"], f["id"]) for f in first["facts"]]
+    assert event == "ADD"
+    second = await rig.result("memory_add", text="I moved to Denver")
+    (fact,) = second["facts"]
+    assert fact["event"] == "UPDATE" and fact["replaces"] == boston and fact["reason"]
+    (old,) = on_disk(rig.root, "trash/categories/*/*.md")
+    assert old.id == boston and old.replaced_by == fact["id"] and old.superseded_at
+    (new,) = on_disk(rig.root, "categories/*/*.md")
+    assert new.replaces == [boston]
+    search = await rig.result("memory_search", query="Boston")
+    assert search["memories"] == []
+    smart = await rig.result("memory_smart_search", query="where does the user live")
+    assert [m["content"] for m in smart["memories"]] == ["The user moved to Denver."]
+    history = await rig.result("memory_history", id=fact["id"])
+    assert [(v["content"], v["event"], v["current"]) for v in history["versions"]] == [
+        ("The user lives in Boston.", "ADD", False),
+        ("The user moved to Denver.", "UPDATE", True)]
+    assert (await rig.result("memory_history", id=boston)) == history | {"id": boston}
+
+
+async def test_as_of_sees_the_facts_current_then(rig):
+    await rig.result("memory_remember", session="s1", role="user",
+                     content="I live in Boston", timestamp="2023-03-01T10:00:00Z")
+    await rig.engine.conversation.drain()
+    await rig.result("memory_remember", session="s1", role="user",
+                     content="I moved to Denver", timestamp="2024-06-01T10:00:00Z")
+    await rig.engine.conversation.drain()
+    query = {"query": "where does the user live", "kind": "fact"}
+    then = await rig.result("memory_smart_search", as_of="2023-12-31", **query)
+    assert [m["content"] for m in then["memories"]] == ["The user lives in Boston."]
+    now = await rig.result("memory_smart_search", **query)
+    assert [m["content"] for m in now["memories"]] == ["The user moved to Denver."]
+    before = await rig.result("memory_smart_search", as_of="2022-01-01", **query)
+    assert before["memories"] == []
+    recall = await rig.result("memory_recall", query="where did the user live",
+                              as_of="2023-12-31", kind="fact")
+    assert "Boston" in recall["text"] and "Denver" not in recall["text"]
+
+
+@pytest.mark.parametrize(("first", "second", "events"), [
+    ("I love pizza", "I hate pizza now", ["UPDATE"]),
+    ("My favorite color is blue", "My favorite color is green", ["UPDATE"]),
+    ("我住在北京", "我搬到上海了", ["UPDATE"]),
+    ("I have a dog named Rex", "I also have a cat", ["ADD"]),
+    ("I have a dog named Rex", "I have a dog named Rex.", ["NONE"]),
+])
+async def test_the_deterministic_reconciliation_cases(rig, first, second, events):
+    await rig.result("memory_add", text=first)
+    got = await rig.result("memory_add", text=second)
+    assert [f["event"] for f in got["facts"]] == events
+    live = on_disk(rig.root, "categories/*/*.md")
+    assert len(live) == (2 if events == ["ADD"] else 1)
+
+
+async def test_eviction_keeps_a_session_under_its_cap(tmp_path):
+    rig = Rig(tmp_path / "root", {"conversation": {"max_entries": 3, "facts": False}})
+    await rig.start()
+    words = ["apples", "bicycles", "cathedrals", "dolphins", "elevators"]
+    for n, word in enumerate(words):
+        got = await remember(rig, f"Entry {n} is about {word}", role="assistant",
+                             timestamp=f"2024-01-0{n + 1}T00:00:00Z")
+        assert got["stored"]
+    await rig.engine.conversation.drain()
+    kept = on_disk(rig.root, "sessions/s1/turns/*.md")
+    assert [t.content[:7] for t in kept] == ["Entry 2", "Entry 3", "Entry 4"]
+    assert len(list(rig.root.glob("trash/sessions/s1/turns/*.md"))) == 2
+    rig.close()
+
+
+async def test_compression_folds_the_oldest_half_and_deletes_nothing(tmp_path):
+    rig = Rig(tmp_path / "root", {"compression": {"threshold": 2},
+                                  "conversation": {"facts": False}})
+    await rig.start()
+    plans = ["brokers first", "the schema registry", "consumer lag alerts", "topic retention"]
+    for n, plan in enumerate(plans):
+        got = await remember(rig, f"For the Kafka migration we discussed {plan}",
+                             session=f"s{n}", timestamp=f"2024-02-0{n + 1}T00:00:00Z")
+        assert got["stored"]
+    await rig.engine.conversation.drain()
+    changes = await compress.run(rig.engine, utcnow(), dry_run=False)
+    assert sorted(c.before["session"] for c in changes) == ["s0", "s1"]
+    folded = [m for m in on_disk(rig.root, "categories/knowledge/*.md")
+              if m.compression_source]
+    assert sorted(m.source_session for m in folded) == ["s0", "s1"]
+    turns = on_disk(rig.root, "sessions/*/turns/*.md")
+    assert len(turns) == 4 and sorted(t.session for t in turns if t.compressed) == ["s0", "s1"]
+    hidden = await rig.result("memory_smart_search", query="Kafka migration", top_k=10,
+                              kind="turn")
+    assert sorted(m["session"] for m in hidden["memories"]) == ["s2", "s3"]
+    shown = await rig.result("memory_smart_search", query="Kafka migration", top_k=10,
+                             kind="turn", include_compressed=True)
+    assert len(shown["memories"]) == 4
+    rig.close()
