@@ -2,6 +2,12 @@
 
     .venv/bin/python bench/locomo.py [--convs 0-4] [--include-adversarial --ks 5,10,25,50]
 
+`--via remember` replays each turn through memory_remember instead (the relevance
+gate, background importance, facts from the first speaker's turns, summaries), waits
+for `stats.backlog` to drain after each conversation, and counts a fact in the
+results for the turns it was derived from; it prints how many turns the gate
+skipped, and why, and how many of those were evidence.
+
 `--daemon-config FILE` gives the daemon a config.yaml (e.g. `embedder: {variant:
 int8}`); `--sweep` runs the decay-sweep job after each conversation is written (its
 turns are years old, so all are cold: the questions then run against the topic
@@ -41,6 +47,7 @@ LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "l
 # again as a module of its own, which would not see a global set by main().
 CONFIG_ENV = "LOCOMO_DAEMON_CONFIG"
 SWEEP_ENV = "LOCOMO_SWEEP"
+VIA_ENV = "LOCOMO_VIA"
 
 
 class DaemonRetriever:
@@ -65,6 +72,12 @@ class DaemonRetriever:
                     raise SystemExit("memoryd did not start") from None
                 time.sleep(0.1)
         self.dia_of: dict[str, str] = {}
+        self.via = os.environ.get(VIA_ENV, "write")
+        self.derived: dict[str, list[str]] = {}  # fact id -> the dia ids it came from
+        self.skipped: dict[str, int] = {}
+        self.skipped_evidence = 0
+        self.evidence = evidence_ids()
+        self.drain_s = 0.0
         self.ingest_s = 0.0
         self.turns = 0
         self.sweep = os.environ.get(SWEEP_ENV) == "1"
@@ -73,8 +86,14 @@ class DaemonRetriever:
 
     def close(self) -> None:
         if self.turns:
-            print(f"ingest through the socket: {self.turns} turns in {self.ingest_s:.1f} s "
-                  f"({self.turns / max(self.ingest_s, 1e-9):.0f} turns/s)", flush=True)
+            print(f"ingest through the socket ({self.via}): {self.turns} turns in "
+                  f"{self.ingest_s:.1f} s ({self.turns / max(self.ingest_s, 1e-9):.0f} "
+                  f"turns/s)", flush=True)
+            if self.via == "remember":
+                print(f"background backlog drained in {self.drain_s:.1f} s in all; gate "
+                      f"skipped {sum(self.skipped.values())} turns {self.skipped}, "
+                      f"{self.skipped_evidence} of them evidence; facts learned: "
+                      f"{len(self.derived)}", flush=True)
             self.turns = 0
         if self.sweep and self.episodes:
             graph = self.client.call("stats")["graph"]
@@ -92,12 +111,16 @@ class DaemonRetriever:
         requests = []
         for turn in turns:
             when = datetime.fromisoformat(turn["timestamp"]) + timedelta(seconds=turn["index"])
-            requests.append({"id": turn["id"], "method": "memory_write", "params": {
-                "content": f"{turn['speaker']}: {turn['text']}",
-                "session": f"{conv_id}:{turn['session']}",
-                "role": "user" if turn["speaker"] == first_speaker else "assistant",
-                "scope": f"user:{conv_id}", "source": "locomo",
-                "created_at": when.isoformat() + "Z"}})
+            params = {"content": f"{turn['speaker']}: {turn['text']}",
+                      "session": f"{conv_id}:{turn['session']}",
+                      "role": "user" if turn["speaker"] == first_speaker else "assistant",
+                      "scope": f"user:{conv_id}"}
+            if self.via == "remember":
+                params["timestamp"] = when.isoformat() + "Z"
+            else:
+                params |= {"source": "locomo", "created_at": when.isoformat() + "Z"}
+            requests.append({"id": turn["id"], "method": f"memory_{self.via}",
+                             "params": params})
         sock: socket.socket = self.client._sock
         for start in range(0, len(requests), 64):  # pipelined in windows
             window = requests[start:start + 64]
@@ -106,9 +129,32 @@ class DaemonRetriever:
                 reply = self.client.read_message()
                 if "error" in reply:
                     raise SystemExit(f"write failed: {reply['error']}")
-                self.dia_of[reply["result"]["id"]] = reply["id"]
+                result = reply["result"]
+                if result.get("stored", True):
+                    self.dia_of[result["id"]] = reply["id"]
+                    continue
+                reason = result["skipped"]["reason"]
+                self.skipped[reason] = self.skipped.get(reason, 0) + 1
+                self.skipped_evidence += (conv_id, reply["id"]) in self.evidence
         self.ingest_s += time.perf_counter() - started
         self.turns += len(turns)
+        if self.via == "remember":
+            started = time.perf_counter()
+            while self.client.call("stats")["backlog"]:
+                time.sleep(0.2)
+            self.drain_s += time.perf_counter() - started
+            facts: list[dict] = []
+            while True:
+                page = self.client.call("memory_list", {"scope": f"user:{conv_id}",
+                                                        "limit": 1000,
+                                                        "offset": len(facts)})["memories"]
+                facts += page
+                if len(page) < 1000:
+                    break
+            for fact in facts:
+                if fact["kind"] == "fact":
+                    self.derived[fact["id"]] = [self.dia_of[t] for t in fact["derived_from"]
+                                                if t in self.dia_of]
         if self.sweep:
             started = time.perf_counter()
             report = self.client.call("jobs/run", {"job": "decay-sweep"})
@@ -120,7 +166,21 @@ class DaemonRetriever:
     def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:
         result = self.client.call("memory_smart_search", {
             "query": question, "top_k": k, "scope": f"user:{conv_id}"})
-        return [self.dia_of[m["id"]] for m in result["memories"] if m["id"] in self.dia_of]
+        out: list[str] = []
+        for m in result["memories"]:  # a fact counts for the turns it was learned from
+            out += [self.dia_of[m["id"]]] if m["id"] in self.dia_of else self.derived.get(
+                m["id"], [])
+        return out
+
+
+def evidence_ids() -> set[tuple[str, str]]:
+    """(conversation, dia id) of every turn some question names as evidence."""
+    data = json.loads((LOCOMO / "locomo10.json").read_text())
+    out: set[tuple[str, str]] = set()
+    for conv in data:
+        for qa in conv.get("qa", []):
+            out.update((conv["sample_id"], e) for e in qa.get("evidence", []))
+    return out
 
 
 def make_retriever() -> DaemonRetriever:
@@ -138,6 +198,12 @@ def main() -> None:
     if "--daemon-config" in args:
         at = args.index("--daemon-config")
         os.environ[CONFIG_ENV] = str(Path(args[at + 1]).resolve())
+        del args[at:at + 2]
+    if "--via" in args:
+        at = args.index("--via")
+        if args[at + 1] not in ("write", "remember"):
+            raise SystemExit("--via takes write or remember")
+        os.environ[VIA_ENV] = args[at + 1]
         del args[at:at + 2]
     if "--sweep" in args:
         os.environ[SWEEP_ENV] = "1"

@@ -32,7 +32,7 @@ from memoryd.engine.requests import NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.engine.writes import Writes
-from memoryd.errors import InvalidParams, NotFound
+from memoryd.errors import InvalidParams, NotFound, RpcError
 from memoryd.llm.client import ChatClient, LlmError
 from memoryd.retrieval.text import index_text
 from memoryd.schema import KINDS, Memory, as_aware, content_hash, new_id, utcnow
@@ -41,6 +41,7 @@ from memoryd.scopes import Caller
 log = structlog.get_logger("memoryd.conversation")
 BATCH = 32  # pending turns taken from the catalog at a time
 RETRY_AFTER = 30.0  # seconds, after the worker itself failed
+QUIET = 0.1  # seconds without a request before the next turn is worked on
 _SUMMARY = KINDS.index("summary")
 
 
@@ -61,6 +62,8 @@ class Conversation:
         self.ring = Ring(config.conversation.ring)
         self._wake: trio.Event | None = None
         self._failed: set[str] = set()  # turns whose processing failed in this run
+        self._paced = False  # the daemon's worker waits for quiet; tests drain at once
+        self._last_turn = -QUIET
         self.working = 0  # turns being processed right now
         self.processed = 0
 
@@ -90,10 +93,14 @@ class Conversation:
             return {"stored": False, "skipped": {"reason": "near_duplicate",
                                                  "duplicate_of": duplicate[0],
                                                  "cosine": round(duplicate[1], 4)}}
-        memory, _ = await self.writes.write(NewMemory(
+        (result,) = await self.writes.write_many([NewMemory(
             content=text, session=session, role=role, scope=scope, created_at=created,
-            source="remember", pending=True), caller)
+            source="remember", pending=True)], caller, defer_vectors=True)
+        if isinstance(result, RpcError):
+            raise result
+        memory = result[0]
         self.ring.add(memory)
+        self._last_turn = trio.current_time()
         self.wake()
         return {"id": memory.id, "stored": True, "type": memory.type,
                 "importance": memory.importance}
@@ -141,6 +148,10 @@ class Conversation:
         return max(waiting - len(self._failed), self.working)
 
     async def run_forever(self) -> None:
+        """Work through the backlog whenever there is some. Each turn waits for a
+        quiet moment (no turn arrived for QUIET seconds): learning never competes with
+        a client sending turns and waiting for its replies."""
+        self._paced = True
         while True:
             self._wake = trio.Event()
             try:
@@ -161,6 +172,7 @@ class Conversation:
             if not batch:
                 return done
             for turn in batch:
+                await self._quiet()
                 self.working = 1
                 try:
                     await self.process(turn)
@@ -172,9 +184,17 @@ class Conversation:
                 finally:
                     self.working = 0
 
+    async def _quiet(self) -> None:
+        while self._paced and (idle := trio.current_time() - self._last_turn) < QUIET:
+            await trio.sleep(QUIET - idle)
+
     async def process(self, turn: Memory) -> None:
-        """Importance and type; for a user turn, facts then the session summary; then
-        the turn is settled (its file updated) and the session kept under its cap."""
+        """The vector work left by the reply's path; importance and type; for a user
+        turn, facts then the session summary; then the turn is settled (its file
+        updated) and the session kept under its cap."""
+        hybrid = self.stores.hybrid
+        if hybrid.stale_context or hybrid.unpersisted:
+            await self.stores.workers.write(hybrid.flush_deferred, self.stores.catalog.load)
         vectors = await self.reads.vectors([turn.id])
         vector = vectors.get(turn.id)
         centroid = await self.stores.workers.read(self._centroid, turn.scope, turn.id)

@@ -27,14 +27,15 @@ class Stores:
     events: EventBus
     workers: Workers
 
-    def unit(self, vectors: bool = True) -> UnitOfWork:
-        return UnitOfWork(self.files, self.catalog, self.hybrid, self.access_counts, vectors)
+    def unit(self, vectors: bool = True, defer_vectors: bool = False) -> UnitOfWork:
+        return UnitOfWork(self.files, self.catalog, self.hybrid, self.access_counts, vectors,
+                          defer_vectors)
 
     async def change(self, fn: Callable[[UnitOfWork], T], *, vectors: bool = True,
-                     abandon: bool = False) -> T:
+                     abandon: bool = False, defer_vectors: bool = False) -> T:
         """Run `fn` on a fresh unit in the writer thread, commit it, publish its events."""
         def run() -> tuple[T, UnitOfWork]:
-            uow = self.unit(vectors)
+            uow = self.unit(vectors, defer_vectors)
             result = fn(uow)
             uow.commit()
             return result, uow

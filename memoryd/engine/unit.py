@@ -75,12 +75,14 @@ class _Trash:
 
 class UnitOfWork:
     def __init__(self, files: MarkdownStore, catalog: Catalog, hybrid: HybridIndex,
-                 access_counts: AccessCounts, vectors: bool = True) -> None:
+                 access_counts: AccessCounts, vectors: bool = True,
+                 defer_vectors: bool = False) -> None:
         self.files = files
         self.catalog = catalog
         self.hybrid = hybrid
         self.access_counts = access_counts
         self.vectors = vectors  # False at start-up: vectors are reconciled in bulk after
+        self.defer_vectors = defer_vectors  # see HybridIndex.upsert_many(defer=)
         self.events: list[Event] = []
         self._reset()
 
@@ -198,7 +200,7 @@ class UnitOfWork:
                     self.hybrid.delete(memory.id, memory.scope, catalog.load)
                 fresh = [w.memory for w in writes] + [m for m, _, _ in indexed]
                 if fresh:
-                    self.hybrid.upsert_many(fresh, catalog.load)
+                    self.hybrid.upsert_many(fresh, catalog.load, self.defer_vectors)
             except Exception as exc:  # derived: the change itself is durable and indexed
                 log.error("vectors.update_failed", error=str(exc), disk_full=disk_full(exc),
                           exc_info=not disk_full(exc))

@@ -40,10 +40,12 @@ class Writes:
             raise result
         return result
 
-    async def write_many(self, news: list[NewMemory], caller: Caller
-                         ) -> list[tuple[Memory, bool] | RpcError]:
+    async def write_many(self, news: list[NewMemory], caller: Caller,
+                         defer_vectors: bool = False) -> list[tuple[Memory, bool] | RpcError]:
         """Group commit: many new memories in one unit (files fsync'd, then one catalog
-        transaction and one model call). Each item succeeds or fails alone."""
+        transaction and one model call). Each item succeeds or fails alone. With
+        `defer_vectors`, the vector work that can wait is left to the background
+        worker (HybridIndex.upsert_many)."""
         results: list[tuple[Memory, bool] | RpcError | None] = []
         built: list[Memory] = []
         for new in news:
@@ -54,7 +56,8 @@ class Writes:
                 results.append(None)
             except RpcError as exc:
                 results.append(exc)
-        stored = iter(await self.stores.change(lambda uow: self._store(uow, built))
+        stored = iter(await self.stores.change(lambda uow: self._store(uow, built),
+                                               defer_vectors=defer_vectors)
                       if built else [])
         return [next(stored) if slot is None else slot for slot in results]
 

@@ -35,13 +35,21 @@ class HybridIndex:
         self.vectors = vectors
         self.corpus = Corpus(embedder.dim)
         self.model = embedder.model_id
+        # What a write deferred to keep it off its reply's path (`flush_deferred`):
+        # turns whose context vector is still their own, and own vectors (already in
+        # the corpus) not yet persisted in the vector store.
+        self.stale_context: set[str] = set()
+        self.unpersisted: dict[str, tuple[str, np.ndarray, str]] = {}
 
     # -- one memory at a time (writer thread) -----------------------------------
     def upsert(self, memory: Memory, fetch: Fetch) -> None:
         self.upsert_many([memory], fetch)
 
-    def upsert_many(self, memories: list[Memory], fetch: Fetch) -> None:
-        """Index these memories: one model call for their texts, one for the contexts."""
+    def upsert_many(self, memories: list[Memory], fetch: Fetch, defer: bool = False) -> None:
+        """Index these memories: one model call for their texts, one for the contexts.
+        With `defer`, the corpus (what ranking reads) has them at once, and the rest
+        waits for `flush_deferred`: the contexts (until then a new turn's context
+        vector is its own) and persisting the vectors."""
         texts = {m.id: text.index_text(m) for m in memories}
         hashes = {i: text_hash(t) for i, t in texts.items()}
         fresh: list[Memory] = []
@@ -63,9 +71,29 @@ class HybridIndex:
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
             self.corpus.compact()
+        if defer:
+            for memory, vector in zip(fresh, vectors, strict=True):
+                self.unpersisted[memory.id] = (memory.scope, vector, hashes[memory.id])
+            self.stale_context.update(touched)
+            return
         self._store("own", [m.scope for m in fresh], [m.id for m in fresh], vectors,
                     [hashes[m.id] for m in fresh])
         self._refresh_context(sorted(touched), fetch, {m.id: m for m in memories})
+
+    def flush_deferred(self, fetch: Fetch) -> int:
+        """Persist the own vectors and embed the context vectors deferred so far
+        (writer thread). A crash before this loses nothing: start-up re-embeds
+        whatever the vector store lacks."""
+        pending, self.unpersisted = self.unpersisted, {}
+        with self.corpus.lock:  # deleted or replaced since: nothing to persist
+            live = [(i, v) for i, v in pending.items()
+                    if (meta := self.corpus.meta_of(i)) is not None and meta.text_hash == v[2]]
+        if live:
+            self._store("own", [v[0] for _, v in live], [i for i, _ in live],
+                        np.stack([v[1] for _, v in live]), [v[2] for _, v in live])
+        ids, self.stale_context = sorted(self.stale_context), set()
+        self._refresh_context(ids, fetch, {})
+        return len(ids)
 
     def _store(self, kind: str, scopes: list[str], ids: list[str], vectors: np.ndarray,
                hashes: list[str]) -> None:
