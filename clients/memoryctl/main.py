@@ -147,6 +147,23 @@ def show(command: str, result: Any) -> str:
                              for t in result["tools"]], ["TOOL", "DESCRIPTION"], flex=1)
     if command == "status":
         return render.mapping(result)
+    if command == "remember":
+        if result["stored"]:
+            return (f"stored {result['id']}  type {result['type']}  importance "
+                    f"{result['importance']} (refined in the background)")
+        skipped = result["skipped"]
+        dup = f" of {skipped['duplicate_of']}" if skipped.get("duplicate_of") else ""
+        return f"skipped: {skipped['reason']}{dup}"
+    if command == "add":
+        lines = [f"{len(result['facts'])} fact(s), decided by {result['path']}"]
+        lines += [f"  {f['event']:<6} {f['id'] or '-'}  {f['text']}"
+                  + (f"  (replaces {f['replaces']})" if f.get("replaces") else "")
+                  + f"\n         {f['reason']}" for f in result["facts"]]
+        return "\n".join(lines)
+    if command == "history":
+        return "\n".join(
+            f"{v['created_at'][:19]}  {v['event']:<6} {'current ' if v['current'] else 'replaced'}"
+            f"  {v['id']}  {v['content']}" for v in result["versions"])
     if command == "jobs":
         return render.table([[j["name"], j["trigger"], str(j["last_run"] or "-")[:19],
                               str(j["next_run"] or "-")[:19],

@@ -129,7 +129,7 @@ class MarkdownStore:
         if len(parts) >= 4 and parts[0] == "sessions" and parts[2] == "turns":
             return {"kind": "turn", "session": parts[1]}
         if len(parts) == 3 and parts[0] == "sessions" and parts[2] == SUMMARY_FILE:
-            return {"kind": "summary", "session": parts[1]}
+            return {"kind": "summary", "session": parts[1], "phase": "organized"}
         return {}
 
     @staticmethod
