@@ -24,8 +24,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.protocol import pct, start_daemon  # noqa: E402
-from memoryctl.client import Client  # noqa: E402
+from memoryctl.client import Client
+
+from bench.protocol import pct, start_daemon
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"
 
