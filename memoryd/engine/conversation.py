@@ -26,7 +26,7 @@ from memoryd.conversation import facts as extractor
 from memoryd.conversation import gate, signals, summary, tasks
 from memoryd.conversation.ring import Ring
 from memoryd.conversation.text import clean
-from memoryd.engine.facts import Facts
+from memoryd.engine.facts import Facts, Learned
 from memoryd.engine.reads import Reads
 from memoryd.engine.requests import NewMemory
 from memoryd.engine.stores import Stores
@@ -120,12 +120,7 @@ class Conversation:
         vector = self.stores.hybrid.embedder.embed([text])[0]
         corpus = self.stores.hybrid.corpus
         with corpus.lock:
-            code = corpus.scope_codes.get(scope)
-            if code is None:
-                return None
-            n = corpus.size
-            rows = np.flatnonzero(corpus.alive[:n] & (corpus.scope[:n] == code)
-                                  & ~corpus.superseded[:n] & (corpus.kind[:n] != _SUMMARY))
+            rows = np.flatnonzero(corpus.current(scope) & (corpus.kind[:corpus.size] != _SUMMARY))
             rows = rows[-self.config.conversation.duplicate_window:]
             if not len(rows):
                 return None
@@ -210,11 +205,9 @@ class Conversation:
             except (LlmError, ValueError):
                 pass  # the formula's score stands
         if turn.role == "user" and self.config.conversation.facts and turn.session:
-            learned = await self.facts.add(
-                turn.content, Caller(), scope=turn.scope, session=turn.session,
-                derived_from=[turn.id], created_at=turn.created_at, source="remember")
-            if learned.changed() and self.config.conversation.summaries:
-                await self.update_summary(turn.session, turn.scope, learned.changed())
+            await self.learn(turn.content, Caller(), scope=turn.scope, session=turn.session,
+                             derived_from=[turn.id], created_at=turn.created_at,
+                             source="remember")
         await self.writes.settle({turn.id: {"importance": score, "type": kind,
                                             "pending": False}})
         if turn.session:
@@ -223,17 +216,23 @@ class Conversation:
     def _centroid(self, scope: str, exclude: str) -> np.ndarray | None:
         corpus = self.stores.hybrid.corpus
         with corpus.lock:
-            code = corpus.scope_codes.get(scope)
-            if code is None:
-                return None
-            n = corpus.size
-            mask = corpus.alive[:n] & (corpus.scope[:n] == code) & ~corpus.superseded[:n]
+            mask = corpus.current(scope)
             row = corpus.row_of.get(exclude)
             if row is not None:
                 mask[row] = False
             if not mask.any():
                 return None
-            return corpus.own[:n][mask].mean(axis=0)
+            return corpus.own[: corpus.size][mask].mean(axis=0)
+
+    async def learn(self, text: str, caller: Caller, *, scope: str | None = None,
+                    session: str | None = None, **more: Any) -> Learned:
+        """Facts from `text` (Facts.add), then, when a fact of a session was added or
+        changed, that session's summary (memory_add and user turns alike)."""
+        learned = await self.facts.add(text, caller, scope=scope, session=session, **more)
+        if session and learned.changed() and self.config.conversation.summaries:
+            await self.update_summary(session, scope or caller.default_scope,
+                                      learned.changed())
+        return learned
 
     # -- the session summary ----------------------------------------------------------------
     async def update_summary(self, session: str, scope: str, new_facts: list[str]) -> Memory:

@@ -106,11 +106,8 @@ class Facts:
         def run() -> list[Known]:
             ids: dict[str, np.ndarray | None] = {}
             with corpus.lock:
-                code = corpus.scope_codes.get(scope)
-                n = corpus.size
-                rows = np.flatnonzero(corpus.alive[:n] & ~corpus.superseded[:n]
-                                      & (corpus.kind[:n] == _FACT)
-                                      & (corpus.scope[:n] == (-2 if code is None else code)))
+                rows = np.flatnonzero(corpus.current(scope)
+                                      & (corpus.kind[:corpus.size] == _FACT))
                 if len(rows):
                     sims = corpus.own[rows] @ vectors.T  # (rows, facts)
                     for column in range(sims.shape[1]):

@@ -82,6 +82,15 @@ class Corpus:
         self.session_code = grow(get("session_code"), (capacity,), np.int32, -1)
         self.capacity = capacity
 
+    def current(self, scope: str) -> np.ndarray:
+        """Mask over the rows (hold `lock`): the scope's live memories that are not
+        superseded."""
+        n = self.size
+        code = self.scope_codes.get(scope)
+        if code is None:
+            return np.zeros(n, dtype=np.bool_)
+        return self.alive[:n] & (self.scope[:n] == code) & ~self.superseded[:n]
+
     def scope_code(self, scope: str) -> int:
         code = self.scope_codes.get(scope)
         if code is None:

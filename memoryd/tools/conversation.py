@@ -23,10 +23,8 @@ async def memory_remember(app: App, caller: Caller, p: RememberParams) -> Result
 
 @handler("memory_add")
 async def memory_add(app: App, caller: Caller, p: AddParams) -> Result:
-    learned = await app.engine.facts.add(p.text, caller, scope=p.scope, session=p.session)
-    if learned.changed() and p.session and app.config.conversation.summaries:
-        scope = p.scope or caller.default_scope
-        await app.engine.conversation.update_summary(p.session, scope, learned.changed())
+    learned = await app.engine.conversation.learn(p.text, caller, scope=p.scope,
+                                                  session=p.session)
     return learned.to_wire()
 
 
