@@ -1,4 +1,5 @@
-"""Shared fixtures: a real `memoryd serve` subprocess on a temp root."""
+"""Shared fixtures: a real `memoryd serve` subprocess on a temp root, and `rig`: the
+real engine with fakes over a temp root (tests/rig.py), started."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from memoryctl.client import Client, DaemonUnavailable, RpcFailure
+
+from tests.rig import Rig
 
 
 class Daemon:
@@ -119,3 +122,11 @@ def make_daemon(short_tmp: Path) -> Iterator:
     for d in started:
         if d.proc and d.proc.poll() is None:
             d.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+async def rig(tmp_path: Path):
+    rig = Rig(tmp_path)
+    await rig.start()
+    yield rig
+    rig.close()

@@ -12,14 +12,6 @@ from memoryd.scopes import agent_scope
 from tests.rig import Rig
 
 
-@pytest.fixture
-async def rig(tmp_path):
-    rig = Rig(tmp_path)
-    await rig.start()
-    yield rig
-    rig.close()
-
-
 class Client:
     """One connection of the rig: a named agent, or the user's own tooling."""
 

@@ -14,14 +14,6 @@ from memoryd.store import frontmatter
 from tests.rig import Rig
 
 
-@pytest.fixture
-async def rig(tmp_path):
-    rig = Rig(tmp_path / "root")
-    await rig.start()
-    yield rig
-    rig.close()
-
-
 def on_disk(root: Path, pattern: str) -> list[frontmatter.Memory]:
     return [frontmatter.parse(p.read_text(), p.stem).memory
             for p in sorted(root.glob(pattern))]

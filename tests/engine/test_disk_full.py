@@ -8,20 +8,9 @@ import errno
 import json
 import sqlite3
 
-import pytest
-
 import memoryd.store.files as files_module
 from memoryd.protocol.dispatch import Connection
 from memoryd.store.files import TMP_PREFIX
-from tests.rig import Rig
-
-
-@pytest.fixture
-async def rig(tmp_path):
-    rig = Rig(tmp_path)
-    await rig.start()
-    yield rig
-    rig.close()
 
 
 def full_disk_writes(monkeypatch) -> None:
