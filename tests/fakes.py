@@ -51,13 +51,15 @@ class MemoryVectors:
         pass
 
     def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
-               hashes: list[str], model: str) -> None:
+               hashes: list[str], model: str, owners: list[str] | None = None) -> None:
         col = self.data.setdefault((kind, scope), {})
-        for memory_id, vector, h in zip(ids, vectors, hashes, strict=True):
-            col[memory_id] = (np.array(vector, dtype=np.float32), {"h": h, "m": model})
+        for n, (memory_id, vector, h) in enumerate(zip(ids, vectors, hashes, strict=True)):
+            meta = {"h": h, "m": model, **({"of": owners[n]} if owners else {})}
+            col[memory_id] = (np.array(vector, dtype=np.float32), meta)
 
-    def delete(self, scope: str, ids: list[str]) -> None:
-        for kind in ("own", "ctx"):
+    def delete(self, scope: str, ids: list[str], kinds: tuple[str, ...] = ("own", "ctx")
+               ) -> None:
+        for kind in kinds:
             col = self.data.get((kind, scope), {})
             for memory_id in ids:
                 col.pop(memory_id, None)

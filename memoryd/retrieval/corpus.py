@@ -50,6 +50,10 @@ class Corpus:
         self.scope_codes: dict[str, int] = {}
         self.sessions: dict[tuple[str, str], list[tuple[float, str]]] = {}
         self.session_codes: dict[tuple[str, str], int] = {}
+        # Long notes: their chunks' vectors and (start, end) spans (retrieval/chunks.py),
+        # stacked on demand for scoring.
+        self.chunks: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        self._stacked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _alloc(self, capacity: int) -> None:
         def grow(old: np.ndarray | None, shape: tuple[int, ...], dtype: type, fill: object = 0
@@ -158,7 +162,65 @@ class Corpus:
                                  else np.inf)
         self.compressed[row] = memory.compressed
 
+    def set_chunks(self, memory_id: str, vectors: np.ndarray,
+                   spans: list[tuple[int, int]]) -> None:
+        """A long note's chunk vectors (none: it is scored by its own vector only)."""
+        if spans:
+            self.chunks[memory_id] = (np.asarray(vectors, dtype=np.float32), spans)
+        else:
+            self.chunks.pop(memory_id, None)
+        self._stacked = None
+
+    def best_chunks(self, query: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For `rows`: the best chunk score (-inf for rows without chunks) and which
+        chunk it was (-1: none; `chunk_at` tells its index and span)."""
+        best = np.full(len(rows), -np.inf, dtype=np.float32)
+        which = np.full(len(rows), -1, dtype=np.int64)
+        if not self.chunks or not len(rows):
+            return best, which
+        matrix, owner_rows, _ = self._stack()
+        position = np.full(self.size, -1, dtype=np.int64)
+        position[rows] = np.arange(len(rows))
+        at = position[owner_rows]
+        picked = np.flatnonzero(at >= 0)
+        if len(picked):
+            scores = matrix[picked] @ query
+            np.maximum.at(best, at[picked], scores)
+            won = scores >= best[at[picked]]
+            which[at[picked][won]] = picked[won]
+        return best, which
+
+    def chunk_rows(self, query: np.ndarray, n: int) -> set[int]:
+        """Rows of the long notes whose chunks are the `n` closest to `query` (exact:
+        chunks are few next to memories)."""
+        if not self.chunks:
+            return set()
+        matrix, owner_rows, _ = self._stack()
+        scores = matrix @ query
+        top = np.argpartition(-scores, n)[:n] if len(scores) > n else np.arange(len(scores))
+        return {int(r) for r in owner_rows[top]}
+
+    def chunk_at(self, k: int) -> tuple[int, tuple[int, int]]:
+        """(index within its memory, span) of stacked chunk `k`."""
+        _, owner_rows, index = self._stack()
+        owner = self.meta[int(owner_rows[k])]
+        assert owner is not None
+        chunk = int(index[k])
+        return chunk, self.chunks[owner.id][1][chunk]
+
+    def _stack(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._stacked is None:
+            owners = list(self.chunks)
+            sizes = [len(self.chunks[o][0]) for o in owners]
+            self._stacked = (
+                np.concatenate([self.chunks[o][0] for o in owners]),
+                np.repeat(np.array([self.row_of[o] for o in owners], dtype=np.int64), sizes),
+                np.concatenate([np.arange(n) for n in sizes]))
+        return self._stacked
+
     def remove(self, memory_id: str) -> None:
+        if self.chunks.pop(memory_id, None) is not None:
+            self._stacked = None
         row = self.row_of.pop(memory_id, None)
         if row is None:
             return
@@ -245,6 +307,7 @@ class Corpus:
             new_tfs.frombytes(t[ok].tobytes())
             self.postings[term] = (new_rows, new_tfs)
         self.size = self.live = len(keep)
+        self._stacked = None  # it holds row numbers
         self.prev[:] = -1
         self.next[:] = -1
         for scope, session in self.sessions:

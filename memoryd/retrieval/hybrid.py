@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import structlog
 
-from memoryd.retrieval import text
+from memoryd.retrieval import chunks, text
 from memoryd.retrieval.corpus import Corpus, RowMeta
 from memoryd.retrieval.vectors import VectorStore, text_hash  # chromadb loads on use
 from memoryd.schema import Memory
@@ -62,15 +62,35 @@ class HybridIndex:
                     fresh.append(memory)
         if not fresh:
             return
-        vectors = self.embedder.embed([texts[m.id] for m in fresh])
+        spans = {m.id: chunks.chunk(m.content) for m in fresh if _chunked(m)}
+        pieces = [(m, n, m.content[a:b]) for m in fresh for n, (a, b) in
+                  enumerate(spans.get(m.id, []))]
+        embedded = self.embedder.embed([texts[m.id] for m in fresh] + [p[2] for p in pieces])
+        vectors, chunk_vectors = embedded[:len(fresh)], embedded[len(fresh):]
         touched: set[str] = set()
+        stale_chunks: dict[str, list[str]] = {}
         with self.corpus.lock:
             for memory, own in zip(fresh, vectors, strict=True):
+                old = self.corpus.chunks.get(memory.id)
+                keep = len(spans.get(memory.id, []))
+                if old is not None and len(old[0]) > keep:
+                    stale_chunks.setdefault(memory.scope, []).extend(
+                        f"{memory.id}#{n}" for n in range(keep, len(old[0])))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 self.corpus.put(memory, text.terms(texts[memory.id]), own, hashes[memory.id])
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
+            at = 0
+            for memory in fresh:
+                count = len(spans.get(memory.id, []))
+                self.corpus.set_chunks(memory.id, chunk_vectors[at:at + count],
+                                       spans.get(memory.id, []))
+                at += count
             self.corpus.compact()
+        for scope, ids in stale_chunks.items():
+            self.vectors.delete(scope, ids, ("chunk",))
+        if pieces:
+            self._store_chunks([(m, n, t) for m, n, t in pieces], chunk_vectors)
         if defer:
             for memory, vector in zip(fresh, vectors, strict=True):
                 self.unpersisted[memory.id] = (memory.scope, vector, hashes[memory.id])
@@ -79,6 +99,16 @@ class HybridIndex:
         self._store("own", [m.scope for m in fresh], [m.id for m in fresh], vectors,
                     [hashes[m.id] for m in fresh])
         self._refresh_context(sorted(touched), fetch, {m.id: m for m in memories})
+
+    def _store_chunks(self, pieces: list[tuple[Memory, int, str]], vectors: np.ndarray) -> None:
+        by_scope: dict[str, list[int]] = {}
+        for k, (memory, _, _) in enumerate(pieces):
+            by_scope.setdefault(memory.scope, []).append(k)
+        for scope, picks in by_scope.items():
+            self.vectors.upsert("chunk", scope, [f"{pieces[k][0].id}#{pieces[k][1]}"
+                                                 for k in picks], vectors[picks],
+                                [text_hash(pieces[k][2]) for k in picks], self.model,
+                                owners=[pieces[k][0].id for k in picks])
 
     def flush_deferred(self, fetch: Fetch) -> int:
         """Persist the own vectors and embed the context vectors deferred so far
@@ -108,9 +138,13 @@ class HybridIndex:
     def delete(self, memory_id: str, scope: str, fetch: Fetch) -> None:
         with self.corpus.lock:
             neighbours = [i for i in self.corpus.neighbours(memory_id) if i is not None]
+            had = self.corpus.chunks.get(memory_id)
             self.corpus.remove(memory_id)
             self.corpus.compact()
         self.vectors.delete(scope, [memory_id])
+        if had is not None:
+            self.vectors.delete(scope, [f"{memory_id}#{n}" for n in range(len(had[0]))],
+                                ("chunk",))
         self._refresh_context(neighbours, fetch, {})
 
     def _refresh_context(self, ids: list[str], fetch: Fetch, known: dict[str, Memory]) -> None:
@@ -178,18 +212,59 @@ class HybridIndex:
                     corpus.set_vectors(memory.id, ctx=hit[0])
                 else:
                     todo_ctx.append((memory, ctx_text))
-        total = len(todo_own) + len(todo_ctx)
+        todo_chunks = self._reconcile_chunks(by_id.values(), stored)
+        total = len(todo_own) + len(todo_ctx) + len(todo_chunks)
         if total:
             log.info("index.embedding", texts=total, model=self.model)
         done = self._embed_all("own", todo_own, 0, total, started)
-        self._embed_all("ctx", todo_ctx, done, total, started)
-        orphans: dict[str, set[str]] = {}
-        for _kind, scope, memory_id in stored:
-            orphans.setdefault(scope, set()).add(memory_id)
-        for scope, ids in orphans.items():
-            self.vectors.delete(scope, sorted(ids))
+        done = self._embed_all("ctx", todo_ctx, done, total, started)
+        self._embed_chunks(todo_chunks, done, total, started)
+        orphans: dict[tuple[str, str], set[str]] = {}
+        for kind, scope, memory_id in stored:
+            orphans.setdefault((kind, scope), set()).add(memory_id)
+        for (kind, scope), ids in orphans.items():
+            self.vectors.delete(scope, sorted(ids), (kind,))
         return {"vectors_embedded": total, "vectors_removed": sum(map(len, orphans.values())),
                 "memories": len(by_id)}
+
+    def _reconcile_chunks(self, memories: Iterable[Memory],
+                          stored: dict[tuple[str, str, str], tuple[np.ndarray, str]]
+                          ) -> list[Memory]:
+        """Long notes take their stored chunk vectors when every one is current;
+        returns the notes whose chunks must be embedded."""
+        todo: list[Memory] = []
+        for memory in memories:
+            spans = chunks.chunk(memory.content) if _chunked(memory) else []
+            hits = [stored.pop(("chunk", memory.scope, f"{memory.id}#{n}"), None)
+                    for n in range(len(spans))]
+            if not spans:
+                continue
+            if all(h is not None and h[1] == text_hash(memory.content[a:b])
+                   for h, (a, b) in zip(hits, spans, strict=True)):
+                with self.corpus.lock:
+                    self.corpus.set_chunks(memory.id, np.stack([h[0] for h in hits if h]),
+                                           spans)
+            else:
+                todo.append(memory)
+        return todo
+
+    def _embed_chunks(self, todo: list[Memory], done: int, total: int, started: float) -> None:
+        for start in range(0, len(todo), EMBED_BATCH // 8):
+            batch = todo[start:start + EMBED_BATCH // 8]
+            spans = {m.id: chunks.chunk(m.content) for m in batch}
+            pieces = [(m, n, m.content[a:b]) for m in batch
+                      for n, (a, b) in enumerate(spans[m.id])]
+            vectors = self.embedder.embed([t for _, _, t in pieces])
+            at = 0
+            with self.corpus.lock:
+                for memory in batch:
+                    count = len(spans[memory.id])
+                    self.corpus.set_chunks(memory.id, vectors[at:at + count], spans[memory.id])
+                    at += count
+            self._store_chunks(pieces, vectors)
+            done += len(pieces)
+            log.info("index.embedding.progress", done=done, total=total, chunks=True,
+                     elapsed_s=round(time.monotonic() - started, 1))
 
     def _embed_all(self, kind: str, todo: list[tuple[Memory, str]], done: int, total: int,
                    started: float) -> int:
@@ -212,6 +287,11 @@ class HybridIndex:
                          per_s=round(done / max(elapsed, 1e-9)), elapsed_s=round(elapsed, 1))
                 last_log = time.monotonic()
         return done
+
+
+def _chunked(memory: Memory) -> bool:
+    """Notes are indexed by their chunks too when long (turns have their context)."""
+    return memory.kind == "note"
 
 
 def _same_text(meta: RowMeta, memory: Memory, own_hash: str) -> bool:

@@ -78,6 +78,7 @@ class Candidate:
     kept: bool = False
     reason: str = ""
     graph: dict[str, Any] | None = None  # reached through this topic node (and edge)
+    chunk: tuple[int, tuple[int, int]] | None = None  # a long note's best chunk (index, span)
 
     def scores(self) -> dict[str, Any]:
         out = {"lexical": self.lexical, "dense": self.dense, "dense_own": self.dense_own,
@@ -139,7 +140,7 @@ class SmartSearch:
                 rows = np.union1d(
                     self._ann_candidates(req, query_vec, lex, mask, pool_size), graph_rows)
             clock.lap("candidates")
-            dense, own, ctx = scoring.dense(corpus, query_vec, rows, self.recipe)
+            dense, own, ctx, which = scoring.dense(corpus, query_vec, rows, self.recipe)
             fused = self.recipe.lexical_weight * lex[rows] + (
                 1 - self.recipe.lexical_weight) * dense
             credit, boost = scoring.boosts(corpus, rows, fused, self.recipe)
@@ -163,7 +164,8 @@ class SmartSearch:
                 Candidate(id=m.id, lexical=float(lex[r]), dense=float(dense[i]),
                           dense_own=float(own[i]), dense_context=float(ctx[i]),
                           fused=float(fused[i]), neighbour_credit=float(credit[i]),
-                          session_boost=float(boost[i]), combined=float(combined[i]))
+                          session_boost=float(boost[i]), combined=float(combined[i]),
+                          chunk=corpus.chunk_at(int(which[i])) if which[i] >= 0 else None)
                 for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta,
                                    strict=True) if m is not None]
         if topics is not None:
@@ -243,6 +245,7 @@ class SmartSearch:
             for kind in ("own", "ctx"):
                 ids.update(self.hybrid.vectors.query(kind, scope, query_vec, pool_size))
         rows = {c.row_of[i] for i in ids if i in c.row_of}
+        rows.update(c.chunk_rows(query_vec, pool_size))
         top_lex = np.argsort(-lex)[:pool_size]
         rows.update(int(r) for r in top_lex if lex[r] > 0)
         for r in list(rows):
@@ -256,9 +259,15 @@ class SmartSearch:
                 c.relevance = min(1.0, max(0.0, c.combined / RELEVANCE_SCALE))
             return
         docs = {m.id: m for m in self.fetch([c.id for c in candidates])}
-        pairs = [(req.query, docs[c.id].content if c.id in docs else "") for c in candidates]
+        pairs = [(req.query, _passage(docs[c.id].content, c.chunk) if c.id in docs else "")
+                 for c in candidates]
         for c, score in zip(candidates, self.reranker.score(pairs), strict=True):
             c.rerank = c.relevance = float(score)
+
+
+def _passage(content: str, chunk: tuple[int, tuple[int, int]] | None) -> str:
+    """What the cross-encoder reads: a long note's matching chunk, else the content."""
+    return content[chunk[1][0]:chunk[1][1]] if chunk else content
 
 
 class _Clock:

@@ -68,10 +68,17 @@ def lexical(corpus: Corpus, query_terms: list[str], mask: np.ndarray, recipe: Re
 
 
 def dense(corpus: Corpus, query: np.ndarray, rows: np.ndarray, recipe: Recipe
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(dense, own, context, best chunk) for `rows`. A long note scores by its own
+    vector or its best chunk, whichever is closer (-1: no chunk won)."""
     own = corpus.own[rows] @ query
     ctx = corpus.ctx[rows] @ query
-    return (1 - recipe.context_weight) * own + recipe.context_weight * ctx, own, ctx
+    chunk, which = corpus.best_chunks(query, rows)
+    won = chunk > own
+    own = np.where(won, chunk, own)
+    ctx = np.where(won, np.maximum(ctx, chunk), ctx)
+    which = np.where(won, which, -1)
+    return (1 - recipe.context_weight) * own + recipe.context_weight * ctx, own, ctx, which
 
 
 def boosts(corpus: Corpus, rows: np.ndarray, fused: np.ndarray, recipe: Recipe

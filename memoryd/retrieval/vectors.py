@@ -24,7 +24,7 @@ import structlog
 
 log = structlog.get_logger("memoryd.vectors")
 
-KINDS = ("own", "ctx")
+KINDS = ("own", "ctx", "chunk")  # chunk: a long note's chunks, ids `<memory id>#<n>`
 BATCH = 1000
 
 
@@ -91,16 +91,23 @@ class VectorStore:
         return col
 
     def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
-               hashes: list[str], model: str) -> None:
+               hashes: list[str], model: str, owners: list[str] | None = None) -> None:
+        """Store vectors; `owners` (chunks) names the memory each belongs to."""
         col = self._collection(kind, scope)
+        metas: list[dict[str, str]] = [{"h": h, "m": model} for h in hashes]
+        for meta, owner in zip(metas, owners or [], strict=False):
+            meta["of"] = owner
         for start in range(0, len(ids), BATCH):
             end = start + BATCH
             col.upsert(ids=ids[start:end], embeddings=vectors[start:end],
-                       metadatas=[{"h": h, "m": model} for h in hashes[start:end]])
+                       metadatas=metas[start:end])  # type: ignore[arg-type]
 
-    def delete(self, scope: str, ids: list[str]) -> None:
-        for kind in KINDS:
-            self._collection(kind, scope).delete(ids=ids)
+    def delete(self, scope: str, ids: list[str], kinds: tuple[str, ...] = ("own", "ctx")
+               ) -> None:
+        """These ids from these kinds (a memory's chunks are `<id>#<n>` in `chunk`)."""
+        for kind in kinds:
+            for start in range(0, len(ids), BATCH):
+                self._collection(kind, scope).delete(ids=ids[start:start + BATCH])
 
     def query(self, kind: str, scope: str, vector: np.ndarray, n: int) -> list[str]:
         col = self._collection(kind, scope)

@@ -79,7 +79,8 @@ async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Resu
         memory = memories.get(c.id)
         candidates.append({"id": c.id, "content": memory.content[:200] if memory else None,
                            "kept": c.kept, "rank": c.rank, "reason": c.reason,
-                           "scores": c.scores(), "graph": c.graph})
+                           "scores": c.scores(), "graph": c.graph,
+                           "chunk": _chunk(memory.content if memory else "", c.chunk)})
     return {"query": p.query, "top_k": req.top_k, "mode": result.mode,
             "searched": result.allowed, "reranker": app.engine.reranker is not None,
             "params": {"recency_weight": req.recency_weight,
@@ -89,6 +90,14 @@ async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Resu
             "timings_ms": result.timings_ms, "candidates": candidates,
             "topics": [{"node": m.node, "label": m.label, "sim": round(m.sim, 4), "via": m.via}
                        for m in (result.graph.nodes if result.graph else [])]}
+
+
+def _chunk(content: str, chunk: tuple[int, tuple[int, int]] | None) -> dict[str, Any] | None:
+    """A long note's chunk that matched: its index, where it lies, its start."""
+    if chunk is None:
+        return None
+    index, (start, end) = chunk
+    return {"index": index, "start": start, "end": end, "text": content[start:end][:200]}
 
 
 @handler("memory_recall")
