@@ -142,6 +142,17 @@ class LlmConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     structured_output: bool = True
 
 
+class IngestConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # The folder each source reads when `memory_ingest` names no path (and for `all`),
+    # e.g. {obsidian: ~/vault}; sources without one use their default folder.
+    paths: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class GitConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    enabled: bool | None = None  # None: on when a `git` binary is found
+    commit_interval: Duration = Duration(10)  # at most one commit per this long
+
+
 class LoggingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console", "journal"] = "auto"
@@ -166,6 +177,8 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     dream: DreamConfig = msgspec.field(default_factory=DreamConfig)
     graph: GraphConfig = msgspec.field(default_factory=GraphConfig)
     llm: LlmConfig = msgspec.field(default_factory=LlmConfig)
+    ingest: IngestConfig = msgspec.field(default_factory=IngestConfig)
+    git: GitConfig = msgspec.field(default_factory=GitConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
 
 

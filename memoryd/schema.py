@@ -55,6 +55,9 @@ Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
                             description="global, agent:<name> or user:<name>.")]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
 Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
+SourcePath = Annotated[str, Meta(min_length=1, max_length=1024, pattern=r"^[^\r\n\x00]+$",
+                                 description="Where an ingested memory came from, within "
+                                 "its source (a vault-relative path).")]
 Session = Annotated[str, Meta(pattern=SESSION_PATTERN, max_length=128,
                               description="Conversation / session id.")]
 Links = Annotated[list[Id], Meta(max_length=MAX_LINKS)]
@@ -120,6 +123,9 @@ class Memory(msgspec.Struct, kw_only=True):
     topic: Id | None = None
     tags: Tags = msgspec.field(default_factory=list)
     source: Source = ""
+    # Ingested memories: the file (within the source's folder) they came from; with
+    # `source` it identifies the note, so a re-run updates instead of adding.
+    source_path: SourcePath | None = None
     importance: Importance = 0.5
     created_at: datetime = msgspec.field(default_factory=utcnow)
     updated_at: datetime = msgspec.field(default_factory=utcnow)

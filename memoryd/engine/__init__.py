@@ -11,6 +11,8 @@ own writes. The engine is a set of collaborators, built by `server/wiring.py`:
 - `facts` (facts.py): text to facts, reconciled with what is known; versions;
 - `conversation` (conversation.py): turns in, and what is learned from them in the
   background (importance, facts, summaries, eviction, compression);
+- `ingest` (ingest.py): notes and transcripts from other tools, idempotently;
+- `transfer` (transfer.py): every memory out as JSONL and back in, losslessly;
 
 and each change goes through one UnitOfWork (unit.py), run by `stores` (stores.py).
 """
@@ -25,11 +27,13 @@ from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
 from memoryd.engine.conversation import Conversation
 from memoryd.engine.facts import Facts
+from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
 from memoryd.engine.reads import Reads
 from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
+from memoryd.engine.transfer import Transfer
 from memoryd.engine.writes import Writes
 from memoryd.events import EventBus
 from memoryd.graph.store import GraphStore
@@ -61,6 +65,8 @@ class Engine:
     graph_store: GraphStore
     facts: Facts
     conversation: Conversation
+    ingest: Ingest
+    transfer: Transfer
     reranker: Reranker | None = None
     llm: ChatClient | None = None
     _closed: bool = field(default=False, repr=False)

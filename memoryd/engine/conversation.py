@@ -74,7 +74,8 @@ class Conversation:
 
     # -- a turn in ----------------------------------------------------------------------
     async def remember(self, session: str, role: str, content: str, caller: Caller, *,
-                       scope: str | None = None, timestamp: datetime | None = None
+                       scope: str | None = None, timestamp: datetime | None = None,
+                       source: str = "remember", source_path: str | None = None
                        ) -> dict[str, Any]:
         scope = scope or caller.default_scope
         caller.check(scope)
@@ -95,7 +96,8 @@ class Conversation:
                                                  "cosine": round(duplicate[1], 4)}}
         (result,) = await self.writes.write_many([NewMemory(
             content=text, session=session, role=role, scope=scope, created_at=created,
-            source="remember", pending=True)], caller, defer_vectors=True)
+            source=source, source_path=source_path, pending=True)], caller,
+            defer_vectors=True)
         if isinstance(result, RpcError):
             raise result
         memory = result[0]

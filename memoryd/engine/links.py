@@ -61,6 +61,31 @@ class Links:
 
         return await self.stores.change(run)
 
+    async def connect(self, pairs: list[tuple[str, str]], caller: Caller) -> int:
+        """Link each pair both ways, in one unit (ingest's resolved [[links]]); a pair
+        with a memory gone meanwhile is left out. Returns the links added."""
+        def run(uow: UnitOfWork) -> int:
+            added = 0
+            bumped: set[str] = set()  # one new version per memory, however many links
+            for a, b in pairs:
+                try:
+                    ends = [uow.load(a), uow.load(b)]
+                except NotFound:
+                    continue
+                for (memory, path), other in zip(ends, (b, a), strict=True):
+                    caller.check(memory.scope)
+                    if other not in memory.links:
+                        memory.links = [*memory.links, other]
+                        if memory.id not in bumped:
+                            bumped.add(memory.id)
+                            _bump(memory)
+                            uow.event("updated", memory.scope, id=memory.id)
+                        uow.put(memory, path)
+                        added += 1
+            return added
+
+        return await self.stores.change(run)
+
     async def merge(self, keep_id: str, other_ids: list[str]) -> Memory:
         """Fold duplicates into `keep_id`: tags, links and access counts are unioned or
         summed into it; each other file goes to the trash with `replaced_by` set."""

@@ -24,6 +24,8 @@ class NewMemory:
     kind: str | None = None  # "reminder" (memory_remind); otherwise note or turn
     due_at: datetime | None = None
     pending: bool = False  # a turn from memory_remember: background work to do
+    source_path: str | None = None  # ingested: the file within its source
+    expires: bool = True  # False: an inbox memory without the inbox TTL (ingested notes)
 
 
 @dataclass

@@ -63,6 +63,7 @@ class _Write:
     memory: Memory
     path: str  # where it goes
     origin: str  # where its file is now (the same for a new or unmoved memory)
+    indexed: bool = True  # False: a file under trash/ no index knows (an imported delete)
 
 
 @dataclass
@@ -92,6 +93,7 @@ class UnitOfWork:
 
     def _reset(self) -> None:
         self._writes: dict[str, _Write] = {}
+        self._shelved: list[_Write] = []
         self._indexed: list[tuple[Memory, str, str]] = []
         self._trashed: dict[str, _Trash] = {}
         self._unindexed: list[str] = []
@@ -127,9 +129,11 @@ class UnitOfWork:
             self._folded[memory_id] = pending.count
         return memory, record.path
 
-    def put(self, memory: Memory, path: str, origin: str | None = None) -> None:
+    def put(self, memory: Memory, path: str, origin: str | None = None,
+            indexed: bool = True) -> None:
         """Write `memory` durably at `path` (moving its file from `origin`). The memory
-        must keep the schema's rules, as a file read back must."""
+        must keep the schema's rules, as a file read back must. `indexed=False` writes
+        a file no index holds (a soft-deleted memory, imported into trash/)."""
         try:
             validate(memory)
         except InvalidMemory as exc:
@@ -137,6 +141,9 @@ class UnitOfWork:
         check_relpath(path)
         staged = self._writes.get(memory.id)
         start = staged.origin if staged is not None else origin or path
+        if not indexed:
+            self._shelved.append(_Write(memory, path, path, indexed=False))
+            return
         self._writes[memory.id] = _Write(memory, path, start)
 
     def index(self, memory: Memory, path: str, sha: str) -> None:
@@ -167,8 +174,9 @@ class UnitOfWork:
         catalog change together or not at all."""
         writes, indexed = list(self._writes.values()), self._indexed
         trashed, unindexed, folded = list(self._trashed.values()), self._unindexed, self._folded
+        shelved = self._shelved
         self._reset()
-        if not (writes or indexed or trashed or unindexed):
+        if not (writes or indexed or trashed or unindexed or shelved):
             return
         catalog = self.catalog
         gone: list[Memory] = []
@@ -177,7 +185,7 @@ class UnitOfWork:
             gone = catalog.load([r.id for r in records if r is not None])
         files = _FileChanges(self.files)
         try:
-            shas = files.apply(writes, trashed)
+            shas = files.apply([*writes, *shelved], trashed)
             with catalog.transaction():
                 for t in trashed:
                     catalog.delete(t.memory.id)

@@ -28,6 +28,25 @@ from memoryd.scopes import Caller
 log = structlog.get_logger("memoryd.engine")
 
 
+def _apply(memory: Memory, changes: Changes) -> None:
+    if changes.content is not None:
+        content = changes.content.strip()
+        if not content:
+            raise InvalidParams("content", "must not be empty or only white space")
+        memory.content, memory.content_hash = content, content_hash(content)
+    if changes.category is not None and memory.kind != "turn":
+        memory.category = changes.category  # type: ignore[assignment]
+        memory.phase = "inbox" if changes.category == "inbox" else "organized"
+        if memory.phase == "organized":
+            memory.expires_at = None
+    if changes.tags is not None:
+        memory.tags = clean_tags(changes.tags)
+    if changes.type is not None:
+        memory.type = changes.type  # type: ignore[assignment]
+    if changes.importance is not None:
+        memory.importance = changes.importance
+
+
 class Writes:
     def __init__(self, stores: Stores, config: Config) -> None:
         self.stores = stores
@@ -83,9 +102,10 @@ class Writes:
                               else "semantic"),
             scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
             tags=clean_tags(new.tags or []), source=new.source or "",
+            source_path=new.source_path,
             importance=0.5 if new.importance is None else new.importance,
             created_at=created, updated_at=now, pending=new.pending and is_turn,
-            expires_at=None if organized or is_turn else now + timedelta(
+            expires_at=None if organized or is_turn or not new.expires else now + timedelta(
                 seconds=self.config.storage.inbox_ttl),
         )
 
@@ -133,24 +153,32 @@ class Writes:
             if expected_version is not None and expected_version != memory.version:
                 raise Conflict(f"memory {memory_id} is at version {memory.version}, not "
                                f"{expected_version}: re-read it and apply your change again")
-            if changes.content is not None:
-                content = changes.content.strip()
-                if not content:
-                    raise InvalidParams("content", "must not be empty or only white space")
-                memory.content, memory.content_hash = content, content_hash(content)
-            if changes.category is not None and memory.kind != "turn":
-                memory.category = changes.category  # type: ignore[assignment]
-                memory.phase = "inbox" if changes.category == "inbox" else "organized"
-                if memory.phase == "organized":
-                    memory.expires_at = None
-            if changes.tags is not None:
-                memory.tags = clean_tags(changes.tags)
-            if changes.type is not None:
-                memory.type = changes.type  # type: ignore[assignment]
-            if changes.importance is not None:
-                memory.importance = changes.importance
+            _apply(memory, changes)
 
         return await self.modify(memory_id, caller, change)
+
+    async def update_many(self, changes: dict[str, Changes], caller: Caller
+                          ) -> list[Memory | RpcError]:
+        """Many updates in one unit (ingest): each version + 1; a memory gone or
+        refused meanwhile is that item's error."""
+        def run(uow: UnitOfWork) -> list[Memory | RpcError]:
+            out: list[Memory | RpcError] = []
+            for memory_id, change in changes.items():
+                try:
+                    memory, path = uow.load(memory_id)
+                    caller.check(memory.scope)
+                    _apply(memory, change)
+                    memory.version += 1
+                    memory.updated_at = utcnow()
+                    uow.put(memory, uow.files.relpath_for(memory), origin=path)
+                except RpcError as exc:
+                    out.append(exc)
+                    continue
+                uow.event("updated", memory.scope, id=memory_id)
+                out.append(memory)
+            return out
+
+        return await self.stores.change(run)
 
     async def tag(self, memory_id: str, add: list[str], remove: list[str],
                   caller: Caller) -> Memory:

@@ -29,6 +29,7 @@ from memoryd.protocol.codec import (
     encode_json,
     encode_result,
 )
+from memoryd.protocol.progress import Progress, Send, token_of
 from memoryd.scopes import Caller
 from memoryd.tools.registry import Tool
 
@@ -43,6 +44,8 @@ class Connection:
         self.client_info: dict[str, Any] | None = None
         self.subscription: Subscription | None = None
         self.peer_pid = peer_pid
+        # Pushes a notification to this client now (set by the server; progress).
+        self.send: Send | None = None
 
 
 Handler = Callable[[Raw | UnsetType, Connection], Awaitable[Any]]
@@ -52,6 +55,7 @@ class CallParams(msgspec.Struct):
     name: str
     arguments: Raw | UnsetType = UNSET
     params: Raw | UnsetType = UNSET
+    meta: Any = msgspec.field(default=None, name="_meta")
 
 
 def _internal_error() -> RpcError:
@@ -64,6 +68,21 @@ def _mcp_result(result: dict[str, Any]) -> dict[str, Any]:
             "structuredContent": result, "isError": False}
 
 
+def _split_meta(raw: Raw | UnsetType) -> tuple[Raw | UnsetType, str | int | None]:
+    """A tool's params without the `_meta` a caller may put there (the shorthand
+    form), and the progressToken it carried."""
+    if raw is UNSET or b'"_meta"' not in bytes(raw):
+        return raw, None
+    try:
+        params = msgspec.json.decode(bytes(raw))
+    except msgspec.DecodeError:
+        return raw, None  # decode_params reports it
+    if not isinstance(params, dict):
+        return raw, None
+    meta = params.pop("_meta", None)
+    return Raw(msgspec.json.encode(params)), token_of(meta)
+
+
 @dataclass
 class _Call:
     """A decoded, routed request: a tool call, a server method, or a routing error."""
@@ -74,6 +93,7 @@ class _Call:
     prefix: str = "params"
     mcp: bool = False  # a tools/call: the result is wrapped as MCP's CallToolResult
     error: RpcError | None = None
+    progress_token: str | int | None = None
 
     def reply(self, outcome: Any) -> bytes | None:
         if self.request.is_notification:
@@ -142,9 +162,12 @@ class Dispatcher:
             if tool is None:
                 return _Call(request, error=MethodNotFound(
                     f"unknown tool {call.name!r}; `tools/list` names the tools"))
+            token = token_of(call.meta)
             if call.arguments is not UNSET:  # `params` is accepted for `arguments` too
-                return _Call(request, tool, call.arguments, "params.arguments", mcp=True)
-            return _Call(request, tool, call.params, "params.params", mcp=True)
+                return _Call(request, tool, call.arguments, "params.arguments", mcp=True,
+                             progress_token=token)
+            return _Call(request, tool, call.params, "params.params", mcp=True,
+                         progress_token=token)
         if method == "tools/list" or method in self.methods or method.startswith(
                 "notifications/"):
             return _Call(request, raw=request.params)
@@ -173,6 +196,11 @@ class Dispatcher:
 
     async def _execute(self, call: _Call, conn: Connection) -> Any:
         if call.tool is not None:
+            if call.tool.spec.progress:
+                raw, token = _split_meta(call.raw)
+                args = decode_params(raw, call.tool.params, call.prefix)
+                progress = Progress(conn.send, call.progress_token or token)
+                return await call.tool.fn(conn.caller, args, progress=progress)
             args = decode_params(call.raw, call.tool.params, call.prefix)
             return await call.tool.fn(conn.caller, args)
         method = call.request.method

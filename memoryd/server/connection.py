@@ -68,6 +68,12 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                            idle_timeout: float = 0) -> None:
     framer = LineFramer(MAX_LINE)
     send_lock = trio.Lock()
+
+    async def send(method: str, params: dict) -> None:
+        async with send_lock:
+            await stream.send_all(encode_notification(method, params))
+
+    conn.send = send
     too_large = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, "
                          "the connection is still open")
     try:

@@ -15,10 +15,12 @@ from memoryd.config import Config
 from memoryd.engine import Engine
 from memoryd.engine.conversation import Conversation
 from memoryd.engine.facts import Facts
+from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
 from memoryd.engine.reads import Reads
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
+from memoryd.engine.transfer import Transfer
 from memoryd.engine.workers import Workers
 from memoryd.engine.writes import Writes
 from memoryd.events import EventBus
@@ -93,11 +95,14 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
     reads = Reads(stores.files, stores.catalog, stores.hybrid, searcher, graph,
                   stores.access_counts, stores.workers)
     facts = Facts(stores, config, llm)
+    links = Links(stores)
+    conversation = Conversation(stores, config, reads, writes, facts, llm)
     return Engine(
-        root=root, config=config, stores=stores, writes=writes, links=Links(stores),
+        root=root, config=config, stores=stores, writes=writes, links=links,
         sync=FileSync(stores, config, graph, graph_store), reads=reads, embedder=embedder,
-        graph=graph, graph_store=graph_store, facts=facts,
-        conversation=Conversation(stores, config, reads, writes, facts, llm),
+        graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
+        ingest=Ingest(stores, writes, links, conversation, config),
+        transfer=Transfer(stores),
         reranker=reranker, llm=llm)
 
 

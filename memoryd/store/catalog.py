@@ -22,7 +22,7 @@ import msgspec
 from memoryd.schema import Memory
 from memoryd.store import sqlite
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 # Up to this many matches a search sorts them; above, it walks memories newest first.
 SORT_MATCHES_BELOW = 2000
 ID_CHUNK = 10_000  # ids per `IN (...)` query
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS memories (
     file_sha TEXT NOT NULL,
     content_hash TEXT NOT NULL,
     kind TEXT NOT NULL, phase TEXT NOT NULL, category TEXT NOT NULL, type TEXT NOT NULL,
-    scope TEXT NOT NULL, session TEXT, source TEXT NOT NULL,
+    scope TEXT NOT NULL, session TEXT, source TEXT NOT NULL, source_path TEXT,
     created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL,
     due_at REAL, notified INTEGER NOT NULL DEFAULT 0,
     episode TEXT, topic TEXT,
@@ -50,6 +50,8 @@ CREATE INDEX IF NOT EXISTS memories_hash ON memories (content_hash, scope);
 CREATE INDEX IF NOT EXISTS memories_type ON memories (type, scope);
 CREATE INDEX IF NOT EXISTS memories_episode ON memories (kind, episode);
 CREATE INDEX IF NOT EXISTS memories_session ON memories (session, kind, created_at);
+CREATE INDEX IF NOT EXISTS memories_source_path ON memories (source, source_path)
+    WHERE source_path IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_pending ON memories (pending) WHERE pending = 1;
 CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
@@ -220,12 +222,13 @@ class Catalog:
             self._delete_rowid(rowid)
         cur = conn.execute(
             "INSERT INTO memories (id, path, file_sha, content_hash, kind, phase, category,"
-            " type, scope, session, source, created_at, updated_at, expires_at, due_at,"
-            " notified, episode, topic, access_count, superseded_at, pending, compressed,"
-            " doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " type, scope, session, source, source_path, created_at, updated_at, expires_at,"
+            " due_at, notified, episode, topic, access_count, superseded_at, pending,"
+            " compressed, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 memory.id, path, sha, memory.content_hash, memory.kind, memory.phase,
                 memory.category, memory.type, memory.scope, memory.session, memory.source,
+                memory.source_path,
                 memory.created_at.timestamp(), memory.updated_at.timestamp(),
                 memory.expires_at.timestamp() if memory.expires_at else None,
                 memory.due_at.timestamp() if memory.due_at else None,
@@ -509,9 +512,33 @@ class Catalog:
             " ORDER BY min(created_at), session")
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def ingested(self, source: str) -> dict[str, tuple[str, str, frozenset[str]]]:
+        """source_path -> (id, content_hash, tags) of the current memories ingested
+        from `source` (an `ingest:<name>`)."""
+        rows = self.reader.execute(
+            "SELECT m.source_path, m.id, m.content_hash, group_concat(t.tag, char(10))"
+            " FROM memories m LEFT JOIN tags t ON t.mem = m.rowid WHERE m.source = ?"
+            " AND m.source_path IS NOT NULL AND m.superseded_at IS NULL GROUP BY m.rowid",
+            (source,))
+        return {path: (memory_id, digest, frozenset(tags.split("\n") if tags else ()))
+                for path, memory_id, digest, tags in rows}
+
+    def export_page(self, after: str, limit: int, with_history: bool
+                    ) -> list[tuple[str, str, bytes]]:
+        """(id, path, doc) of up to `limit` memories with ids after `after`, by id;
+        `with_history`: what the catalog holds under trash/ (superseded facts) too."""
+        where = "" if with_history else " AND path NOT LIKE 'trash/%'"
+        return self.reader.execute(
+            f"SELECT id, path, doc FROM memories WHERE id > ?{where} ORDER BY id LIMIT ?",
+            (after, limit)).fetchall()
+
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))
         return [r[0] for r in rows]
+
+    def count_rows(self) -> int:
+        """Every memory the catalog holds, history included (an export's size)."""
+        return self.reader.execute("SELECT count(*) FROM memories").fetchone()[0]
 
     def counts(self, scopes: Sequence[str] | None = None) -> dict[str, object]:
         """Totals by phase, category, kind and scope (of these scopes; None: all)."""

@@ -7,11 +7,12 @@ The constraints here are the validation (errors name the field), and
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta
 
+from memoryd.ingest.sources import SourceName
 from memoryd.schema import (
     Category,
     Content,
@@ -172,3 +173,36 @@ class RemindParams(Params):
                               "9', 'next Friday 3pm', 'in 2 hours', '明天下午三点'.")] | None = None
     scope: Scope | None = None
     tags: Tags = []
+
+
+class IngestParams(Params):
+    source: Annotated[SourceName | Literal["all"], Meta(
+        description="Where the notes come from; `all`: every source with a folder.")]
+    path: Annotated[str, Meta(min_length=1, max_length=4096, description="The folder to "
+                              "read (absolute); default: ingest.paths or the source's "
+                              "own folder.")] | None = None
+    dry_run: Annotated[bool, Meta(description="Report what would change; change "
+                                  "nothing.")] = False
+    scope: Scope | None = None
+
+
+class ExportParams(Params):
+    after: Annotated[str, Meta(max_length=128, description="The last id of the previous "
+                               "page (its `next`); omit for the first page.")] = ""
+    limit: Annotated[int, Meta(ge=1, le=5000, description="Lines per page.")] = 1000
+    scope: Scope | None = None
+    category: Category | None = None
+    kind: Kind | None = None
+    include_trash: Annotated[bool, Meta(description="Soft-deleted memories too (lines "
+                                        "with `trashed: true`).")] = False
+
+
+class ImportParams(Params):
+    lines: Annotated[list[Annotated[str, Meta(max_length=2 * 1024 * 1024)]],
+                     Meta(max_length=5000, description="JSONL lines, one memory each (as "
+                          "memory_export gives them).")]
+    first_line: Annotated[int, Meta(ge=1, description="The line number of lines[0] in "
+                                    "its file (for reports).")] = 1
+    on_conflict: Annotated[Literal["skip", "replace", "keep-both"], Meta(
+        description="A memory whose id exists: keep ours (skip), take the line's "
+                    "(replace), or store the line's under a new id (keep-both).")] = "skip"

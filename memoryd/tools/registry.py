@@ -50,6 +50,7 @@ def handler(name: str, batch: BatchHandler | None = None) -> Callable[[Handler],
 def handlers() -> dict[str, tuple[Handler, BatchHandler | None]]:
     from memoryd.tools import (  # noqa: F401  (they register)
         conversation,
+        data,
         memory,
         reminders,
         retrieval,

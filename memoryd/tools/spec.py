@@ -42,6 +42,7 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     batchable: bool = False  # consecutive pipelined calls run as one group commit
+    progress: bool = False  # sends notifications/progress when the call has a token
 
     def input_schema(self) -> dict[str, Any]:
         schema = msgspec.json.schema(self.params)
@@ -161,6 +162,32 @@ TOOLS: tuple[ToolSpec, ...] = (
         the trash: content, dates, and the event that made each.""",
           Cli("history", "the versions of memory ID, oldest first", positional=("id",)),
           read_only=True, idempotent=True),
+    _spec("memory_ingest", "Ingest notes or transcripts", p.IngestParams, """
+        Read a source's folder into memories, idempotently: claude (CLAUDE.md files and
+        project memories), claude-code (session transcripts, as conversation turns),
+        logseq (pages and journals), obsidian (a vault), car-agent, fingersaver, markdown
+        (any folder of .md files), or all. A re-run adds nothing; a changed file updates
+        its memory (version + 1); content already stored is a duplicate; a file gone from
+        the source is reported, not deleted. Notes land in the inbox with source
+        ingest:<name>, their [[links]] resolved into links. Sends notifications/progress
+        when the call carries a progressToken. Returns a report per source: added,
+        updated, unchanged, skipped and failed (with reasons), missing.""",
+          Cli("ingest", "read notes or transcripts from another tool (idempotent)"),
+          idempotent=True, progress=True),
+    _spec("memory_export", "Export memories (JSONL)", p.ExportParams, """
+        One page of the JSONL export, sorted by id: every front-matter field and the
+        content of each memory, one memory per line (superseded facts and, with
+        include_trash, soft deletes carry `trashed: true`). Pass the returned `next` as
+        `after` for the next page; `next` is null after the last. Returns {lines, next,
+        total}.""",
+          Cli("export", "export memories as JSONL"), read_only=True, idempotent=True),
+    _spec("memory_import", "Import memories (JSONL)", p.ImportParams, """
+        Store JSONL lines (as memory_export gives them) through the engine, one unit per
+        call: files, indexes, links and events. Ids, dates, versions and every field are
+        kept; a line whose id exists is skipped, replaced or kept under a new id
+        (on_conflict); a malformed line is reported with its line number and reason and
+        the rest imports. Returns {imported, replaced, kept_both, skipped, failed}.""",
+          Cli("import", "import memories from JSONL")),
     _spec("memory_remind", "Set a reminder", p.RemindParams, """
         Create a reminder, due at `due_at` (ISO 8601) or `when` in words (English or
         Chinese, in the configured timezone). When it is due, the notify job writes it to

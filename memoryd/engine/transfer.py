@@ -1,0 +1,240 @@
+"""Transfer: every memory out as JSONL, and back in, losslessly and in pages.
+
+A line is one memory: every front-matter field in the file's key order, then
+`content` (and `extra`, a user's own keys, when there are any); a memory whose file
+lies under trash/ (a superseded fact, or a soft delete with `include_trash`) also
+carries `"trashed": true`. Lines come sorted by id, a page at a time (the caller
+passes the last id it got), so 100k memories are never held at once; the lines of
+an export imported into an empty root export again byte for byte.
+
+Import takes a page of lines through one unit of work (files, indexes, links,
+events); each line is validated exactly as a file's front matter is, and a bad one
+is reported with its line number and skipped. A re-run after a kill skips what the
+first run stored (`on_conflict: skip`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import msgspec
+import structlog
+
+from memoryd.engine.stores import Stores
+from memoryd.engine.unit import UnitOfWork
+from memoryd.errors import InvalidParams, RpcError
+from memoryd.schema import InvalidMemory, Memory, content_hash, field_of, new_id, validate
+from memoryd.scopes import Caller
+from memoryd.store import frontmatter
+from memoryd.store.files import UnsafePath
+
+log = structlog.get_logger("memoryd.transfer")
+Conflict = Literal["skip", "replace", "keep-both"]
+TRASHED = "trashed"
+_encode = msgspec.json.Encoder().encode
+
+
+class _Flags(msgspec.Struct):
+    id: str  # a line without an id is refused before its fields are read
+    trashed: bool = False
+
+
+_decode_flags = msgspec.json.Decoder(_Flags).decode
+_decode_memory = msgspec.json.Decoder(Memory).decode
+
+
+def line_of(memory: Memory, trashed: bool) -> str:
+    """The export line of a memory (deterministic: the same memory, the same bytes)."""
+    wire = msgspec.to_builtins(memory)
+    if not wire.get("extra"):
+        wire.pop("extra", None)
+    if trashed:
+        wire[TRASHED] = True
+    return _encode(wire).decode()
+
+
+@dataclass
+class ExportFilter:
+    scopes: list[str] | None = None
+    category: str | None = None
+    kind: str | None = None
+    include_trash: bool = False
+
+    def wants(self, memory: Memory) -> bool:
+        return ((self.scopes is None or memory.scope in self.scopes)
+                and (self.category is None or memory.category == self.category)
+                and (self.kind is None or memory.kind == self.kind))
+
+
+@dataclass
+class ImportResult:
+    imported: int = 0
+    replaced: int = 0
+    kept_both: int = 0
+    skipped: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"imported": self.imported, "replaced": self.replaced,
+                "kept_both": self.kept_both, "skipped": self.skipped, "failed": self.failed}
+
+
+class Transfer:
+    def __init__(self, stores: Stores) -> None:
+        self.stores = stores
+
+    # -- export ------------------------------------------------------------------
+    async def export_page(self, after: str, limit: int, which: ExportFilter
+                          ) -> tuple[list[str], str | None]:
+        """Up to `limit` lines of memories with ids after `after`, by id; and the id to
+        pass next (None: that was the last page)."""
+        return await self.stores.workers.read(self._page, after, limit, which)
+
+    def _page(self, after: str, limit: int, which: ExportFilter
+              ) -> tuple[list[str], str | None]:
+        found: list[tuple[str, bool, str]] = []  # (id, trashed, line)
+        cursor = after
+        while len(found) < limit:  # filters may drop rows: read on until the page fills
+            # With include_trash the walk of trash/ brings the history the catalog holds.
+            rows = self.stores.catalog.export_page(cursor, limit,
+                                                   with_history=not which.include_trash)
+            for memory_id, path, doc in rows:
+                memory = msgspec.json.decode(doc, type=Memory)
+                memory.access_count += self._pending_hits(memory_id)
+                if which.wants(memory):
+                    found.append((memory_id, path.startswith("trash/"),
+                                  line_of(memory, path.startswith("trash/"))))
+            if len(rows) < limit:
+                cursor = None
+                break
+            cursor = rows[-1][0]
+        if which.include_trash:
+            found += self._trash_after(after, limit, which)
+        found.sort(key=lambda item: (item[0], item[1]))
+        page = found[:limit]
+        more = len(found) > limit or cursor is not None
+        return [line for _, _, line in page], (page[-1][0] if page and more else None)
+
+    def _pending_hits(self, memory_id: str) -> int:
+        pending = self.stores.access_counts.pending(memory_id)
+        return pending.count if pending else 0
+
+    def _trash_after(self, after: str, limit: int, which: ExportFilter
+                     ) -> list[tuple[str, bool, str]]:
+        """The trash's memories with ids after `after` (at most `limit` + 1)."""
+        files = self.stores.files
+        named: list[tuple[str, str]] = []
+        for rel in files.iter_files(["trash"]):
+            memory_id = _id_of(rel.rsplit("/", 1)[-1])
+            if memory_id is not None and memory_id > after:
+                named.append((memory_id, rel))
+        named.sort()
+        out: list[tuple[str, bool, str]] = []
+        for memory_id, rel in named:
+            if len(out) > limit:
+                break
+            try:
+                data = files.read_bytes(rel)
+                if data is None:
+                    continue
+                memory = frontmatter.parse(data.decode("utf-8"), memory_id).memory
+            except (UnsafePath, UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
+                log.warning("export.trash_unreadable", path=rel, error=str(exc)[:200])
+                continue
+            if which.wants(memory):
+                out.append((memory.id, True, line_of(memory, True)))
+        return out
+
+    # -- import ------------------------------------------------------------------
+    async def import_lines(self, lines: list[str], first_line: int, on_conflict: Conflict,
+                           caller: Caller) -> ImportResult:
+        result = ImportResult()
+        parsed: list[tuple[int, Memory, bool]] = []
+        for n, line in enumerate(lines, first_line):
+            try:
+                memory, trashed = _parse_line(line)
+                caller.check(memory.scope)
+            except RpcError as exc:  # bad fields, or a scope this caller may not write
+                result.failed.append({"line": n, "reason": exc.message})
+                continue
+            parsed.append((n, memory, trashed))
+        if parsed:
+            await self.stores.change(lambda uow: self._store(uow, parsed, on_conflict, result))
+        return result
+
+    def _store(self, uow: UnitOfWork, parsed: list[tuple[int, Memory, bool]],
+               on_conflict: Conflict, result: ImportResult) -> None:
+        files, catalog = uow.files, uow.catalog
+        staged: set[str] = set()
+        for n, memory, trashed in parsed:
+            try:
+                live = relpath = files.relpath_for(memory)
+            except (UnsafePath, ValueError) as exc:
+                result.failed.append({"line": n, "reason": f"no valid path: {exc}"})
+                continue
+            if trashed:
+                relpath = f"trash/{live}"
+                exists = files.lexists(relpath) or relpath in staged
+                existing_path = relpath if exists else None
+            else:
+                record = catalog.record_by_id(memory.id)
+                existing_path = record.path if record is not None else None
+                if memory.id in staged:
+                    existing_path = live
+            if existing_path is not None:
+                if on_conflict == "skip":
+                    result.skipped += 1
+                    continue
+                if on_conflict == "keep-both":
+                    memory.id = new_id()
+                    relpath = files.relpath_for(memory)
+                    relpath = f"trash/{relpath}" if trashed else relpath
+                    existing_path = None
+                    result.kept_both += 1
+                else:
+                    result.replaced += 1
+            else:
+                result.imported += 1
+            indexed = not trashed or memory.superseded_at is not None
+            try:
+                uow.put(memory, relpath, origin=existing_path if not trashed else None,
+                        indexed=indexed)
+            except InvalidParams as exc:
+                result.failed.append({"line": n, "reason": exc.message})
+                continue
+            staged.add(relpath if trashed else memory.id)
+            if indexed and not trashed:
+                uow.event("written", memory.scope, id=memory.id, by="import")
+
+
+def _parse_line(line: str) -> tuple[Memory, bool]:
+    """A line as a memory (validated like a file's front matter) and its trash flag."""
+    try:
+        flags = _decode_flags(line)
+        memory = _decode_memory(line)
+        if memory.content_hash != content_hash(memory.content):
+            memory.content_hash = content_hash(memory.content)
+        validate(memory)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(*field_of(exc)) from None
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise InvalidParams(None, f"not a JSON object (one memory per line): {exc}") from None
+    except InvalidMemory as exc:
+        raise InvalidParams(exc.field, exc.problem) from None
+    trashed = flags.trashed
+    if not memory.content.strip():
+        raise InvalidParams("content", "empty: a memory needs its content")
+    return memory, trashed
+
+
+def _id_of(name: str) -> str | None:
+    """The memory id a file under trash/ holds, from its name: `<id>.md`,
+    `<id>.<n>.md` (an earlier version moved there too) or `<timestamp>__<id>.md`."""
+    if not name.endswith(".md") or name.startswith("."):
+        return None
+    stem = name[:-3].rsplit("__", 1)[-1]
+    head, _, tail = stem.rpartition(".")
+    return head if head and tail.isdigit() else stem
+
+

@@ -1,0 +1,85 @@
+"""Claude Code session transcripts, `projects/<project>/<session>.jsonl`: the user's
+and the assistant's text become conversation turns of the transcript's session
+(its `sessionId`). Tool calls, tool results, thinking, summaries and meta lines
+(command caveats, local command output) are left out."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+
+from memoryd.ingest import walk
+from memoryd.ingest.document import Scan, Turn
+from memoryd.schema import SESSION_PATTERN
+
+_SESSION = re.compile(SESSION_PATTERN)
+_NOISE = ("<command-name>", "<command-message>", "<local-command-stdout>",
+          "<local-command-stderr>", "Caveat: The messages below")
+
+
+def read(root: Path) -> Scan:
+    scan = Scan()
+
+    def keep(rel: str) -> bool:
+        parts = rel.split("/")
+        return len(parts) == 3 and parts[0] == "projects" and parts[2].endswith(".jsonl")
+
+    for rel, data in walk.files(root, scan, keep):
+        text = walk.text(rel, data, scan)
+        if text is not None:
+            _transcript(scan, rel, text)
+    return scan
+
+
+def _transcript(scan: Scan, rel: str, text: str) -> None:
+    fallback = rel.rsplit("/", 1)[-1][:-6]
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        where = f"{rel}:{number}"
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            scan.fail(where, f"not JSON: {exc}")
+            continue
+        if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
+            continue
+        if entry.get("isMeta") or entry.get("isSidechain"):
+            continue
+        message = entry.get("message")
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in ("user", "assistant"):
+            scan.fail(where, "a user/assistant line without a message role")
+            continue
+        content = _text(message.get("content"))
+        if not content or content.startswith(_NOISE):
+            continue
+        session = str(entry.get("sessionId") or fallback)
+        if not _SESSION.match(session):
+            scan.fail(where, f"session id {session[:80]!r} is not a valid session name")
+            continue
+        line_id = str(entry.get("uuid") or number)
+        scan.turns.append(Turn(path=f"{rel}#{line_id}", session=session, role=role,
+                               content=content, created_at=_when(entry.get("timestamp"))))
+
+
+def _text(content: object) -> str:
+    """The text of a message: a string, or the `text` blocks of a block list."""
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        parts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                 and isinstance(b.get("text"), str)]
+        return "\n\n".join(p.strip() for p in parts if p.strip())
+    return ""
+
+
+def _when(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -1,0 +1,48 @@
+"""What a source reads: notes, transcript turns, and what it left out and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass
+class Document:
+    """A note: `path` (within the source folder, `/`-separated) identifies it; `names`
+    are what [[links]] to it may say (its title, file name, aliases); `links` the
+    names it links to."""
+
+    path: str
+    content: str
+    names: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    created_at: datetime | None = None
+    # Names linked when a note has them (Logseq's #tags and property values); not
+    # counted as unresolved when none has.
+    soft_links: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Turn:
+    """A conversation turn of a transcript; `path` is `<file>#<line id>`."""
+
+    path: str
+    session: str
+    role: str
+    content: str
+    created_at: datetime | None = None
+
+
+@dataclass
+class Scan:
+    documents: list[Document] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+    def skip(self, path: str, reason: str) -> None:
+        self.skipped.append((path, reason))
+
+    def fail(self, path: str, reason: str) -> None:
+        self.failed.append((path, reason))

@@ -1,0 +1,38 @@
+"""Obsidian vaults: every Markdown note; front-matter `tags` / `aliases` and inline
+#tags; [[links]] by file name or alias. `.obsidian/`, attachments and any file that
+is not Markdown are skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memoryd.ingest import markup, walk
+from memoryd.ingest.document import Document, Scan
+
+
+def read(root: Path) -> Scan:
+    scan = Scan()
+    for rel, data in walk.files(root, scan, keep=lambda rel: _markdown(rel, scan)):
+        content = walk.text(rel, data, scan)
+        if content is None:
+            continue
+        head, body = markup.front_matter(content)
+        stem = rel.rsplit("/", 1)[-1][:-3]
+        aliases = markup.listish(head.get("aliases", head.get("alias")))
+        tags = markup.valid_tags(markup.listish(head.get("tags", head.get("tag"))))
+        if not body.strip():
+            scan.skip(rel, "empty note")
+            continue
+        scan.documents.append(Document(
+            path=rel, content=markup.titled(stem, body),
+            names=[stem, rel[:-3], *aliases],
+            tags=markup.valid_tags([*tags, *markup.inline_tags(body)]),
+            links=markup.wikilinks(body)))
+    return scan
+
+
+def _markdown(rel: str, scan: Scan) -> bool:
+    if rel.lower().endswith(".md"):
+        return True
+    scan.skip(rel, "not Markdown (attachment or other file)")
+    return False

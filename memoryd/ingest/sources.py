@@ -1,0 +1,38 @@
+"""The ingest sources: one definition of their names, default folders and readers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from memoryd.ingest import claude, claude_code, logseq, obsidian, plain
+from memoryd.ingest.document import Scan
+
+SourceName = Literal["claude", "claude-code", "logseq", "obsidian", "car-agent",
+                     "fingersaver", "markdown"]
+
+
+@dataclass(frozen=True)
+class IngestSource:
+    name: str
+    default: str | None  # the folder read when no path is given (~ is the home folder)
+    read: Callable[[Path], Scan]
+    what: str
+
+
+SOURCES: dict[str, IngestSource] = {s.name: s for s in (
+    IngestSource("claude", "~/.claude", claude.read,
+                 "CLAUDE.md files (the user's and each project's) and "
+                 "projects/*/memory/*.md"),
+    IngestSource("claude-code", "~/.claude", claude_code.read,
+                 "session transcripts projects/<project>/<session>.jsonl, as turns"),
+    IngestSource("logseq", "~/logseq", logseq.read, "a graph's pages/ and journals/"),
+    IngestSource("obsidian", None, obsidian.read, "a vault's Markdown notes"),
+    IngestSource("car-agent", "~/.car-agent", plain.car_agent,
+                 "every .md file, truncated to 5000 characters"),
+    IngestSource("fingersaver", "~/.fingersaver", plain.fingersaver,
+                 "chat.md, truncated to 5000 characters"),
+    IngestSource("markdown", None, plain.markdown, "any folder of .md files"),
+)}

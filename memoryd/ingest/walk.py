@@ -1,0 +1,97 @@
+"""Reading a folder that is not ours: no symlink is followed, only regular files are
+read, sizes are capped, and every path returned is relative to the folder."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from memoryd.ingest.document import Scan
+
+MAX_FILE = 4 * 1024 * 1024  # bytes read from one file at most
+# Folders that hold tooling, not notes.
+SKIP_DIRS = frozenset({".git", ".obsidian", ".trash", ".logseq", "node_modules", ".venv",
+                       "__pycache__", "bak", ".recycle"})
+
+
+def files(root: Path, scan: Scan, keep: Callable[[str], bool] = lambda rel: True,
+          skip_dirs: frozenset[str] = SKIP_DIRS) -> Iterator[tuple[str, bytes]]:
+    """(relative path, bytes) of each regular file under `root` that `keep` wants, in
+    name order. Symlinks, special files, unreadable and huge files are recorded in
+    `scan.skipped` / `scan.failed` instead."""
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            scan.fail(rel_dir or ".", f"cannot list the folder: {exc.strerror or exc}")
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_symlink():
+                scan.skip(rel, "symlink (not followed)")
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in skip_dirs and not entry.name.startswith("."):
+                    subdirs.append(rel)
+                continue
+            if not keep(rel):
+                continue
+            data = read(root, rel, scan)
+            if data is not None:
+                yield rel, data
+        stack.extend(reversed(subdirs))
+
+
+def read(root: Path, rel: str, scan: Scan) -> bytes | None:
+    """The bytes of one regular file (not a symlink, FIFO or device), or None with the
+    reason recorded."""
+    path = root / rel
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if os.path.islink(path):
+            scan.skip(rel, "symlink (not followed)")
+        elif exc.errno == 2:
+            return None
+        else:
+            scan.fail(rel, f"cannot open: {exc.strerror or exc}")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            scan.skip(rel, "not a regular file")
+            return None
+        if info.st_size > MAX_FILE:
+            scan.skip(rel, f"too large ({info.st_size} bytes; at most {MAX_FILE} are read)")
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            if sum(map(len, chunks)) > MAX_FILE:
+                scan.skip(rel, f"too large (over {MAX_FILE} bytes)")
+                return None
+        return b"".join(chunks)
+    except OSError as exc:
+        scan.fail(rel, f"cannot read: {exc.strerror or exc}")
+        return None
+    finally:
+        os.close(fd)
+
+
+def text(rel: str, data: bytes, scan: Scan) -> str | None:
+    """UTF-8 text (a BOM dropped, line ends normalised), or None with the reason."""
+    try:
+        decoded = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        scan.fail(rel, f"not UTF-8 text (byte {exc.start})")
+        return None
+    if "\x00" in decoded:
+        scan.fail(rel, "binary content (NUL bytes)")
+        return None
+    return decoded.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,0 +1,47 @@
+"""Data in and out: memory_ingest, memory_export, memory_import."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memoryd.engine.transfer import ExportFilter
+from memoryd.protocol.progress import NO_PROGRESS, Progress
+from memoryd.scopes import Caller
+from memoryd.tools.params import ExportParams, ImportParams, IngestParams
+from memoryd.tools.registry import handler
+
+if TYPE_CHECKING:
+    from memoryd.server.app import App
+
+Result = dict[str, Any]
+TOTALS = ("added", "updated", "unchanged")
+
+
+@handler("memory_ingest")
+async def memory_ingest(app: App, caller: Caller, p: IngestParams,
+                        progress: Progress = NO_PROGRESS) -> Result:
+    reports = await app.engine.ingest.run(p.source, p.path, caller, dry_run=p.dry_run,
+                                          scope=p.scope, progress=progress)
+    totals = {k: sum(r[k] for r in reports) for k in TOTALS}
+    return {"reports": reports, **totals, "dry_run": p.dry_run}
+
+
+@handler("memory_export")
+async def memory_export(app: App, caller: Caller, p: ExportParams) -> Result:
+    engine = app.engine
+    if not p.after:  # a fresh export: access counts still buffered go to the files first
+        await engine.flush_stats()
+    which = ExportFilter(scopes=caller.visible_scopes(p.scope), category=p.category,
+                         kind=p.kind, include_trash=p.include_trash)
+    lines, after = await engine.transfer.export_page(p.after, p.limit, which)
+    total = await engine.stores.workers.read(engine.catalog.count_rows) if not p.after else None
+    return {"lines": lines, "next": after, "total": total}
+
+
+@handler("memory_import")
+async def memory_import(app: App, caller: Caller, p: ImportParams) -> Result:
+    result = await app.engine.transfer.import_lines(p.lines, p.first_line, p.on_conflict,
+                                                    caller)
+    if result.imported or result.replaced or result.kept_both:
+        app.engine.conversation.wake()  # imported turns may wait for background work
+    return result.to_wire()

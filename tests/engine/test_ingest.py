@@ -1,0 +1,167 @@
+"""memory_ingest through the dispatcher: what lands, links, idempotency, updates,
+missing files, transcripts through memory_remember's path, progress."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from memoryd.protocol.dispatch import Connection
+from tests.ingest.test_sources import FIXTURES, LOGSEQ_DOCS
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / f"src-{name}"
+    shutil.copytree(FIXTURES / name, target, symlinks=True)
+    return target
+
+
+def _by_path(memories: list[dict]) -> dict[str, dict]:
+    return {m["source_path"]: m for m in memories}
+
+
+async def _ingested(rig, source: str) -> dict[str, dict]:
+    listed = await rig.result("memory_list", source=f"ingest:{source}", limit=1000)
+    return _by_path(listed["memories"])
+
+
+async def test_obsidian_vault_lands_in_the_inbox_linked_and_idempotent(rig, tmp_path) -> None:
+    vault = _copy("vault", tmp_path)
+    conn = Connection()
+    sent: list[tuple[str, dict]] = []
+
+    async def send(method: str, params: dict) -> None:
+        sent.append((method, params))
+
+    conn.send = send
+    result = await rig.result("memory_ingest", conn, source="obsidian", path=str(vault),
+                              _meta={"progressToken": "t1"})
+    report = result["reports"][0]
+    assert (report["added"], report["updated"], report["unchanged"]) == (4, 0, 0)
+    assert report["skipped"][0]["count"] == 2 and report["failed"] == []
+    assert report["unresolved_links"] == 2  # [[Missing Note]] and the embedded image
+    assert sent and all(m == "notifications/progress" and p["progressToken"] == "t1"
+                        for m, p in sent)
+    assert sent[-1][1]["progress"] == sent[-1][1]["total"] == 4
+
+    notes = await _ingested(rig, "obsidian")
+    home, garden = notes["Home.md"], notes["Projects/Garden Plan.md"]
+    reading, recipes = notes["Reading List.md"], notes["Recipes.md"]
+    assert home["phase"] == "inbox" and home["expires_at"] is None
+    assert home["tags"] == ["index", "personal", "inbox/todo", "weekly-review"]
+    # [[Garden Plan]], [[Start]] (an alias), [[allotment]] (an alias, other case), ![[Recipes]]
+    assert set(home["links"]) == {garden["id"], reading["id"], recipes["id"]}
+    assert set(garden["links"]) == {home["id"], reading["id"]}
+    back = await rig.result("memory_backlinks", id=garden["id"])
+    assert {m["id"] for m in back["memories"]} == {home["id"], reading["id"]}
+
+    again = (await rig.result("memory_ingest", source="obsidian", path=str(vault)))
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 4)
+    assert (await _ingested(rig, "obsidian")) == notes  # not one byte changed
+
+    (vault / "Recipes.md").write_text("---\ntags: [cooking]\n---\nPesto: basil, pine nuts.\n")
+    (vault / "Reading List.md").unlink()
+    changed = (await rig.result("memory_ingest", source="obsidian", path=str(vault)))
+    report = changed["reports"][0]
+    assert (report["added"], report["updated"], report["unchanged"]) == (0, 1, 2)
+    assert report["missing"] == {"count": 1, "paths": ["Reading List.md"]}
+    now = await _ingested(rig, "obsidian")
+    assert now["Recipes.md"]["id"] == recipes["id"]
+    assert now["Recipes.md"]["version"] == recipes["version"] + 1
+    assert "Pesto" in now["Recipes.md"]["content"]
+    assert "Reading List.md" in now  # reported, never deleted
+
+
+async def test_dry_run_changes_nothing_and_duplicates_are_skipped(rig, tmp_path) -> None:
+    vault = _copy("vault", tmp_path)
+    dry = await rig.result("memory_ingest", source="markdown", path=str(vault), dry_run=True)
+    assert dry["added"] == 4 and dry["dry_run"] is True
+    assert (await rig.result("memory_list"))["total"] == 0
+    await rig.result("memory_ingest", source="obsidian", path=str(vault))
+    # The same files through another source: the content is already stored.
+    other = await rig.result("memory_ingest", source="markdown", path=str(vault))
+    reasons = {s["reason"].split(":")[0]: s for s in other["reports"][0]["skipped"]}
+    assert other["added"] == 0 and reasons["duplicate"]["count"] == 4
+    assert reasons["duplicate"]["paths"][0].startswith("Home.md (= memory ")
+
+
+async def test_errors_name_the_problem(rig, tmp_path) -> None:
+    missing = await rig.error("memory_ingest", source="markdown", path=str(tmp_path / "nope"))
+    assert missing["code"] == -32602 and "no folder at" in missing["message"]
+    relative = await rig.error("memory_ingest", source="markdown", path="notes")
+    assert "not an absolute path" in relative["message"]
+    no_default = await rig.error("memory_ingest", source="obsidian")
+    assert "ingest.paths.obsidian" in no_default["message"]
+    bad = await rig.error("memory_ingest", source="evernote", path=str(tmp_path))
+    assert bad["code"] == -32602
+
+
+async def test_claude_code_transcripts_become_turns_of_their_session(rig, tmp_path) -> None:
+    home = _copy("claude", tmp_path)
+    result = await rig.result("memory_ingest", source="claude-code", path=str(home))
+    report = result["reports"][0]
+    assert report["added"] == 4 and len(report["failed"]) == 1
+    session = "7f3c2a10-1b2c-4d5e-8f90-123456789abc"
+    turns = (await rig.result("memory_list", source="ingest:claude-code"))["memories"]
+    assert {t["session"] for t in turns} == {session} and {t["kind"] for t in turns} == {"turn"}
+    assert min(t["created_at"] for t in turns).startswith("2025-06-01T10:00:00")
+    await rig.engine.conversation.drain()  # the background path: facts and the summary
+    learned = " ".join(m.content for m in rig.engine.catalog.all_memories()
+                       if m.kind == "fact")
+    assert "Ada" in learned and "tabs" in learned
+    recall = await rig.result("memory_recall", query="refund webhooks", session=session)
+    assert recall["recent"]
+    again = await rig.result("memory_ingest", source="claude-code", path=str(home))
+    assert (again["added"], again["unchanged"]) == (0, 4)
+
+
+async def test_claude_car_agent_and_fingersaver(rig, tmp_path) -> None:
+    claude = await rig.result("memory_ingest", source="claude", path=str(_copy("claude",
+                                                                              tmp_path)))
+    assert claude["added"] == 3
+    car = await rig.result("memory_ingest", source="car-agent",
+                           path=str(_copy("car-agent", tmp_path)))
+    assert car["added"] == 2
+    long = (await _ingested(rig, "car-agent"))["trips/long.md"]
+    assert len(long["content"]) == 5000
+    finger = await rig.result("memory_ingest", source="fingersaver",
+                              path=str(_copy("fingersaver", tmp_path)))
+    assert finger["added"] == 1
+
+
+async def test_all_reads_every_configured_folder(tmp_path) -> None:
+    from tests.rig import Rig
+
+    vault = _copy("vault", tmp_path)
+    rig = Rig(tmp_path / "root", {"ingest": {"paths": {
+        "obsidian": str(vault), "claude": str(tmp_path / "absent"),
+        "claude-code": str(tmp_path / "absent"), "logseq": str(tmp_path / "absent"),
+        "car-agent": str(_copy("car-agent", tmp_path)),
+        "fingersaver": str(tmp_path / "absent")}}})
+    await rig.start()
+    try:
+        result = await rig.result("memory_ingest", source="all")
+        by = {r["source"]: r for r in result["reports"]}
+        assert by["obsidian"]["added"] == 4 and by["car-agent"]["added"] == 2
+        assert by["markdown"]["skipped"][0]["reason"] == "no folder configured"
+        assert by["logseq"]["skipped"][0]["reason"] == "the folder does not exist"
+    finally:
+        rig.close()
+
+
+async def test_logseq_documentation_graph(rig) -> None:
+    if not LOGSEQ_DOCS.is_dir():
+        return
+    result = await rig.result("memory_ingest", source="logseq", path=str(LOGSEQ_DOCS))
+    report = result["reports"][0]
+    assert report["added"] >= 300 and report["failed"] == []
+    assert report["links"] >= 500
+    pages = await _ingested(rig, "logseq")
+    journal = pages["journals/2020_05_14.org"]
+    assert journal["created_at"].startswith("2020-05-14")
+    changelog = pages["pages/Changelog_2020.org"]  # `#+TITLE: Changelog 2020`
+    assert journal["id"] in changelog["links"]  # [[Changelog 2020]] in the journal
+    found = await rig.result("memory_search", query="block reference", limit=5)
+    assert found["total"] > 0
+    again = await rig.result("memory_ingest", source="logseq", path=str(LOGSEQ_DOCS))
+    assert (again["added"], again["updated"]) == (0, 0)

@@ -1,0 +1,124 @@
+"""Each source's reader over the fixtures in tests/ingest/fixtures (written from the
+formats' documentation) and Logseq's own documentation graph."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memoryd.ingest import claude, claude_code, logseq, obsidian, plain
+from memoryd.ingest.markup import inline_tags, wikilinks
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LOGSEQ_DOCS = Path(__file__).parents[2].parent / "shared" / "bench" / "ingest" / "logseq-docs"
+
+
+def test_wikilinks_and_tags_follow_obsidian_syntax() -> None:
+    text = ("[[Note]] [[Other|label]] [[Third#Heading]] ![[embed.png]] [[x^block]] "
+            "`[[code]]` [[https://a.b/c]] #tag #nested/tag #42 a#b https://x.org/#frag")
+    assert wikilinks(text) == ["Note", "Other", "Third", "embed.png", "x"]
+    assert inline_tags(text) == ["tag", "nested/tag"]
+
+
+def test_obsidian_vault() -> None:
+    scan = obsidian.read(FIXTURES / "vault")
+    notes = {d.path: d for d in scan.documents}
+    assert sorted(notes) == ["Home.md", "Projects/Garden Plan.md", "Reading List.md",
+                             "Recipes.md"]
+    home = notes["Home.md"]
+    assert home.tags == ["index", "personal", "inbox/todo", "weekly-review"]
+    assert home.names[2:] == ["Start", "Dashboard"]
+    assert home.links == ["Garden Plan", "garden plan", "Reading List", "diagram.png", "Recipes"]
+    assert home.content.startswith("# Home\n")  # its own heading, not doubled
+    garden = notes["Projects/Garden Plan.md"]
+    assert garden.content.startswith("# Garden Plan\n\nRaised beds")
+    assert garden.tags == ["gardening"] and garden.links == ["Start"]  # not the code's
+    assert garden.names == ["Garden Plan", "Projects/Garden Plan", "Allotment"]
+    skipped = dict(scan.skipped)
+    assert skipped == {"attachments/diagram.png": "not Markdown (attachment or other file)",
+                       "attachments/notes.txt": "not Markdown (attachment or other file)"}
+    assert scan.failed == []
+
+
+def test_obsidian_never_follows_links_or_reads_fifos(tmp_path: Path) -> None:
+    (tmp_path / "real.md").write_text("A real note.")
+    (tmp_path / "outside.md").symlink_to("/etc/passwd")
+    (tmp_path / "linked-dir").symlink_to("/etc", target_is_directory=True)
+    os.mkfifo(tmp_path / "pipe.md")
+    (tmp_path / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    scan = obsidian.read(tmp_path)
+    assert [d.path for d in scan.documents] == ["real.md"]
+    assert dict(scan.skipped) == {"linked-dir": "symlink (not followed)",
+                                  "outside.md": "symlink (not followed)",
+                                  "pipe.md": "not a regular file"}
+    assert dict(scan.failed) == {"latin1.md": "not UTF-8 text (byte 3)"}
+
+
+@pytest.mark.skipif(not LOGSEQ_DOCS.is_dir(), reason="the shared Logseq docs graph is absent")
+def test_logseq_documentation_graph() -> None:
+    scan = logseq.read(LOGSEQ_DOCS)
+    docs = {d.path: d for d in scan.documents}
+    pages = [p for p in docs if p.startswith("pages/")]
+    journals = [p for p in docs if p.startswith("journals/")]
+    assert len(pages) >= 230 and len(journals) >= 70
+    assert any(p.endswith(".org") for p in journals)
+    journal = docs["journals/2020_05_14.org"]
+    assert journal.created_at == datetime(2020, 5, 14, tzinfo=UTC)
+    assert "May 14th, 2020" in journal.names
+    assert "Changelog 2020" in journal.links
+    assert not any("://" in link for d in docs.values() for link in d.links)
+    ref = docs["pages/Block Reference.md"]
+    assert "term/block reference" in ref.names  # alias::
+    assert ref.links[:2] == ["Feature", "All Platforms"]  # property values link too
+    assert "autocompletion" in ref.soft_links and "autocompletion" in ref.tags  # a #tag
+    assert ref.content.startswith("# Block Reference\n\ntype:: [[Feature]]")  # outline kept
+    namespaced = docs["pages/Whiteboard___Action Bar.md"]
+    assert "Whiteboard/Action Bar" in namespaced.names
+    assert scan.failed == []
+
+
+def test_claude_memory_files() -> None:
+    scan = claude.read(FIXTURES / "claude")
+    docs = {d.path: d for d in scan.documents}
+    assert sorted(docs) == ["CLAUDE.md", "code/shop/CLAUDE.md",
+                            "projects/-home-ada-shop/memory/decisions.md"]
+    assert docs["code/shop/CLAUDE.md"].content.startswith("# code/shop CLAUDE\n")
+    assert "Stripe over PayPal" in docs["projects/-home-ada-shop/memory/decisions.md"].content
+    assert all("claude" in d.tags for d in docs.values())
+
+
+def test_claude_code_transcript_keeps_user_and_assistant_text_only() -> None:
+    scan = claude_code.read(FIXTURES / "claude")
+    assert [(t.role, t.content[:30]) for t in scan.turns] == [
+        ("user", "My name is Ada and I maintain "),
+        ("assistant", "I'll add a webhook endpoint fo"),
+        ("assistant", "Done: refunds now arrive at /w"),
+        ("user", "I prefer tabs over spaces in t"),
+    ]
+    first = scan.turns[0]
+    assert first.session == "7f3c2a10-1b2c-4d5e-8f90-123456789abc"
+    assert first.path == ("projects/-home-ada-shop/7f3c2a10-1b2c-4d5e-8f90-123456789abc"
+                          ".jsonl#u1")
+    assert first.created_at == datetime(2025, 6, 1, 10, 0, tzinfo=UTC)
+    assert "secret reasoning" not in scan.turns[1].content
+    assert [reason.split(":")[0] for _, reason in scan.failed] == ["not JSON"]
+    assert scan.failed[0][0].endswith(".jsonl:9")
+
+
+def test_car_agent_and_fingersaver_are_truncated() -> None:
+    car = {d.path: d for d in plain.car_agent(FIXTURES / "car-agent").documents}
+    assert sorted(car) == ["garage.md", "trips/long.md"]
+    assert len(car["trips/long.md"].content) == plain.TRUNCATE
+    finger = plain.fingersaver(FIXTURES / "fingersaver")
+    assert [d.path for d in finger.documents] == ["chat.md"]
+    assert len(finger.documents[0].content) == plain.TRUNCATE
+    assert plain.fingersaver(FIXTURES / "vault").skipped == [("chat.md", "not found")]
+
+
+def test_markdown_folder() -> None:
+    scan = plain.markdown(FIXTURES / "vault")
+    assert len(scan.documents) == 4
+    assert len(scan.skipped) == 2
