@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,10 @@ class Client:
     def read_message(self) -> dict[str, Any]:
         return json.loads(self.read_line())
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """One request, its result; raises RpcFailure for a JSON-RPC error."""
+    def call(self, method: str, params: dict[str, Any] | None = None,
+             on_notification: Callable[[dict[str, Any]], None] | None = None) -> Any:
+        """One request, its result; raises RpcFailure for a JSON-RPC error. Notifications
+        that arrive meanwhile (progress) go to `on_notification`."""
         self._next_id += 1
         request = {"jsonrpc": "2.0", "id": self._next_id, "method": method,
                    "params": params or {}}
@@ -77,7 +80,9 @@ class Client:
         while True:
             reply = self.read_message()
             if reply.get("id") == self._next_id:
-                break  # anything else is a notification
+                break
+            if "id" not in reply and on_notification is not None:
+                on_notification(reply)
         if "error" in reply:
             err = reply["error"]
             raise RpcFailure(err.get("code", 0), err.get("message", ""), err.get("data"))

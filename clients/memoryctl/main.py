@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memoryctl import render
+from memoryctl import data, render
 from memoryctl.client import Client, DaemonUnavailable, RpcFailure, resolve_root, resolve_socket
 from memoryd.jobs.table import JOBS
 
@@ -51,7 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=help_, description=help_)
 
     for spec in load_tools():
-        add_tool_command(cmd(spec["command"], spec["help"]), spec)
+        p = cmd(spec["command"], spec["help"])
+        add_tool_command(p, spec)
+        if spec["command"] == "export":
+            p.add_argument("--output", "-o", help="write the JSONL here (default: stdout)")
+        if spec["command"] == "import":
+            p.add_argument("--input", "-i", help="read the JSONL from here (default: stdin)")
     cmd("notify", "announce the reminders that are due now (runs the notify job)")
     p = cmd("dream", "tidy memory now: 1 classify the inbox, 2 + merge and [[wikilinks]], "
                      "3 + cross-category links and reminders")
@@ -81,12 +86,17 @@ def _schema(prop: dict[str, Any]) -> dict[str, Any]:
     return prop
 
 
+# Params memoryctl fills itself (paging, batching) rather than taking as flags.
+_OWN = {"export": {"after"}, "import": {"lines", "first_line"}}
+
+
 def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
     """Arguments from the tool's params: positional ones in order, the rest as --flags
     (`top_k` is --top-k); types, choices and help come from the params' JSON Schema."""
     props: dict[str, Any] = spec["params"]["properties"]
     positional = spec["positional"]
-    for name in [*positional, *(n for n in props if n not in positional)]:
+    own = _OWN.get(spec["command"], set())
+    for name in [*positional, *(n for n in props if n not in positional and n not in own)]:
         prop = props[name]
         schema = _schema(prop)
         kind = schema.get("type")
@@ -129,6 +139,12 @@ def tool_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def show(command: str, result: Any) -> str:
+    if command == "ingest":
+        return data.show_ingest(result)
+    if command == "export":
+        return f"exported {result['exported']} memories to {result['output']}"
+    if command == "import":
+        return data.show_import(result)
     if command in ("list", "search", "backlinks"):
         return render.memories(result["memories"], result.get("total"))
     if command == "smart-search":
@@ -195,6 +211,12 @@ def _change_line(change: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace, client: Client) -> Any:
+    if args.command == "ingest":
+        return data.ingest(client, tool_params(args))
+    if args.command == "export":
+        return data.export(client, tool_params(args), args.output)
+    if args.command == "import":
+        return data.import_(client, args.input, args.on_conflict)
     if getattr(args, "tool", None) is not None:
         return client.call(args.tool["name"], tool_params(args))
     if args.command == "status":
@@ -224,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     root, sock = getattr(args, "root", None), getattr(args, "socket", None)
     socket_path = resolve_socket(root, sock)
     try:
-        with Client(socket_path, timeout=None if args.command == "mcp" else 60) as client:
+        waits = args.command in ("mcp", "ingest")  # as long as it takes
+        with Client(socket_path, timeout=None if waits else 60) as client:
             if args.command in ("agent", "mcp"):
                 from memoryctl import bridge
 
@@ -247,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if getattr(args, "json", False):
         print(json.dumps(result, ensure_ascii=False, indent=2))
+    elif args.command == "export" and args.output is None:
+        print(show(args.command, result), file=sys.stderr)  # stdout holds the JSONL
     else:
         print(show(args.command, result))
     return 0

@@ -80,6 +80,13 @@ class ImportResult:
                 "kept_both": self.kept_both, "skipped": self.skipped, "failed": self.failed}
 
 
+class BadLine(ValueError):
+    """A JSONL line that is not a valid memory; the message names the field."""
+
+    def __init__(self, field: str | None, problem: str) -> None:
+        super().__init__(f"{field}: {problem}" if field else problem)
+
+
 class Transfer:
     def __init__(self, stores: Stores) -> None:
         self.stores = stores
@@ -155,7 +162,10 @@ class Transfer:
             try:
                 memory, trashed = _parse_line(line)
                 caller.check(memory.scope)
-            except RpcError as exc:  # bad fields, or a scope this caller may not write
+            except BadLine as exc:
+                result.failed.append({"line": n, "reason": str(exc)})
+                continue
+            except RpcError as exc:  # a scope this caller may not write
                 result.failed.append({"line": n, "reason": exc.message})
                 continue
             parsed.append((n, memory, trashed))
@@ -217,14 +227,14 @@ def _parse_line(line: str) -> tuple[Memory, bool]:
             memory.content_hash = content_hash(memory.content)
         validate(memory)
     except msgspec.ValidationError as exc:
-        raise InvalidParams(*field_of(exc)) from None
+        raise BadLine(*field_of(exc)) from None
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise InvalidParams(None, f"not a JSON object (one memory per line): {exc}") from None
+        raise BadLine(None, f"not a JSON object (one memory per line): {exc}") from None
     except InvalidMemory as exc:
-        raise InvalidParams(exc.field, exc.problem) from None
+        raise BadLine(exc.field, exc.problem) from None
     trashed = flags.trashed
     if not memory.content.strip():
-        raise InvalidParams("content", "empty: a memory needs its content")
+        raise BadLine("content", "empty: a memory needs its content")
     return memory, trashed
 
 

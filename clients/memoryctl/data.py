@@ -1,0 +1,155 @@
+"""memoryctl ingest, export and import: long calls with a progress bar on stderr
+(when it is a terminal) and a summary at the end. Export and import stream: a page
+or a batch at a time, never the whole store in memory."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from memoryctl.client import Client
+
+IMPORT_LINES = 1000  # lines per memory_import call
+IMPORT_BYTES = 768 * 1024  # and at most this much JSON (the socket takes 1 MiB a line)
+
+
+class Bar:
+    """`[#####.....] 120/300 message` redrawn in place on a terminal; silent otherwise."""
+
+    def __init__(self, stream: IO[str] = sys.stderr) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.drawn = False
+
+    def __call__(self, done: int, total: int | None, message: str = "") -> None:
+        if not self.live:
+            return
+        if total:
+            filled = int(30 * min(done, total) / total)
+            head = f"[{'#' * filled}{'.' * (30 - filled)}] {done}/{total}"
+        else:
+            head = f"{done}"
+        self.stream.write(f"\r\x1b[2K{head} {message}"[:200])
+        self.stream.flush()
+        self.drawn = True
+
+    def notification(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "notifications/progress":
+            p = message.get("params") or {}
+            self(int(p.get("progress", 0)), p.get("total"), str(p.get("message", "")))
+
+    def done(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+
+def ingest(client: Client, params: dict[str, Any]) -> Any:
+    if params.get("path"):
+        params["path"] = str(Path(params["path"]).expanduser().absolute())
+    bar = Bar()
+    try:
+        return client.call("memory_ingest", {**params, "_meta": {"progressToken": 1}},
+                           on_notification=bar.notification)
+    finally:
+        bar.done()
+
+
+def show_ingest(result: dict[str, Any]) -> str:
+    lines = []
+    for r in result["reports"]:
+        verb = "would add" if r["dry_run"] else "added"
+        lines.append(f"{r['source']} ({r['path'] or '-'}): {verb} {r['added']}, updated "
+                     f"{r['updated']}, unchanged {r['unchanged']}, links {r['links']}"
+                     f" ({r['unresolved_links']} unresolved), {r['seconds']:.1f} s")
+        for label, groups in (("skipped", r["skipped"]), ("failed", r["failed"])):
+            for g in groups:
+                shown = ", ".join(g["paths"][:3]) + (" ..." if g["count"] > 3 else "")
+                lines.append(f"  {label} {g['count']}: {g['reason']}  ({shown})")
+        if r["missing"]["count"]:
+            lines.append(f"  missing {r['missing']['count']} (gone from the source, kept in "
+                         f"memory): {', '.join(r['missing']['paths'][:3])}")
+    return "\n".join(lines)
+
+
+def export(client: Client, params: dict[str, Any], output: str | None) -> dict[str, Any]:
+    bar = Bar()
+    out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
+    written, after, total = 0, "", None
+    try:
+        while True:
+            page = client.call("memory_export", {**params, "after": after})
+            total = page["total"] if page["total"] is not None else total
+            for line in page["lines"]:
+                out.write(line + "\n")
+            written += len(page["lines"])
+            bar(written, total, "exported")
+            if page["next"] is None:
+                break
+            after = page["next"]
+    finally:
+        bar.done()
+        if output:
+            out.close()
+    return {"exported": written, "output": output or "-"}
+
+
+def _batches(stream: IO[str]) -> Iterator[tuple[int, list[str], int]]:
+    """(first line number, lines, bytes read so far) in batches; blank lines are skipped
+    but counted."""
+    batch: list[str] = []
+    first = size = consumed = 0
+    for number, line in enumerate(stream, 1):
+        consumed += len(line.encode("utf-8"))
+        text = line.rstrip("\n")
+        if not text.strip():
+            if batch:
+                yield first, batch, consumed
+                batch, size = [], 0
+            continue
+        if batch and (len(batch) >= IMPORT_LINES or size + len(text) > IMPORT_BYTES):
+            yield first, batch, consumed
+            batch, size = [], 0
+        if not batch:
+            first = number
+        batch.append(text)
+        size += len(text) + 4
+    if batch:
+        yield first, batch, consumed
+
+
+def import_(client: Client, source: str | None, on_conflict: str | None) -> dict[str, Any]:
+    bar = Bar()
+    stream = open(source, encoding="utf-8") if source else sys.stdin  # noqa: SIM115
+    size = Path(source).stat().st_size if source else None
+    totals: dict[str, Any] = {"imported": 0, "replaced": 0, "kept_both": 0, "skipped": 0,
+                              "failed": []}
+    try:
+        for first, lines, consumed in _batches(stream):
+            params: dict[str, Any] = {"lines": lines, "first_line": first}
+            if on_conflict:
+                params["on_conflict"] = on_conflict
+            result = client.call("memory_import", params)
+            for key in ("imported", "replaced", "kept_both", "skipped"):
+                totals[key] += result[key]
+            totals["failed"] += result["failed"]
+            bar(consumed, size, f"{totals['imported']} imported")
+    finally:
+        bar.done()
+        if source:
+            stream.close()
+    return totals
+
+
+def show_import(result: dict[str, Any]) -> str:
+    head = (f"imported {result['imported']}, replaced {result['replaced']}, kept both "
+            f"{result['kept_both']}, skipped {result['skipped']} (already there), failed "
+            f"{len(result['failed'])}")
+    return "\n".join([head, *(f"  line {f['line']}: {f['reason']}" for f in result["failed"])])
+
+
+def dumps(result: Any) -> str:
+    return json.dumps(result, ensure_ascii=False, indent=2)
