@@ -177,9 +177,22 @@ def show(command: str, result: Any) -> str:
                   + f"\n         {f['reason']}" for f in result["facts"]]
         return "\n".join(lines)
     if command == "history":
-        return "\n".join(
-            f"{v['created_at'][:19]}  {v['event']:<6} {'current ' if v['current'] else 'replaced'}"
-            f"  {v['id']}  {v['content']}" for v in result["versions"])
+        lines = []
+        for v in result["versions"]:
+            state = "current " if v["current"] else "replaced"
+            lines.append(f"{v['created_at'][:19]}  {v['event']:<6} {state}  {v['id']}  "
+                         f"{v['content']}")
+            for r in v.get("revisions", []):
+                shown = f"version {r['version']}" if r["version"] else "removed"
+                lines.append(f"  commit {r['commit'][:12]}  {r['date'][:19]}  {shown}  "
+                             f"{r['path']}  ({r['message']})")
+                lines += [f"    {d}" for d in r["diff"].rstrip("\n").splitlines()]
+        if not result.get("git"):
+            lines.append("(git history is off: only the versions kept in the files)")
+        return "\n".join(lines)
+    if command == "restore":
+        return f"restored {result['id']} to version {result['restored_from']}: now " \
+               f"version {result['version']}\n{render.memory(result)}"
     if command == "jobs":
         return render.table([[j["name"], j["trigger"], str(j["last_run"] or "-")[:19],
                               str(j["next_run"] or "-")[:19],

@@ -43,6 +43,7 @@ from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
 
 if TYPE_CHECKING:
+    from memoryd.history.git import GitHistory
     from memoryd.llm.client import ChatClient
     from memoryd.models.embedder import Embedder
     from memoryd.models.reranker import Reranker
@@ -69,6 +70,7 @@ class Engine:
     transfer: Transfer
     reranker: Reranker | None = None
     llm: ChatClient | None = None
+    git: GitHistory | None = None  # the root's git history (git.enabled)
     _closed: bool = field(default=False, repr=False)
 
     @property

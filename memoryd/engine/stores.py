@@ -4,7 +4,7 @@ each change through a UnitOfWork in the writer thread, then publishes its events
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from memoryd.access_counts import AccessCounts
@@ -26,6 +26,8 @@ class Stores:
     access_counts: AccessCounts
     events: EventBus
     workers: Workers
+    # Called (trio thread) after each committed change: the git history marks itself dirty.
+    on_change: list[Callable[[], None]] = field(default_factory=list)
 
     def unit(self, vectors: bool = True, defer_vectors: bool = False) -> UnitOfWork:
         return UnitOfWork(self.files, self.catalog, self.hybrid, self.access_counts, vectors,
@@ -45,5 +47,7 @@ class Stores:
         return result
 
     def publish(self, uow: UnitOfWork) -> None:
+        for hook in self.on_change:
+            hook()
         for method, params, scope in uow.events:
             self.events.publish(method, params, scope)

@@ -169,6 +169,9 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             return False
         log.info("index.reconciled", **summary)
         await engine.conversation.start()
+        if engine.git is not None:
+            await engine.git.start()
+            services.start_soon(engine.git.run_forever)
         listener = await open_unix_listener(socket_path)
         ours.append(socket_identity(socket_path))
         app = App(engine=engine, config=config, root=root, socket_path=socket_path)

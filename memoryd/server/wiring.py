@@ -26,6 +26,8 @@ from memoryd.engine.writes import Writes
 from memoryd.events import EventBus
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
+from memoryd.history.git import GitHistory
+from memoryd.history.git import available as git_available
 from memoryd.protocol.dispatch import Dispatcher
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SmartSearch
@@ -96,6 +98,10 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
                   stores.access_counts, stores.workers)
     facts = Facts(stores, config, llm)
     links = Links(stores)
+    git = None
+    if config.git.enabled or (config.git.enabled is None and git_available()):
+        git = GitHistory(root, float(config.git.commit_interval))
+        stores.on_change.append(git.changed)
     conversation = Conversation(stores, config, reads, writes, facts, llm)
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
@@ -103,7 +109,7 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
         ingest=Ingest(stores, writes, links, conversation, config),
         transfer=Transfer(stores),
-        reranker=reranker, llm=llm)
+        reranker=reranker, llm=llm, git=git)
 
 
 def build_dispatcher(app: App) -> Dispatcher:

@@ -1,12 +1,16 @@
 """The conversation tools: memory_remember (a turn), memory_add (text to facts),
-memory_history (the versions of a memory)."""
+memory_history (the versions of a memory), memory_restore (an earlier one back)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memoryd.engine.requests import Changes
+from memoryd.errors import InvalidParams, NotFound
+from memoryd.schema import to_wire
 from memoryd.scopes import Caller
-from memoryd.tools.params import AddParams, IdParams, RememberParams
+from memoryd.store import frontmatter
+from memoryd.tools.params import AddParams, IdParams, RememberParams, RestoreParams
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
@@ -30,4 +34,26 @@ async def memory_add(app: App, caller: Caller, p: AddParams) -> Result:
 
 @handler("memory_history")
 async def memory_history(app: App, caller: Caller, p: IdParams) -> Result:
-    return {"id": p.id, "versions": await app.engine.facts.history(p.id, caller)}
+    versions = await app.engine.facts.history(p.id, caller)
+    git = app.engine.git
+    for version in versions:
+        version["revisions"] = await git.revisions(version["id"]) if git else []
+    return {"id": p.id, "versions": versions, "git": bool(git and git.enabled)}
+
+
+@handler("memory_restore")
+async def memory_restore(app: App, caller: Caller, p: RestoreParams) -> Result:
+    git = app.engine.git
+    text = await git.text_at(p.id, p.version) if git else None
+    if text is None:
+        why = "git history is off (git.enabled)" if git is None or not git.enabled else \
+            "no commit holds it (see memory_history)"
+        raise NotFound(f"version {p.version} of memory {p.id} is not in the history: {why}")
+    try:
+        old = frontmatter.parse(text, p.id).memory
+    except frontmatter.FrontMatterError as exc:
+        raise InvalidParams("version", f"that version's file cannot be read: {exc}") from None
+    memory = await app.engine.writes.update(p.id, Changes(
+        content=old.content, category=old.category, tags=old.tags, type=old.type,
+        importance=old.importance), caller)
+    return {**to_wire(memory), "restored_from": p.version}

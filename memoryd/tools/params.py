@@ -206,3 +206,9 @@ class ImportParams(Params):
     on_conflict: Annotated[Literal["skip", "replace", "keep-both"], Meta(
         description="A memory whose id exists: keep ours (skip), take the line's "
                     "(replace), or store the line's under a new id (keep-both).")] = "skip"
+
+
+class RestoreParams(Params):
+    id: Id
+    version: Annotated[int, Meta(ge=1, description="The version to bring back (as "
+                                 "memory_history lists them).")]

@@ -159,9 +159,16 @@ TOOLS: tuple[ToolSpec, ...] = (
               stdin="text")),
     _spec("memory_history", "History of a memory", p.IdParams, """
         The versions of a memory, oldest first, following replaces / replaced_by through
-        the trash: content, dates, and the event that made each.""",
+        the trash: content, dates, and the event that made each. With git history on,
+        each also carries its committed revisions: commit, date, version and a unified
+        diff.""",
           Cli("history", "the versions of memory ID, oldest first", positional=("id",)),
           read_only=True, idempotent=True),
+    _spec("memory_restore", "Restore an earlier version", p.RestoreParams, """
+        Bring back an earlier version of a memory (from the git history) as a new
+        version: its content, tags, category, type and importance. Returns the memory.""",
+          Cli("restore", "bring back an earlier version of memory ID as a new version",
+              positional=("id", "version"))),
     _spec("memory_ingest", "Ingest notes or transcripts", p.IngestParams, """
         Read a source's folder into memories, idempotently: claude (CLAUDE.md files and
         project memories), claude-code (session transcripts, as conversation turns),

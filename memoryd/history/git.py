@@ -1,0 +1,198 @@
+"""Git history of the root (seed 000 §2.4): every change committed in the background.
+
+The root becomes a git repository (index/, the socket, the lock and temp files are
+ignored). Each change marks the history dirty; `run_forever` commits at most once per
+`git.commit_interval`, with a message that counts what changed, in a subprocess
+(never on a reply's path). The user's own commits are left alone: nothing is ever
+reset, amended or rewritten. A missing or broken git logs a warning and turns the
+history off; the memories never depend on it.
+
+`revisions(id)` reads a memory's past back: every commit that touched a file of that
+id (wherever it moved: inbox, a category, trash/), the version its front matter said,
+and a unified diff against the revision before.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from memoryd.store import frontmatter
+from memoryd.store.files import TMP_PREFIX
+
+log = structlog.get_logger("memoryd.git")
+IGNORE = f"""# memoryd: derived or live files, not history
+/index/
+/memory.sock
+/.daemon.lock
+*.tmp
+{TMP_PREFIX}*
+"""
+_ENV = {"GIT_AUTHOR_NAME": "memoryd", "GIT_AUTHOR_EMAIL": "memoryd@localhost",
+        "GIT_COMMITTER_NAME": "memoryd", "GIT_COMMITTER_EMAIL": "memoryd@localhost",
+        "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+MAX_REVISIONS = 200
+_VERBS = {"A": "added", "M": "changed", "D": "deleted", "R": "moved"}
+
+
+class GitError(Exception):
+    pass
+
+
+@dataclass
+class Revision:
+    commit: str
+    date: str
+    message: str
+    path: str
+    text: str | None  # None: the file was removed (moved or deleted) in this commit
+
+
+def available() -> bool:
+    return shutil.which("git") is not None
+
+
+class GitHistory:
+    def __init__(self, root: Path, interval: float) -> None:
+        self.root = root
+        self.interval = interval
+        self.enabled = True
+        self.dirty = trio.Event()
+        self.commits = 0
+        self.last_error: str | None = None
+
+    # -- setting up ------------------------------------------------------------------
+    async def start(self) -> None:
+        """Make the root a repository (once) and commit what is there now."""
+        try:
+            if not (self.root / ".git").exists():
+                await self._git("init", "-q")
+                log.info("git.initialised", root=str(self.root))
+            ignore = self.root / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text(IGNORE, encoding="utf-8")
+            await self.commit()
+        except (GitError, OSError) as exc:
+            self._disable(exc)
+
+    def _disable(self, exc: BaseException) -> None:
+        self.enabled = False
+        self.last_error = str(exc)[:500]
+        log.warning("git.disabled", error=self.last_error,
+                    hint="the memories are safe; only their git history is off")
+
+    # -- committing ------------------------------------------------------------------
+    def changed(self) -> None:
+        """A unit of work changed files (called on the trio thread)."""
+        self.dirty.set()
+
+    async def run_forever(self) -> None:
+        while self.enabled:
+            await self.dirty.wait()
+            await trio.sleep(self.interval)  # one commit gathers the whole interval
+            self.dirty = trio.Event()
+            try:
+                await self.commit()
+            except (GitError, OSError) as exc:  # a user's git holding index.lock, often
+                self.last_error = str(exc)[:500]
+                self.dirty.set()  # tried again after the next interval
+                log.warning("git.commit_failed", error=self.last_error, retry=True)
+
+    async def commit(self) -> str | None:
+        """Stage everything and commit it; the new commit, or None when nothing changed."""
+        if not self.enabled:
+            return None
+        await self._git("add", "-A")
+        status = await self._git("diff", "--cached", "--name-status", "-M", "-z")
+        fields = status.split("\0")
+        counts: dict[str, int] = {}
+        i = 0
+        while i < len(fields) and fields[i]:
+            code = fields[i][0]
+            counts[code] = counts.get(code, 0) + 1
+            i += 3 if code in "RC" else 2
+        if not counts:
+            return None
+        message = "memoryd: " + ", ".join(f"{n} {_VERBS.get(c, c)}"
+                                          for c, n in sorted(counts.items()))
+        await self._git("commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message)
+        self.commits += 1
+        head = (await self._git("rev-parse", "HEAD")).strip()
+        log.info("git.committed", commit=head[:12], message=message)
+        return head
+
+    # -- reading the past ------------------------------------------------------------
+    async def revisions(self, memory_id: str) -> list[dict[str, Any]]:
+        """The committed revisions of a memory, oldest first: commit, date, message,
+        path, version (None where the file was removed), and the unified diff."""
+        if not self.enabled or not (self.root / ".git").exists():
+            return []
+        specs = [f":(glob)**/{memory_id}.md", f":(glob)**/*__{memory_id}.md",
+                 f":(glob)**/{memory_id}.*.md"]
+        out = await self._git("log", f"--max-count={MAX_REVISIONS}", "--name-status",
+                              "--format=%x1e%H%x1f%aI%x1f%s", "--", *specs)
+        found: list[Revision] = []
+        for record in out.split("\x1e")[1:]:
+            head, _, names = record.partition("\n")
+            commit, date, message = head.split("\x1f", 2)
+            for line in names.splitlines():
+                parts = line.split("\t")
+                if len(parts) < 2:
+                    continue
+                status, path = parts[0], parts[-1]  # a move: its new path
+                text = None if status.startswith("D") else await self._show(commit, path)
+                found.append(Revision(commit, date, message, path, text))
+        found.reverse()
+        revisions, before = [], ""
+        for rev in found:
+            after = rev.text or ""
+            diff = "".join(difflib.unified_diff(
+                before.splitlines(keepends=True), after.splitlines(keepends=True),
+                fromfile="a/" + rev.path, tofile="b/" + rev.path))
+            revisions.append({"commit": rev.commit, "date": rev.date, "message": rev.message,
+                              "path": rev.path, "version": _version(rev.text),
+                              "diff": diff})
+            before = after
+        return revisions
+
+    async def text_at(self, memory_id: str, version: int) -> str | None:
+        """The file text of a memory at one of its versions, from the history."""
+        for rev in reversed(await self.revisions(memory_id)):
+            if rev["version"] == version:
+                return await self._show(rev["commit"], rev["path"])
+        return None
+
+    async def _show(self, commit: str, path: str) -> str | None:
+        try:
+            return await self._git("show", f"{commit}:{path}")
+        except GitError:
+            return None
+
+    async def _git(self, *args: str) -> str:
+        env = {**os.environ, **_ENV}
+        try:
+            proc = await trio.run_process(["git", *args], cwd=self.root, env=env,
+                                          capture_stdout=True, capture_stderr=True,
+                                          check=False)
+        except OSError as exc:
+            raise GitError(f"cannot run git: {exc}") from None
+        if proc.returncode != 0:
+            raise GitError(f"git {args[0]} failed ({proc.returncode}): "
+                           f"{proc.stderr.decode(errors='replace').strip()[:300]}")
+        return proc.stdout.decode("utf-8", errors="replace")
+
+
+def _version(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return frontmatter.parse(text, "history").memory.version
+    except frontmatter.FrontMatterError:
+        return None

@@ -1,0 +1,91 @@
+"""Git history against a real daemon and a real git: commits in the background in
+batches, history with diffs, restore, the user's own commits left alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from memoryd.history.git import GitHistory, available
+from tests.e2e.test_lifecycle import wait_for
+from tests.e2e.test_memoryctl import ctl, ok
+
+pytestmark = pytest.mark.skipif(not available(), reason="no git binary on this machine")
+
+
+def git(root, *args: str) -> str:
+    """Run git in the root; the daemon may hold index.lock for a moment (a commit), as
+    it would for a user's own git: try again, as a user would."""
+    for _ in range(100):
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        if proc.returncode == 0:
+            return proc.stdout
+        if "index.lock" not in proc.stderr:
+            break
+        time.sleep(0.1)
+    raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+
+
+def commits(root) -> int:
+    return int(git(root, "rev-list", "--count", "HEAD").strip())
+
+
+def test_batched_commits_history_and_restore(make_daemon) -> None:
+    d = make_daemon(config="git:\n  commit_interval: 1s\n").start()
+    root = d.root
+    assert (root / ".git").is_dir() and "/index/" in (root / ".gitignore").read_text()
+    start = commits(root)
+    assert git(root, "status", "--porcelain") == ""  # the index, socket, lock ignored
+
+    # 1000 pipelined writes: a handful of commits, not 1000.
+    with d.client() as c:
+        for first in range(0, 1000, 100):  # a window of 100 in flight
+            c.send_line(b"\n".join(json.dumps({
+                "jsonrpc": "2.0", "id": n, "method": "memory_write",
+                "params": {"content": f"note number {n}"}}).encode()
+                for n in range(first, first + 100)))
+            for _ in range(100):
+                c.read_message()
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=60,
+             what="the writes to be committed")
+    made = commits(root) - start
+    assert 1 <= made <= 10, made
+    assert "1000 added" in git(root, "log", "--format=%s") or made > 1
+
+    # A user's own commit is left alone.
+    (root / "NOTES.txt").write_text("mine\n")
+    git(root, "add", "NOTES.txt")
+    git(root, "-c", "user.name=Ada", "-c", "user.email=ada@example.org", "commit", "-qm",
+        "my own commit")
+    mine = git(root, "rev-parse", "HEAD").strip()
+
+    note = ok(d, "write", "The meeting is on Monday.", "--category", "knowledge")
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=30, what="a commit")
+    ok(d, "update", note["id"], "--content", "The meeting moved to Tuesday.")
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=30, what="a commit")
+    assert mine in git(root, "rev-list", "HEAD")  # still in the history
+
+    history = ok(d, "history", note["id"])
+    revisions = history["versions"][0]["revisions"]
+    assert [r["version"] for r in revisions] == [1, 2]
+    assert "-The meeting is on Monday." in revisions[1]["diff"]
+    assert "+The meeting moved to Tuesday." in revisions[1]["diff"]
+    shown = ctl(d, "history", note["id"]).stdout
+    assert "commit " in shown and "+The meeting moved to Tuesday." in shown
+
+    restored = ok(d, "restore", note["id"], "1")
+    assert restored["content"] == "The meeting is on Monday."
+    assert restored["version"] == 3 and restored["restored_from"] == 1
+    missing = ctl(d, "restore", note["id"], "9")
+    assert missing.returncode == 1 and "not in the history" in missing.stderr
+
+
+async def test_a_broken_git_only_turns_the_history_off(tmp_path) -> None:
+    (tmp_path / ".git").write_text("not a repository\n")
+    history = GitHistory(tmp_path, 0.01)
+    await history.start()
+    assert history.enabled is False and history.last_error
+    assert await history.revisions("x") == []
