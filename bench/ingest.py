@@ -2,7 +2,7 @@
 and N generated notes), then export and import of M memories: time and peak RSS of
 the daemon and of memoryctl.
 
-    .venv/bin/python bench/ingest.py [--notes 10000] [--memories 100000]
+    .venv/bin/python -m bench.ingest [--notes 10000] [--memories 100000]
 
 Git history is off here (it is measured on its own: a background commit per interval).
 The M memories are made by importing generated JSONL (the bulk path), so the import
