@@ -199,7 +199,8 @@ class Dispatcher:
             if call.tool.spec.progress:
                 raw, token = _split_meta(call.raw)
                 args = decode_params(raw, call.tool.params, call.prefix)
-                progress = Progress(conn.send, call.progress_token or token)
+                progress = Progress(conn.send, token if call.progress_token is None
+                                    else call.progress_token)
                 return await call.tool.fn(conn.caller, args, progress=progress)
             args = decode_params(call.raw, call.tool.params, call.prefix)
             return await call.tool.fn(conn.caller, args)
