@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -40,17 +39,20 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def memoryctl(root: Path, *args: str) -> tuple[float, float, str]:
-    """(seconds, peak RSS MB, stdout) of one memoryctl run."""
+    """(seconds, peak RSS MB, stdout) of one memoryctl run (its own rusage)."""
     env = dict(os.environ, MEMORY_HOME=str(root))
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "memoryctl", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.communicate()
-    seconds = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"memoryctl {' '.join(args)} failed: {err.decode()[-500:]}")
-    # The largest child so far (the daemon is not waited for, so it is not counted).
-    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, out.decode()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "memoryctl", *args], env=env,
+                                stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise SystemExit(f"memoryctl {' '.join(args)} failed: {err.read().decode()[-500:]}")
+        return seconds, usage.ru_maxrss / 1024, out.read().decode()
 
 
 def vault(folder: Path, n: int) -> None:
@@ -81,10 +83,27 @@ def ingest(root: Path, source: str, path: Path) -> tuple[float, dict]:
         return time.perf_counter() - started, result
 
 
+def notes_bench(root: Path, tmp_path: Path, count: int, pid: int) -> None:
+    if LOGSEQ.is_dir():
+        seconds, result = ingest(root, "logseq", LOGSEQ)
+        print(f"logseq docs graph: {result['added']} notes in {seconds:.1f} s "
+              f"({result['added'] / seconds:.0f} notes/s), "
+              f"{result['reports'][0]['links']} links", flush=True)
+        seconds, result = ingest(root, "logseq", LOGSEQ)
+        print(f"  re-run: {result['unchanged']} unchanged in {seconds:.1f} s", flush=True)
+    notes = tmp_path / "vault"
+    vault(notes, count)
+    seconds, result = ingest(root, "obsidian", notes)
+    print(f"{count} generated notes: {result['added']} added in {seconds:.1f} s "
+          f"({result['added'] / seconds:.0f} notes/s), {result['reports'][0]['links']} links; "
+          f"daemon peak RSS {peak_rss_mb(pid):.0f} MB", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--memories", type=int, default=100_000)
+    ap.add_argument("--no-notes", action="store_true", help="only export and import")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="ingest-bench-") as tmp:
         tmp_path = Path(tmp)
@@ -93,20 +112,8 @@ def main() -> None:
         (root / "config.yaml").write_text("git:\n  enabled: false\njobs:\n  enabled: false\n")
         proc = start_daemon(root)
         try:
-            if LOGSEQ.is_dir():
-                seconds, result = ingest(root, "logseq", LOGSEQ)
-                print(f"logseq docs graph: {result['added']} notes in {seconds:.1f} s "
-                      f"({result['added'] / seconds:.0f} notes/s), "
-                      f"{result['reports'][0]['links']} links", flush=True)
-                seconds, result = ingest(root, "logseq", LOGSEQ)
-                print(f"  re-run: {result['unchanged']} unchanged in {seconds:.1f} s", flush=True)
-            notes = tmp_path / "vault"
-            vault(notes, args.notes)
-            seconds, result = ingest(root, "obsidian", notes)
-            print(f"{args.notes} generated notes: {result['added']} added in {seconds:.1f} s "
-                  f"({result['added'] / seconds:.0f} notes/s), "
-                  f"{result['reports'][0]['links']} links; daemon peak RSS "
-                  f"{peak_rss_mb(proc.pid):.0f} MB", flush=True)
+            if not args.no_notes:
+                notes_bench(root, tmp_path, args.notes, proc.pid)
         finally:
             proc.terminate()
             proc.wait(60)
