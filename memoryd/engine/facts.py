@@ -32,9 +32,8 @@ from memoryd.errors import InvalidParams, NotFound
 from memoryd.llm.client import ChatClient, LlmError
 from memoryd.schema import KINDS, Memory, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
-from memoryd.store import frontmatter
 from memoryd.store.catalog import Filters
-from memoryd.store.files import UnsafePath
+from memoryd.store.files import UnreadableMemory
 
 log = structlog.get_logger("memoryd.facts")
 NEIGHBOURS = 5  # nearest known facts per new fact
@@ -263,15 +262,12 @@ class Facts:
         if indexed is not None:
             return indexed
         files = self.stores.files
-        for path in files.iter_files(["trash"]):
-            if files.id_from_filename(path).split(".")[0] != memory_id:
+        for named, path in files.trashed():
+            if named != memory_id:
                 continue
             try:
-                data = files.read_bytes(path)
-                if data is None:
-                    continue
-                memory = frontmatter.parse(data.decode("utf-8"), memory_id).memory
-            except (UnsafePath, UnicodeDecodeError, frontmatter.FrontMatterError):
+                memory = files.read_memory(path, memory_id)
+            except UnreadableMemory:
                 continue
             if memory.id == memory_id:
                 return memory, path

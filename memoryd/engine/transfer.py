@@ -26,8 +26,7 @@ from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, RpcError
 from memoryd.schema import InvalidMemory, Memory, content_hash, field_of, new_id, validate
 from memoryd.scopes import Caller
-from memoryd.store import frontmatter
-from memoryd.store.files import UnsafePath
+from memoryd.store.files import UnreadableMemory
 
 log = structlog.get_logger("memoryd.transfer")
 Conflict = Literal["skip", "replace", "keep-both"]
@@ -131,22 +130,14 @@ class Transfer:
                      ) -> list[tuple[str, bool, str]]:
         """The trash's memories with ids after `after` (at most `limit` + 1)."""
         files = self.stores.files
-        named: list[tuple[str, str]] = []
-        for rel in files.iter_files(["trash"]):
-            memory_id = _id_of(rel.rsplit("/", 1)[-1])
-            if memory_id is not None and memory_id > after:
-                named.append((memory_id, rel))
-        named.sort()
+        named = sorted((i, rel) for i, rel in files.trashed() if i > after)
         out: list[tuple[str, bool, str]] = []
         for memory_id, rel in named:
             if len(out) > limit:
                 break
             try:
-                data = files.read_bytes(rel)
-                if data is None:
-                    continue
-                memory = frontmatter.parse(data.decode("utf-8"), memory_id).memory
-            except (UnsafePath, UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
+                memory = files.read_memory(rel, memory_id)
+            except UnreadableMemory as exc:
                 log.warning("export.trash_unreadable", path=rel, error=str(exc)[:200])
                 continue
             if which.wants(memory):
@@ -180,7 +171,7 @@ class Transfer:
         for n, memory, trashed in parsed:
             try:
                 live = relpath = files.relpath_for(memory)
-            except (UnsafePath, ValueError) as exc:
+            except ValueError as exc:  # UnsafePath among them
                 result.failed.append({"line": n, "reason": f"no valid path: {exc}"})
                 continue
             if trashed:
@@ -236,15 +227,3 @@ def _parse_line(line: str) -> tuple[Memory, bool]:
     if not memory.content.strip():
         raise BadLine("content", "empty: a memory needs its content")
     return memory, trashed
-
-
-def _id_of(name: str) -> str | None:
-    """The memory id a file under trash/ holds, from its name: `<id>.md`,
-    `<id>.<n>.md` (an earlier version moved there too) or `<timestamp>__<id>.md`."""
-    if not name.endswith(".md") or name.startswith("."):
-        return None
-    stem = name[:-3].rsplit("__", 1)[-1]
-    head, _, tail = stem.rpartition(".")
-    return head if head and tail.isdigit() else stem
-
-

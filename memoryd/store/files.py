@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from memoryd.schema import CATEGORIES, MAX_CONTENT, Memory
-from memoryd.store.frontmatter import MAX_FRONT_MATTER
+from memoryd.store.frontmatter import MAX_FRONT_MATTER, FrontMatterError, parse
 
 TMP_PREFIX = ".tmp-"
 WATCHED_DIRS = ("categories", "sessions")
@@ -44,6 +44,10 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 class UnsafePath(ValueError):
     """A path that would leave the root, or a file memoryd will not read (a symbolic
     link, a FIFO or device, a folder, or one over the size cap)."""
+
+
+class UnreadableMemory(ValueError):
+    """A file that cannot be taken as a memory now (see MarkdownStore.read_memory)."""
 
 
 def file_sha(data: bytes) -> str:
@@ -136,6 +140,29 @@ class MarkdownStore:
     def id_from_filename(relpath: str) -> str:
         stem = PurePosixPath(relpath).stem
         return stem.split("__", 1)[1] if "__" in stem else stem
+
+    def trashed(self) -> Iterator[tuple[str, str]]:
+        """(memory id, relpath) of each memory file under trash/, the id read from the
+        name: `<id>.md`, `<id>.<n>.md` (an earlier version moved there too, see
+        `trash_path`) or `<timestamp>__<id>.md`."""
+        for rel in self.iter_files(["trash"]):
+            name = rel.rsplit("/", 1)[-1]
+            if not name.endswith(".md"):
+                continue
+            stem = name[:-3].rsplit("__", 1)[-1]
+            head, _, tail = stem.rpartition(".")
+            yield (head if head and tail.isdigit() else stem), rel
+
+    def read_memory(self, relpath: str, memory_id: str) -> Memory:
+        """The memory a file holds (`memory_id` when its front matter names none);
+        UnreadableMemory when it is gone, not a regular file, not UTF-8 or refused."""
+        try:
+            data = self.read_bytes(relpath)
+            if data is None:
+                raise UnreadableMemory(f"{relpath}: the file is gone")
+            return parse(data.decode("utf-8"), memory_id).memory
+        except (UnsafePath, UnicodeDecodeError, FrontMatterError) as exc:
+            raise UnreadableMemory(f"{relpath}: {exc}") from None
 
     def _walk(self, top: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         """(relpath, entry) of everything below `top`, never entering a linked folder."""
