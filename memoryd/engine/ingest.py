@@ -253,7 +253,7 @@ class Ingest:
                 kept.append((a, b))
         for start in range(0, len(kept), BATCH):
             added = await self.links.connect(kept[start:start + BATCH], caller)
-            report.links += added // 2 if added else 0
+            report.links += added // 2  # each pair adds a link at both ends
 
     async def _turns(self, scan: Scan, known: dict, label: str, scope: str, caller: Caller,
                      report: Report, dry_run: bool, total: int, progress: Progress) -> None:

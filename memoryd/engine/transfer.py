@@ -100,17 +100,18 @@ class Transfer:
     def _page(self, after: str, limit: int, which: ExportFilter
               ) -> tuple[list[str], str | None]:
         found: list[tuple[str, bool, str]] = []  # (id, trashed, line)
+        overlay = self.stores.access_counts.overlay
         cursor = after
         while len(found) < limit:  # filters may drop rows: read on until the page fills
             # With include_trash the walk of trash/ brings the history the catalog holds.
             rows = self.stores.catalog.export_page(cursor, limit,
                                                    with_history=not which.include_trash)
             for memory_id, path, doc in rows:
-                memory = msgspec.json.decode(doc, type=Memory)
-                memory.access_count += self._pending_hits(memory_id)
+                # Hits still buffered count, as in every reply (access_count and its time).
+                memory = overlay(msgspec.json.decode(doc, type=Memory))
                 if which.wants(memory):
-                    found.append((memory_id, path.startswith("trash/"),
-                                  line_of(memory, path.startswith("trash/"))))
+                    trashed = path.startswith("trash/")
+                    found.append((memory_id, trashed, line_of(memory, trashed)))
             if len(rows) < limit:
                 cursor = None
                 break
@@ -121,10 +122,6 @@ class Transfer:
         page = found[:limit]
         more = len(found) > limit or cursor is not None
         return [line for _, _, line in page], (page[-1][0] if page and more else None)
-
-    def _pending_hits(self, memory_id: str) -> int:
-        pending = self.stores.access_counts.pending(memory_id)
-        return pending.count if pending else 0
 
     def _trash_after(self, after: str, limit: int, which: ExportFilter
                      ) -> list[tuple[str, bool, str]]:

@@ -63,7 +63,6 @@ class _Write:
     memory: Memory
     path: str  # where it goes
     origin: str  # where its file is now (the same for a new or unmoved memory)
-    indexed: bool = True  # False: a file under trash/ no index knows (an imported delete)
 
 
 @dataclass
@@ -93,7 +92,7 @@ class UnitOfWork:
 
     def _reset(self) -> None:
         self._writes: dict[str, _Write] = {}
-        self._shelved: list[_Write] = []
+        self._shelved: list[_Write] = []  # written, never indexed (imported soft deletes)
         self._indexed: list[tuple[Memory, str, str]] = []
         self._trashed: dict[str, _Trash] = {}
         self._unindexed: list[str] = []
@@ -142,7 +141,7 @@ class UnitOfWork:
         staged = self._writes.get(memory.id)
         start = staged.origin if staged is not None else origin or path
         if not indexed:
-            self._shelved.append(_Write(memory, path, path, indexed=False))
+            self._shelved.append(_Write(memory, path, path))
             return
         self._writes[memory.id] = _Write(memory, path, start)
 
