@@ -132,6 +132,27 @@ class GitHistory:
     async def revisions(self, memory_id: str) -> list[dict[str, Any]]:
         """The committed revisions of a memory, oldest first: commit, date, message,
         path, version (None where the file was removed), and the unified diff."""
+        revisions, before = [], ""
+        for rev in await self._revisions(memory_id):
+            after = rev.text or ""
+            diff = "".join(difflib.unified_diff(
+                before.splitlines(keepends=True), after.splitlines(keepends=True),
+                fromfile="a/" + rev.path, tofile="b/" + rev.path))
+            revisions.append({"commit": rev.commit, "date": rev.date, "message": rev.message,
+                              "path": rev.path, "version": _version(rev.text),
+                              "diff": diff})
+            before = after
+        return revisions
+
+    async def text_at(self, memory_id: str, version: int) -> str | None:
+        """The file text of a memory at one of its versions, from the history."""
+        for rev in reversed(await self._revisions(memory_id)):
+            if _version(rev.text) == version:
+                return rev.text
+        return None
+
+    async def _revisions(self, memory_id: str) -> list[Revision]:
+        """Every commit that touched a file of this id, oldest first, with the text."""
         if not self.enabled or not (self.root / ".git").exists():
             return []
         specs = [f":(glob)**/{memory_id}.md", f":(glob)**/*__{memory_id}.md",
@@ -150,24 +171,7 @@ class GitHistory:
                 text = None if status.startswith("D") else await self._show(commit, path)
                 found.append(Revision(commit, date, message, path, text))
         found.reverse()
-        revisions, before = [], ""
-        for rev in found:
-            after = rev.text or ""
-            diff = "".join(difflib.unified_diff(
-                before.splitlines(keepends=True), after.splitlines(keepends=True),
-                fromfile="a/" + rev.path, tofile="b/" + rev.path))
-            revisions.append({"commit": rev.commit, "date": rev.date, "message": rev.message,
-                              "path": rev.path, "version": _version(rev.text),
-                              "diff": diff})
-            before = after
-        return revisions
-
-    async def text_at(self, memory_id: str, version: int) -> str | None:
-        """The file text of a memory at one of its versions, from the history."""
-        for rev in reversed(await self.revisions(memory_id)):
-            if rev["version"] == version:
-                return await self._show(rev["commit"], rev["path"])
-        return None
+        return found
 
     async def _show(self, commit: str, path: str) -> str | None:
         try:
