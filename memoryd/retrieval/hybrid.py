@@ -16,6 +16,7 @@ import numpy as np
 import structlog
 
 from memoryd.retrieval import chunks, text
+from memoryd.retrieval.chunks import Span
 from memoryd.retrieval.corpus import Corpus, RowMeta
 from memoryd.retrieval.vectors import VectorStore, text_hash  # chromadb loads on use
 from memoryd.schema import Memory
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("memoryd.retrieval")
 Fetch = Callable[[list[str]], list[Memory]]
+Piece = tuple[Memory, int, str]  # a memory, the index of one of its chunks, its text
 EMBED_BATCH = 256
 
 
@@ -63,8 +65,7 @@ class HybridIndex:
         if not fresh:
             return
         spans = {m.id: chunks.chunk(m.content) for m in fresh if _chunked(m)}
-        pieces = [(m, n, m.content[a:b]) for m in fresh for n, (a, b) in
-                  enumerate(spans.get(m.id, []))]
+        pieces = _pieces(fresh, spans)
         embedded = self.embedder.embed([texts[m.id] for m in fresh] + [p[2] for p in pieces])
         vectors, chunk_vectors = embedded[:len(fresh)], embedded[len(fresh):]
         touched: set[str] = set()
@@ -80,17 +81,12 @@ class HybridIndex:
                 self.corpus.put(memory, text.terms(texts[memory.id]), own, hashes[memory.id])
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
-            at = 0
-            for memory in fresh:
-                count = len(spans.get(memory.id, []))
-                self.corpus.set_chunks(memory.id, chunk_vectors[at:at + count],
-                                       spans.get(memory.id, []))
-                at += count
+            self._set_chunks(fresh, spans, chunk_vectors)
             self.corpus.compact()
         for scope, ids in stale_chunks.items():
             self.vectors.delete(scope, ids, ("chunk",))
         if pieces:
-            self._store_chunks([(m, n, t) for m, n, t in pieces], chunk_vectors)
+            self._store_chunks(pieces, chunk_vectors)
         if defer:
             for memory, vector in zip(fresh, vectors, strict=True):
                 self.unpersisted[memory.id] = (memory.scope, vector, hashes[memory.id])
@@ -100,7 +96,17 @@ class HybridIndex:
                     [hashes[m.id] for m in fresh])
         self._refresh_context(sorted(touched), fetch, {m.id: m for m in memories})
 
-    def _store_chunks(self, pieces: list[tuple[Memory, int, str]], vectors: np.ndarray) -> None:
+    def _set_chunks(self, memories: list[Memory], spans: dict[str, list[Span]],
+                    vectors: np.ndarray) -> None:
+        """Each memory's chunk vectors (hold the corpus lock): `vectors` holds them in
+        the order `_pieces` gave; a memory without spans has none (any old ones go)."""
+        at = 0
+        for memory in memories:
+            mine = spans.get(memory.id, [])
+            self.corpus.set_chunks(memory.id, vectors[at:at + len(mine)], mine)
+            at += len(mine)
+
+    def _store_chunks(self, pieces: list[Piece], vectors: np.ndarray) -> None:
         by_scope: dict[str, list[int]] = {}
         for k, (memory, _, _) in enumerate(pieces):
             by_scope.setdefault(memory.scope, []).append(k)
@@ -213,12 +219,12 @@ class HybridIndex:
                 else:
                     todo_ctx.append((memory, ctx_text))
         todo_chunks = self._reconcile_chunks(by_id.values(), stored)
-        total = len(todo_own) + len(todo_ctx) + len(todo_chunks)
+        total = len(todo_own) + len(todo_ctx) + sum(map(len, todo_chunks.values()))
         if total:
             log.info("index.embedding", texts=total, model=self.model)
         done = self._embed_all("own", todo_own, 0, total, started)
         done = self._embed_all("ctx", todo_ctx, done, total, started)
-        self._embed_chunks(todo_chunks, done, total, started)
+        self._embed_chunks(todo_chunks, by_id, done, total, started)
         orphans: dict[tuple[str, str], set[str]] = {}
         for kind, scope, memory_id in stored:
             orphans.setdefault((kind, scope), set()).add(memory_id)
@@ -229,10 +235,10 @@ class HybridIndex:
 
     def _reconcile_chunks(self, memories: Iterable[Memory],
                           stored: dict[tuple[str, str, str], tuple[np.ndarray, str]]
-                          ) -> list[Memory]:
+                          ) -> dict[str, list[Span]]:
         """Long notes take their stored chunk vectors when every one is current;
-        returns the notes whose chunks must be embedded."""
-        todo: list[Memory] = []
+        returns the spans of the notes whose chunks must be embedded."""
+        todo: dict[str, list[Span]] = {}
         for memory in memories:
             spans = chunks.chunk(memory.content) if _chunked(memory) else []
             hits = [stored.pop(("chunk", memory.scope, f"{memory.id}#{n}"), None)
@@ -245,22 +251,18 @@ class HybridIndex:
                     self.corpus.set_chunks(memory.id, np.stack([h[0] for h in hits if h]),
                                            spans)
             else:
-                todo.append(memory)
+                todo[memory.id] = spans
         return todo
 
-    def _embed_chunks(self, todo: list[Memory], done: int, total: int, started: float) -> None:
-        for start in range(0, len(todo), EMBED_BATCH // 8):
-            batch = todo[start:start + EMBED_BATCH // 8]
-            spans = {m.id: chunks.chunk(m.content) for m in batch}
-            pieces = [(m, n, m.content[a:b]) for m in batch
-                      for n, (a, b) in enumerate(spans[m.id])]
+    def _embed_chunks(self, todo: dict[str, list[Span]], memories: dict[str, Memory],
+                      done: int, total: int, started: float) -> None:
+        ids = list(todo)
+        for start in range(0, len(ids), EMBED_BATCH // 8):
+            batch = [memories[i] for i in ids[start:start + EMBED_BATCH // 8]]
+            pieces = _pieces(batch, todo)
             vectors = self.embedder.embed([t for _, _, t in pieces])
-            at = 0
             with self.corpus.lock:
-                for memory in batch:
-                    count = len(spans[memory.id])
-                    self.corpus.set_chunks(memory.id, vectors[at:at + count], spans[memory.id])
-                    at += count
+                self._set_chunks(batch, todo, vectors)
             self._store_chunks(pieces, vectors)
             done += len(pieces)
             log.info("index.embedding.progress", done=done, total=total, chunks=True,
@@ -287,6 +289,12 @@ class HybridIndex:
                          per_s=round(done / max(elapsed, 1e-9)), elapsed_s=round(elapsed, 1))
                 last_log = time.monotonic()
         return done
+
+
+def _pieces(memories: list[Memory], spans: dict[str, list[Span]]) -> list[Piece]:
+    """(memory, chunk index, chunk text) of every chunk of these memories, in order."""
+    return [(m, n, m.content[a:b]) for m in memories
+            for n, (a, b) in enumerate(spans.get(m.id, []))]
 
 
 def _chunked(memory: Memory) -> bool:

@@ -79,3 +79,14 @@ async def test_chunk_vectors_persist_across_a_restart(make_harness, tmp_path) ->
 def _content(text: str):
     from memoryd.engine import Changes
     return Changes(content=text)
+
+
+async def test_chunk_vectors_missing_from_the_store_are_embedded_at_start(rig) -> None:
+    note = await rig.result("memory_write", content=long_note(), category="knowledge")
+    hybrid = rig.engine.stores.hybrid
+    hybrid.vectors.data = {k: v for k, v in hybrid.vectors.data.items() if k[0] != "chunk"}
+    summary = hybrid.reconcile(rig.engine.catalog.all_memories())
+    assert summary["vectors_embedded"] == len(SECTIONS)
+    assert len(hybrid.corpus.chunks[note["id"]][0]) == len(SECTIONS)
+    stored = [k for (kind, _), col in hybrid.vectors.data.items() if kind == "chunk" for k in col]
+    assert sorted(stored) == [f"{note['id']}#{n}" for n in range(len(SECTIONS))]
