@@ -4,7 +4,6 @@ or a batch at a time, never the whole store in memory."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,7 +148,3 @@ def show_import(result: dict[str, Any]) -> str:
             f"{result['kept_both']}, skipped {result['skipped']} (already there), failed "
             f"{len(result['failed'])}")
     return "\n".join([head, *(f"  line {f['line']}: {f['reason']}" for f in result["failed"])])
-
-
-def dumps(result: Any) -> str:
-    return json.dumps(result, ensure_ascii=False, indent=2)

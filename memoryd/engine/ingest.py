@@ -225,13 +225,13 @@ class Ingest:
         """Resolve each note's [[links]] by name, then alias (case-insensitive), into
         bidirectional links between the ingested memories."""
         by_name: dict[str, str] = {}
-        for primary in (True, False):  # names first, aliases after: a name wins
-            for doc in documents:
-                if doc.path not in ids:
-                    continue
-                names = doc.names[:2] if primary else doc.names[2:]
-                for name in names:
-                    by_name.setdefault(name.casefold(), ids[doc.path])
+        named = [doc for doc in documents if doc.path in ids]
+        for doc in named:  # names first, aliases after: a name wins
+            for name in doc.names:
+                by_name.setdefault(name.casefold(), ids[doc.path])
+        for doc in named:
+            for alias in doc.aliases:
+                by_name.setdefault(alias.casefold(), ids[doc.path])
         pairs: set[tuple[str, str]] = set()
         for doc in documents:
             source = ids.get(doc.path)

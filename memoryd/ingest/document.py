@@ -9,12 +9,13 @@ from datetime import datetime
 @dataclass
 class Document:
     """A note: `path` (within the source folder, `/`-separated) identifies it; `names`
-    are what [[links]] to it may say (its title, file name, aliases); `links` the
-    names it links to."""
+    (its title, file name) and then `aliases` are what [[links]] to it may say (a name
+    wins over another note's alias); `links` the names it links to."""
 
     path: str
     content: str
     names: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     created_at: datetime | None = None

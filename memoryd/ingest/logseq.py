@@ -50,16 +50,11 @@ def _pages(scan: Scan, folder: str) -> Callable[[str], bool]:
 def _page(scan: Scan, folder: str, path: str, rel: str, content: str) -> None:
     stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     props = _properties(content)
-    created = None
-    names = []
     match = _JOURNAL.match(stem) if folder == "journals" else None
-    if match:
-        day = datetime(*map(int, match.groups()), tzinfo=UTC)  # type: ignore[misc]
-        created = day
-        names = [stem, day.date().isoformat(), _journal_title(day)]
-    title = _bare(props.get("title", "")) or (names[2] if names else _page_name(stem))
-    names = [title, stem, _page_name(stem), *names, *map(_bare, markup.listish(
-        props.get("alias", "")))]
+    day = datetime(*map(int, match.groups()), tzinfo=UTC) if match else None  # type: ignore[misc]
+    dates = [day.date().isoformat(), _journal_title(day)] if day else []
+    title = _bare(props.get("title", "")) or (dates[1] if day else _page_name(stem))
+    names = list(dict.fromkeys([title, stem, _page_name(stem), *dates]))
     body = content.strip()
     if not _meaningful(body):
         scan.skip(path, "empty page")
@@ -67,9 +62,10 @@ def _page(scan: Scan, folder: str, path: str, rel: str, content: str) -> None:
     tags = [_bare(t) for t in markup.listish(props.get("tags", ""))]
     refs = _refs(body)
     scan.documents.append(Document(
-        path=path, content=markup.titled(title, body), names=list(dict.fromkeys(names)),
+        path=path, content=markup.titled(title, body), names=names,
+        aliases=[_bare(a) for a in markup.listish(props.get("alias", ""))],
         tags=markup.valid_tags([*tags, *refs[1]]), links=refs[0],
-        soft_links=refs[1] + tags, created_at=created))
+        soft_links=refs[1] + tags, created_at=day))
 
 
 def _properties(content: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ def read(root: Path) -> Scan:
             continue
         scan.documents.append(Document(
             path=rel, content=markup.titled(stem, body),
-            names=[stem, rel[:-3], *aliases],
+            names=[stem, rel[:-3]], aliases=aliases,
             tags=markup.valid_tags([*tags, *markup.inline_tags(body)]),
             links=markup.wikilinks(body)))
     return scan

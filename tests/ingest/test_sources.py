@@ -30,13 +30,14 @@ def test_obsidian_vault() -> None:
                              "Recipes.md"]
     home = notes["Home.md"]
     assert home.tags == ["index", "personal", "inbox/todo", "weekly-review"]
-    assert home.names[2:] == ["Start", "Dashboard"]
+    assert home.aliases == ["Start", "Dashboard"]
     assert home.links == ["Garden Plan", "garden plan", "Reading List", "diagram.png", "Recipes"]
     assert home.content.startswith("# Home\n")  # its own heading, not doubled
     garden = notes["Projects/Garden Plan.md"]
     assert garden.content.startswith("# Garden Plan\n\nRaised beds")
     assert garden.tags == ["gardening"] and garden.links == ["Start"]  # not the code's
-    assert garden.names == ["Garden Plan", "Projects/Garden Plan", "Allotment"]
+    assert garden.names == ["Garden Plan", "Projects/Garden Plan"]
+    assert garden.aliases == ["Allotment"]
     skipped = dict(scan.skipped)
     assert skipped == {"attachments/diagram.png": "not Markdown (attachment or other file)",
                        "attachments/notes.txt": "not Markdown (attachment or other file)"}
@@ -71,7 +72,7 @@ def test_logseq_documentation_graph() -> None:
     assert "Changelog 2020" in journal.links
     assert not any("://" in link for d in docs.values() for link in d.links)
     ref = docs["pages/Block Reference.md"]
-    assert "term/block reference" in ref.names  # alias::
+    assert "term/block reference" in ref.aliases  # alias::
     assert ref.links[:2] == ["Feature", "All Platforms"]  # property values link too
     assert "autocompletion" in ref.soft_links and "autocompletion" in ref.tags  # a #tag
     assert ref.content.startswith("# Block Reference\n\ntype:: [[Feature]]")  # outline kept
