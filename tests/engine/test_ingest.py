@@ -151,6 +151,21 @@ async def test_all_reads_every_configured_folder(tmp_path) -> None:
         rig.close()
 
 
+async def test_logseq_pages_link_by_title_and_alias(rig) -> None:
+    graph = FIXTURES / "logseq"  # eight files of Logseq's docs graph: runs everywhere
+    result = await rig.result("memory_ingest", source="logseq", path=str(graph))
+    assert result["added"] == 7 and result["reports"][0]["failed"] == []
+    pages = await _ingested(rig, "logseq")
+    journal = pages["journals/2020_05_14.org"]
+    assert journal["created_at"].startswith("2020-05-14")
+    assert journal["id"] in pages["pages/Changelog_2020.org"]["links"]  # via #+TITLE
+    ref = pages["pages/Block Reference.md"]
+    assert {pages["pages/Feature.md"]["id"], pages["pages/All Platforms.md"]["id"]} <= set(
+        ref["links"])
+    again = await rig.result("memory_ingest", source="logseq", path=str(graph))
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 7)
+
+
 @pytest.mark.skipif(not LOGSEQ_DOCS.is_dir(), reason="the shared Logseq docs graph is absent")
 async def test_logseq_documentation_graph(rig) -> None:
     result = await rig.result("memory_ingest", source="logseq", path=str(LOGSEQ_DOCS))

@@ -58,6 +58,27 @@ def test_obsidian_never_follows_links_or_reads_fifos(tmp_path: Path) -> None:
     assert dict(scan.failed) == {"latin1.md": "not UTF-8 text (byte 3)"}
 
 
+def test_logseq_pages_from_the_documentation_graph() -> None:
+    """Eight files of Logseq's own docs graph (MIT, LICENSE.md beside them), so this runs
+    wherever the tests do; the whole graph is read below when ../shared is there."""
+    scan = logseq.read(FIXTURES / "logseq")
+    docs = {d.path: d for d in scan.documents}
+    assert sorted(docs) == ["journals/2020_05_14.org", "journals/2020_10_07.md",
+                            "pages/All Platforms.md", "pages/Block Reference.md",
+                            "pages/Changelog_2020.org", "pages/Feature.md",
+                            "pages/Whiteboard___Action Bar.md"]
+    assert dict(scan.skipped) == {"pages/favorites.md": "empty page"}
+    journal = docs["journals/2020_05_14.org"]
+    assert journal.created_at == datetime(2020, 5, 14, tzinfo=UTC)
+    assert "May 14th, 2020" in journal.names and "Changelog 2020" in journal.links
+    assert docs["pages/Changelog_2020.org"].names[0] == "Changelog 2020"  # #+TITLE:
+    ref = docs["pages/Block Reference.md"]
+    assert "term/block reference" in ref.aliases
+    assert ref.links[:2] == ["Feature", "All Platforms"]
+    assert "Whiteboard/Action Bar" in docs["pages/Whiteboard___Action Bar.md"].names
+    assert not any("://" in link for d in docs.values() for link in d.links)
+
+
 @pytest.mark.skipif(not LOGSEQ_DOCS.is_dir(), reason="the shared Logseq docs graph is absent")
 def test_logseq_documentation_graph() -> None:
     scan = logseq.read(LOGSEQ_DOCS)
