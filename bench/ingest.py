@@ -21,9 +21,8 @@ import time
 import uuid
 from pathlib import Path
 
-from memoryctl.client import Client
-
 from bench.protocol import start_daemon
+from memoryd_client import Client
 
 LOGSEQ = (Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "ingest"
           / "logseq-docs")

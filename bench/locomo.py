@@ -38,7 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from memoryctl.client import Client, DaemonUnavailable  # noqa: E402
+from memoryd_client import Client, DaemonUnavailable  # noqa: E402
 
 LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "locomo"))
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from memoryctl.client import Client, DaemonUnavailable
+from memoryd_client import Client, DaemonUnavailable
 
 
 def start_daemon(root: Path) -> subprocess.Popen[bytes]:
@@ -33,7 +33,7 @@ def start_daemon(root: Path) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            with Client(root / "memory.sock") as c:
+            with Client(root / "memory.sock", retries=0) as c:
                 c.call("health")
             return proc
         except (DaemonUnavailable, OSError):

@@ -24,9 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from memoryctl.client import Client
-
 from bench.protocol import pct, start_daemon
+from memoryd_client import Client
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from memoryctl.client import Client, DaemonUnavailable  # noqa: E402
+from memoryd_client import Client, DaemonUnavailable  # noqa: E402
 
 PEOPLE = ["Anne", "Ravi", "Mei", "Jonas", "Fatima", "Diego", "Olga", "Kenji", "Amara", "Luca"]
 PLACES = ["Lisbon", "Osaka", "Berlin", "Nairobi", "Quito", "Oslo", "Hanoi", "Austin", "Porto"]
@@ -60,7 +60,7 @@ def start(root: Path) -> tuple[subprocess.Popen[bytes], float]:
                              "--log-level", "warning"], stderr=subprocess.DEVNULL)
     while True:
         try:
-            with Client(root / "memory.sock", timeout=600) as c:
+            with Client(root / "memory.sock", timeout=600, retries=0) as c:
                 c.call("memory_smart_search", {"query": "warm up"})
             return proc, time.perf_counter() - t0
         except (DaemonUnavailable, OSError):

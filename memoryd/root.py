@@ -1,14 +1,6 @@
-"""Where the memory lives: `--root`, else $MEMORY_HOME, else ~/.memory.
+"""Where the memory lives: `--root`, else $MEMORY_HOME, else ~/.memory (defined once, in
+the stdlib-only client package, which memoryctl shares)."""
 
-Stdlib only: memoryctl imports it too.
-"""
+from memoryd_client.paths import resolve_root
 
-from __future__ import annotations
-
-import os
-from pathlib import Path
-
-
-def resolve_root(arg: str | None) -> Path:
-    raw = arg or os.environ.get("MEMORY_HOME") or "~/.memory"
-    return Path(raw).expanduser().absolute()
+__all__ = ["resolve_root"]

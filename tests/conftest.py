@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from memoryctl.client import Client, DaemonUnavailable, RpcFailure
 
+from memoryd_client import Client, DaemonUnavailable, RpcFailure
 from tests.rig import Rig
 
 
@@ -52,7 +52,7 @@ class Daemon:
             if self.proc.poll() is not None:
                 raise AssertionError(f"memoryd exited with {self.proc.returncode}:\n{self.log}")
             try:
-                with Client(self.socket, timeout=5) as c:
+                with Client(self.socket, timeout=5, retries=0) as c:
                     c.call("health")
                 return
             except (DaemonUnavailable, OSError, RpcFailure):
@@ -64,7 +64,7 @@ class Daemon:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def client(self, timeout: float = 30.0) -> Client:
-        return Client(self.socket, timeout=timeout)
+        return Client(self.socket, timeout=timeout, retries=0)
 
     def call(self, method: str, params: dict | None = None):
         with self.client() as c:

@@ -23,6 +23,9 @@ class FakeEmbedder:
     def __init__(self) -> None:
         self.calls = 0
 
+    def describe(self) -> dict[str, object]:
+        return {"model": self.model_id, "file": None, "dim": self.dim, "sha256": None}
+
     def _word(self, word: str) -> np.ndarray:
         seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
         return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
@@ -63,6 +66,12 @@ class MemoryVectors:
             col = self.data.get((kind, scope), {})
             for memory_id in ids:
                 col.pop(memory_id, None)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for (kind, _), col in self.data.items():
+            out[kind] = out.get(kind, 0) + len(col)
+        return out
 
     def query(self, kind: str, scope: str, vector: np.ndarray, n: int) -> list[str]:
         col = self.data.get((kind, scope), {})

@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible endpoint on 127.0.0.1 for tests.
 
-`answer(request_json) -> (status, body)` decides each reply; every request is kept
-in `requests` (path, headers, JSON body). The production client talks to it over
-real HTTP, exactly as it would to Ollama or OpenAI.
+`answer(request_json) -> (status, body)` decides each reply (a request with
+`stream: true` gets the completion's message as SSE chunks); every request is kept in
+`requests` (path, headers, JSON body); `GET /v1/models` lists one model. The
+production client talks to it over real HTTP, exactly as it would to Ollama or OpenAI.
 """
 
 from __future__ import annotations
@@ -36,12 +37,45 @@ class ScriptedLlm:
                 server.requests.append({"path": self.path, "headers": dict(self.headers),
                                         "body": body})
                 status, text = server.answer(body)
-                data = text.encode()
+                if status == 200 and body.get("stream"):
+                    self._stream(text)
+                    return
+                self._send(status, text.encode(), "application/json")
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [
+                        {"id": "scripted", "object": "model", "created": 0,
+                         "owned_by": "tests"}]}).encode(), "application/json")
+                else:
+                    self._send(404, b'{"error": {"message": "no such route"}}',
+                               "application/json")
+
+            def _send(self, status: int, data: bytes, content_type: str) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _stream(self, text: str) -> None:
+                """The completion's message as SSE chunks of a few characters each."""
+                content = json.loads(text)["choices"][0]["message"]["content"]
+                events = [{"id": "chatcmpl-test", "object": "chat.completion.chunk",
+                           "created": 0, "model": "scripted", "choices": [
+                               {"index": 0, "delta": {"role": "assistant", "content": ""},
+                                "finish_reason": None}]}]
+                events += [{"id": "chatcmpl-test", "object": "chat.completion.chunk",
+                            "created": 0, "model": "scripted", "choices": [
+                                {"index": 0, "delta": {"content": content[i:i + 4]},
+                                 "finish_reason": None}]}
+                           for i in range(0, len(content), 4)]
+                events.append({"id": "chatcmpl-test", "object": "chat.completion.chunk",
+                               "created": 0, "model": "scripted", "choices": [
+                                   {"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                data = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+                data += b"data: [DONE]\n\n"
+                self._send(200, data, "text/event-stream")
 
             def log_message(self, *args: object) -> None:
                 pass

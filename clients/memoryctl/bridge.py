@@ -1,7 +1,8 @@
 """Clients for agents that cannot hold a socket themselves.
 
 `memoryctl agent`: JSON tool calls on stdin (one object or an array), results on
-stdout. `memoryctl mcp`: an MCP stdio server, bridged line for line to the
+stdout; `{"prompt": ...}` objects and `--prompt TEXT|-` give the `<memory>` block to
+put before a prompt. `memoryctl mcp`: an MCP stdio server, bridged line for line to the
 daemon's socket (the daemon speaks MCP's initialize / tools/list / tools/call).
 """
 
@@ -10,9 +11,10 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from typing import Any, TextIO
 
-from memoryctl.client import Client, RpcFailure
+from memoryd_client import Client, RpcFailure
 
 
 def _one_call(client: Client, call: Any) -> dict[str, Any]:
@@ -31,10 +33,33 @@ def _one_call(client: Client, call: Any) -> dict[str, Any]:
         return {"name": name, "error": error}
 
 
-def run_agent(client: Client, stdin: TextIO, stdout: TextIO, list_tools: bool) -> int:
-    if list_tools:
+def _prompt_call(client: Client, prompt: Any, session: str | None = None,
+                 token_budget: int | None = None) -> dict[str, Any]:
+    """`{"prompt": ...}`: the recall block for that prompt (seed 003's context injection)."""
+    params: dict[str, Any] = {"query": prompt}
+    if session:
+        params["session"] = session
+    if token_budget:
+        params["token_budget"] = token_budget
+    return _one_call(client, {"name": "memory_recall", "arguments": params})
+
+
+def run_agent(client: Client, stdin: TextIO, stdout: TextIO, args: Any) -> int:
+    """`memoryctl agent`: tool calls as JSON on stdin; `--prompt` prints a recall block."""
+    if args.list_tools:
         json.dump(client.call("tools/list"), stdout, ensure_ascii=False, indent=2)
         stdout.write("\n")
+        return 0
+    if args.prompt is not None:
+        prompt = stdin.read() if args.prompt == "-" else args.prompt
+        if not prompt.strip():
+            print("memoryctl agent: the prompt is empty", file=sys.stderr)
+            return 2
+        reply = _prompt_call(client, prompt.strip(), args.session, args.token_budget)
+        if "error" in reply:
+            print(f"memoryctl agent: {reply['error']['message']}", file=sys.stderr)
+            return 1
+        stdout.write(reply["result"]["text"] + "\n")
         return 0
     text = stdin.read()
     try:
@@ -42,11 +67,22 @@ def run_agent(client: Client, stdin: TextIO, stdout: TextIO, list_tools: bool) -
     except json.JSONDecodeError as exc:
         print(f"memoryctl agent: stdin is not JSON: {exc}", file=sys.stderr)
         return 2
+
+    def one(call: Any) -> dict[str, Any]:
+        if isinstance(call, dict) and "prompt" in call:
+            reply = _prompt_call(client, call["prompt"], call.get("session"),
+                                 call.get("token_budget"))
+            if "error" in reply:
+                return {"prompt": call["prompt"], "error": reply["error"]}
+            return {"prompt": call["prompt"], "memory": reply["result"]["text"],
+                    "result": reply["result"]}
+        return _one_call(client, call)
+
     if isinstance(calls, list):
-        results: Any = [_one_call(client, c) for c in calls]
+        results: Any = [one(c) for c in calls]
         failed = any("error" in r for r in results)
     else:
-        results = _one_call(client, calls)
+        results = one(calls)
         failed = "error" in results
     json.dump(results, stdout, ensure_ascii=False)
     stdout.write("\n")
@@ -56,44 +92,93 @@ def run_agent(client: Client, stdin: TextIO, stdout: TextIO, list_tools: bool) -
 # The daemon closes a connection silent for `server.idle_timeout` (5 minutes by
 # default); an MCP host may stay quiet for hours, so the bridge says it is alive.
 KEEPALIVE_SECONDS = 60.0
+DRAIN_SECONDS = 30.0  # after the host closes stdin, replies still owed may take this long
 _KEEPALIVE = b'{"jsonrpc": "2.0", "method": "notifications/keepalive"}'
+
+
+def _request_of(line: bytes) -> tuple[Any, str | None, Any]:
+    """(id, method, params) of a request line; (None, None, None) when it has no id."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None, None, None
+    if not isinstance(message, dict) or "id" not in message:
+        return None, None, None
+    return message["id"], message.get("method"), message.get("params")
 
 
 def run_mcp(client: Client, stdin: TextIO, stdout: TextIO,
             keepalive: float = KEEPALIVE_SECONDS) -> int:
-    """Copy stdin lines to the socket and socket lines to stdout until either closes."""
+    """Copy stdin lines to the socket and socket lines to stdout until stdin closes.
+
+    When the daemon restarts, the requests still waiting are answered with an error
+    (the host may retry), and the bridge reconnects, replaying the host's `initialize`
+    so the connection keeps the agent's identity and scope."""
     write_lock = threading.Lock()
     send_lock = threading.Lock()
     done = threading.Event()
+    waiting: dict[Any, None] = {}  # ids sent and not yet answered
+    client.retries = max(client.retries, 8)  # reconnections wait up to ~20 s in all
+
+    def write(message: bytes) -> None:
+        with write_lock:
+            stdout.write(message.decode("utf-8", errors="replace") + "\n")
+            stdout.flush()
 
     def keep_alive() -> None:  # a notification: never answered, resets the idle clock
         while not done.wait(keepalive):
             try:
                 with send_lock:
-                    client.send_line(_KEEPALIVE)
+                    client.send_line(_KEEPALIVE, reconnect=False)
             except OSError:
-                return
+                continue  # the pump reconnects
+
+    def lost() -> None:
+        for request_id in list(waiting):
+            waiting.pop(request_id, None)
+            write(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": -32000, "message": "memoryd went away while answering this "
+                "request; it may or may not have taken effect"}}).encode())
 
     def pump_replies() -> None:
-        try:
-            while True:
+        while True:
+            try:
                 line = client.read_line()
-                with write_lock:
-                    stdout.write(line.decode("utf-8", errors="replace") + "\n")
-                    stdout.flush()
-        except (OSError, Exception):  # daemon gone: the host sees stdout close
-            return
+            except OSError:  # the daemon went away (or restarts)
+                lost()
+                try:
+                    with send_lock:
+                        client.close()
+                        client.send_line(_KEEPALIVE)  # reconnects, with backoff
+                except OSError:
+                    return  # it stays away: the host sees no more replies
+                continue
+            request_id, _, _ = _request_of(line)
+            waiting.pop(request_id, None)
+            write(line)
 
     reader = threading.Thread(target=pump_replies, daemon=True)
     reader.start()
     threading.Thread(target=keep_alive, daemon=True).start()
     try:
-        for line in stdin:
-            if line.strip():
+        for text in stdin:
+            if not text.strip():
+                continue
+            line = text.encode()
+            request_id, method, params = _request_of(line)
+            if method == "initialize" and isinstance(params, dict):
+                client.reinitialize = params  # replayed on every reconnection
+            if request_id is not None:
+                waiting[request_id] = None
+            try:
                 with send_lock:
-                    client.send_line(line.encode())
+                    client.send_line(line, reconnect=False)
+            except OSError:
+                lost()
     finally:
         done.set()
-    # stdin closed: give in-flight replies a moment, then end
-    reader.join(timeout=2)
+    # stdin closed: let the replies still owed arrive (for a while), then end
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while waiting and reader.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
     return 0

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from memoryctl.client import Client
+from memoryd_client import Client
 
 IMPORT_LINES = 1000  # lines per memory_import call
 IMPORT_BYTES = 768 * 1024  # and at most this much JSON (the socket takes 1 MiB a line)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from memoryctl import data, render
-from memoryctl.client import Client, DaemonUnavailable, RpcFailure, resolve_root, resolve_socket
+from memoryd import __version__
 from memoryd.jobs.table import JOBS
+from memoryd_client import Client, DaemonUnavailable, RpcFailure, resolve_root, resolve_socket
 
 TOOLS_FILE = Path(__file__).with_name("tools.json")  # generated from memoryd/tools/spec.py
 
@@ -45,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memoryctl", parents=[common],
         description="Talk to memoryd, the memory daemon for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"memoryctl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def cmd(name: str, help_: str) -> argparse.ArgumentParser:
@@ -60,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmd("notify", "announce the reminders that are due now (runs the notify job)")
     p = cmd("dream", "tidy memory now: 1 classify the inbox, 2 + merge and [[wikilinks]], "
                      "3 + cross-category links and reminders")
-    p.add_argument("--level", type=int, choices=[1, 2, 3], default=1)
+    p.add_argument("--level", type=int, choices=[1, 2, 3], default=1,
+                   help="how much to tidy (default 1)")
     p.add_argument("--dry-run", action="store_true", help="show what would change")
 
     cmd("status", "is the daemon up? counts and health")
@@ -69,11 +74,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("job", help=", ".join(job.name for job in JOBS))
     p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
     cmd("tools", "list the daemon's tools")
-    p = cmd("agent", "JSON tool calls on stdin (an object or an array), results on stdout")
+    p = cmd("agent", "JSON tool calls on stdin (an object or an array; {\"prompt\": ...} "
+                     "gives the recall block for it), results on stdout")
     p.add_argument("--list-tools", action="store_true", help="print the tools and exit")
+    p.add_argument("--prompt", metavar="TEXT",
+                   help="print the <memory> block to put before TEXT (- reads it from stdin)")
+    p.add_argument("--session", help="with --prompt: the conversation's session id")
+    p.add_argument("--token-budget", type=int, help="with --prompt: the block's size in tokens")
     cmd("mcp", "serve MCP over stdio, bridged to the daemon (for MCP hosts)")
+    p = cmd("proxy", "an OpenAI-compatible endpoint that adds memory to any chat client")
+    p.add_argument("--upstream", required=True, metavar="URL",
+                   help="the real endpoint, e.g. http://localhost:11434/v1 (Ollama)")
+    p.add_argument("--listen", default="127.0.0.1:8100", metavar="HOST:PORT",
+                   help="where to serve (default 127.0.0.1:8100: this machine only)")
+    p.add_argument("--top-k", type=int, help="memories per request (default: the daemon's "
+                   "recall.top_k; a request's memory_top_k wins)")
+    p.add_argument("--token-budget", type=int, default=2000,
+                   help="tokens the injected <memory> block may use (default 2000)")
+    p.add_argument("--quiet", action="store_true", help="do not log each request")
+    p = cmd("web", "a local web page: memories, search traces, history, topics, jobs")
+    p.add_argument("--listen", default="127.0.0.1:8765", metavar="HOST:PORT",
+                   help="where to serve (this machine only; default 127.0.0.1:8765)")
+    p.add_argument("--allow-edit", action="store_true",
+                   help="let the page edit and delete memories (read-only by default)")
+    p = cmd("service", "run memoryd as a user service (systemd on Linux, launchd on macOS)")
+    p.add_argument("action", choices=["install", "uninstall", "status"],
+                   help="install (and start), uninstall (and stop), or status")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the service file and the commands; change nothing")
+    p.add_argument("--system", choices=["systemd", "launchd"],
+                   help="which service manager (default: this platform's)")
     p = cmd("call", "send any method with JSON params (for debugging)")
-    p.add_argument("method")
+    p.add_argument("method", help="a tool (memory_write...) or a server method (health...)")
     p.add_argument("params", nargs="?", default="{}", help="JSON object")
     return parser
 
@@ -103,7 +135,7 @@ def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
         help_ = schema.get("description") or ""
         if name == spec["stdin"]:
             help_ = f"{help_} (- reads it from stdin)".strip()
-        options: dict[str, Any] = {"help": help_ or None}
+        options: dict[str, Any] = {"help": help_ or name.replace("_", " ")}
         if "enum" in schema:
             options["choices"] = schema["enum"]
             options["metavar"] = name.upper()
@@ -116,6 +148,8 @@ def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
             options["type"] = _csv
             options["metavar"] = "A,B"
         if name in positional:
+            if name not in spec["params"].get("required", []):
+                options["nargs"] = "?"
             p.add_argument(name, **options)
         elif kind == "boolean":
             p.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true",
@@ -154,7 +188,16 @@ def show(command: str, result: Any) -> str:
     if command == "recall":
         return result["text"] or "(nothing relevant within the budget)"
     if command == "delete":
-        return f"deleted {result['id']} (moved to {result['trash']})"
+        return f"deleted {result['id']} (moved to {result['trash']}; `memoryctl restore " \
+               f"{render.short_id(result['id'])}` brings it back)"
+    if command == "trash":
+        if not result["memories"]:
+            return "the trash is empty"
+        return render.table([[render.short_id(m["id"]), m["category"], m["scope"],
+                              " ".join(m["content"].split())] for m in result["memories"]],
+                            ["ID", "CATEGORY", "SCOPE", "CONTENT"], flex=3) + (
+            f"\n({len(result['memories'])} of {result['total']}; use --limit/--offset)"
+            if result["total"] > len(result["memories"]) else "")
     if command in ("link", "unlink"):
         verb = "linked" if result["linked"] else "unlinked"
         return f"{verb} {result['source']} <-> {result['target']}"
@@ -162,7 +205,7 @@ def show(command: str, result: Any) -> str:
         return render.table([[t["name"], t["description"].splitlines()[0]]
                              for t in result["tools"]], ["TOOL", "DESCRIPTION"], flex=1)
     if command == "status":
-        return render.mapping(result)
+        return render.status(result)
     if command == "remember":
         if result["stored"]:
             return (f"stored {result['id']}  type {result['type']}  importance "
@@ -191,8 +234,16 @@ def show(command: str, result: Any) -> str:
             lines.append("(git history is off: only the versions kept in the files)")
         return "\n".join(lines)
     if command == "restore":
+        if result["restored_from"] is None:
+            return f"restored {result['id']} from the trash\n{render.memory(result)}"
         return f"restored {result['id']} to version {result['restored_from']}: now " \
                f"version {result['version']}\n{render.memory(result)}"
+    if command == "write" and result.get("duplicate"):
+        return f"already stored: this is the existing memory {result['id']} (same content " \
+               f"in the same scope)\n{render.memory(result)}"
+    if command == "remind":
+        return f"reminder {render.short_id(result['id'])} due " \
+               f"{render.local_time(result['due_at'])}: {result['content']}"
     if command == "jobs":
         return render.table([[j["name"], j["trigger"], str(j["last_run"] or "-")[:19],
                               str(j["next_run"] or "-")[:19],
@@ -254,37 +305,96 @@ def run(args: argparse.Namespace, client: Client) -> Any:
     raise SystemExit(f"memoryctl: unknown command {args.command}")
 
 
+def _proxy(args: argparse.Namespace, socket_path: Path) -> int:
+    from memoryctl import proxy
+
+    settings = proxy.Settings(upstream=args.upstream, socket_path=socket_path,
+                              top_k=args.top_k, token_budget=args.token_budget,
+                              quiet=args.quiet)
+    try:
+        return proxy.run(settings, args.listen)
+    except (ValueError, OSError) as exc:
+        print(f"memoryctl proxy: {exc}", file=sys.stderr)
+        return 2
+
+
+def _web(args: argparse.Namespace, socket_path: Path) -> int:
+    from memoryctl import web
+
+    try:
+        return web.run(socket_path, args.listen, args.allow_edit)
+    except (ValueError, OSError) as exc:
+        print(f"memoryctl web: {exc}", file=sys.stderr)
+        return 2
+
+
+def _service(args: argparse.Namespace, socket_path: Path) -> int:
+    from memoryctl import service
+
+    root = resolve_root(getattr(args, "root", None))
+    code = service.run(args.action, root, args.system, args.dry_run)
+    if args.action == "status" and not args.dry_run:
+        try:
+            with Client(socket_path, retries=0, timeout=10) as client:
+                health = client.call("health")
+            print(f"memoryd answers on {socket_path}: pid {health['pid']}, up "
+                  f"{health['uptime_s']:.0f} s")
+        except (DaemonUnavailable, OSError, RpcFailure):
+            print(f"nothing answers on {socket_path}")
+    return code
+
+
+LOCAL = {"proxy": _proxy, "web": _web, "service": _service}
+
+
+def start_hint(root: Path) -> str:
+    """The command that starts a daemon, as this user can type it."""
+    serve = f"serve --root {root}"
+    if shutil.which("memoryd"):
+        return f"memoryd {serve}"
+    beside = Path(sys.executable).parent / "memoryd"  # a venv that is not activated
+    if beside.exists():
+        return f"{beside} {serve}"
+    if Path("scripts/serve").exists():
+        return "./scripts/serve"
+    return f"{sys.executable} -m memoryd {serve}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     root, sock = getattr(args, "root", None), getattr(args, "socket", None)
     socket_path = resolve_socket(root, sock)
+    if args.command in LOCAL:  # they start without the daemon and report it when needed
+        return LOCAL[args.command](args, socket_path)
     try:
         waits = args.command in ("mcp", "ingest")  # as long as it takes
-        with Client(socket_path, timeout=None if waits else 60) as client:
+        with Client(socket_path, timeout=None if waits else 60, retries=0) as client:
             if args.command in ("agent", "mcp"):
                 from memoryctl import bridge
 
                 if args.command == "agent":
-                    return bridge.run_agent(client, sys.stdin, sys.stdout, args.list_tools)
+                    return bridge.run_agent(client, sys.stdin, sys.stdout, args)
                 return bridge.run_mcp(client, sys.stdin, sys.stdout)
             result = run(args, client)
+        if getattr(args, "json", False):
+            print(json.dumps(result, ensure_ascii=False, indent=2))
+        elif args.command == "export" and args.output is None:
+            print(show(args.command, result), file=sys.stderr)  # stdout holds the JSONL
+        else:
+            print(show(args.command, result))
+        sys.stdout.flush()
     except DaemonUnavailable:
         print(f"memoryctl: no memoryd is answering on {socket_path}.\n"
-              f"Start one with:  memoryd serve --root {resolve_root(root)}", file=sys.stderr)
+              f"Start one with:  {start_hint(resolve_root(root))}", file=sys.stderr)
         return 3
     except RpcFailure as exc:
         print(f"memoryctl: {exc.message} (error {exc.code})", file=sys.stderr)
         return 1
     except BrokenPipeError:  # our stdout was closed (| head): not the daemon's fault
-        sys.stderr.close()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush does not fail again
         return 141
     except (TimeoutError, OSError) as exc:
         print(f"memoryctl: talking to {socket_path} failed: {exc}", file=sys.stderr)
         return 1
-    if getattr(args, "json", False):
-        print(json.dumps(result, ensure_ascii=False, indent=2))
-    elif args.command == "export" and args.output is None:
-        print(show(args.command, result), file=sys.stderr)  # stdout holds the JSONL
-    else:
-        print(show(args.command, result))
     return 0

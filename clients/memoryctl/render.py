@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 from typing import Any
+
+SHORT_ID = 8  # characters of an id in tables; any unique prefix is taken back
 
 
 def _short_time(value: str | None) -> str:
     return (value or "")[:16].replace("T", " ")
+
+
+def local_time(value: str | None) -> str:
+    """An ISO 8601 UTC time as the local wall clock, with the zone's name."""
+    if not value:
+        return ""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return value
+    return moment.strftime("%Y-%m-%d %H:%M %Z").strip()
+
+
+def short_id(memory_id: str) -> str:
+    return memory_id[:SHORT_ID]
 
 
 def _one_line(text: str) -> str:
@@ -35,9 +53,15 @@ def table(rows: list[list[str]], headers: list[str], flex: int) -> str:
 def memories(items: list[dict[str, Any]], total: int | None = None) -> str:
     if not items:
         return "no memories"
-    rows = [[m["id"], m["category"], m["scope"], _short_time(m.get("created_at")),
-             ",".join(m.get("tags") or []), _one_line(m.get("content", ""))] for m in items]
-    out = table(rows, ["ID", "CATEGORY", "SCOPE", "CREATED", "TAGS", "CONTENT"], flex=5)
+    if any(m.get("due_at") for m in items):  # reminders: when they are due, locally
+        rows = [[short_id(m["id"]), local_time(m.get("due_at")) or "-", m["scope"],
+                 "notified" if m.get("notified_at") else "pending",
+                 _one_line(m.get("content", ""))] for m in items]
+        out = table(rows, ["ID", "DUE", "SCOPE", "STATE", "CONTENT"], flex=4)
+    else:
+        rows = [[short_id(m["id"]), m["category"], m["scope"], _short_time(m.get("created_at")),
+                 ",".join(m.get("tags") or []), _one_line(m.get("content", ""))] for m in items]
+        out = table(rows, ["ID", "CATEGORY", "SCOPE", "CREATED", "TAGS", "CONTENT"], flex=5)
     if total is not None and total > len(items):
         out += f"\n({len(items)} of {total}; use --limit/--offset for more)"
     return out
@@ -45,8 +69,8 @@ def memories(items: list[dict[str, Any]], total: int | None = None) -> str:
 
 def memory(item: dict[str, Any]) -> str:
     keys = ["id", "kind", "phase", "category", "type", "scope", "session", "role", "tags",
-            "source", "importance", "created_at", "updated_at", "expires_at", "access_count",
-            "links", "version"]
+            "source", "importance", "created_at", "updated_at", "due_at", "expires_at",
+            "access_count", "links", "version"]
     lines = []
     for key in keys:
         value = item.get(key)
@@ -54,31 +78,50 @@ def memory(item: dict[str, Any]) -> str:
             continue
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
+        if key in ("due_at", "expires_at"):
+            value = local_time(value)
         lines.append(f"{key + ':':<14}{value}")
     return "\n".join(lines) + "\n\n" + item.get("content", "")
 
 
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_scalar(v) for v in value) or "-"
+    return str(value)
+
+
 def mapping(data: dict[str, Any], indent: str = "") -> str:
+    """Nested key/value blocks, values aligned within each block."""
+    width = max((len(k) for k, v in data.items() if not isinstance(v, dict)), default=0) + 2
     lines = []
     for key, value in data.items():
         if isinstance(value, dict):
             lines.append(f"{indent}{key}:")
-            lines.append(mapping(value, indent + "  "))
+            lines.append(mapping(value, indent + "  ") if value else f"{indent}  (none)")
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             lines.append(f"{indent}{key}:")  # e.g. rejected files: path, then why
-            lines += [f"{indent}  - " + "  ".join(str(v) for v in item.values())
+            lines += [f"{indent}  - " + "  ".join(_scalar(v) for v in item.values())
                       for item in value]
         else:
-            lines.append(f"{indent}{key + ':':<16}{value}")
+            lines.append(f"{indent}{key + ':':<{width}}{_scalar(value)}")
     return "\n".join(lines)
 
 
 def ranked(items: list[dict[str, Any]]) -> str:
     if not items:
         return "no memories above the threshold"
-    rows = [[f"{m['score']:.3f}", m["id"], m["category"], m["type"],
-             _one_line(m.get("content", ""))] for m in items]
-    return table(rows, ["SCORE", "ID", "CATEGORY", "TYPE", "CONTENT"], flex=4)
+    rows = [[str(rank), f"{m['score']:.3f}", short_id(m["id"]), m["category"], m["type"],
+             _one_line(m.get("content", ""))] for rank, m in enumerate(items, 1)]
+    out = table(rows, ["RANK", "SCORE", "ID", "CATEGORY", "TYPE", "CONTENT"], flex=5)
+    scores = [m["score"] for m in items]
+    if scores != sorted(scores, reverse=True):
+        out += ("\n(ranked by MMR: the best score first, then each next one the best trade "
+                "of score against likeness to those above, so a lower score can rank higher)")
+    return out
 
 
 def explained(result: dict[str, Any]) -> str:
@@ -93,3 +136,80 @@ def explained(result: dict[str, Any]) -> str:
                      _one_line(c.get("content") or "")])
     return head + "\n" + table(rows, ["RANK", "LEXICAL", "DENSE", "RELEVANCE", "SCORE",
                                       "WHY", "CONTENT"], flex=6)
+
+
+def _uptime(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    parts = [f"{days}d"] if days else []
+    if days or hours:
+        parts.append(f"{hours}h")
+    parts.append(f"{minutes}m" if days or hours or minutes else f"{secs}s")
+    return " ".join(parts)
+
+
+def _by(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])) \
+        or "-"
+
+
+def status(s: dict[str, Any]) -> str:
+    """`memoryctl status`: one aligned block a person reads top to bottom."""
+    rows: list[tuple[str, str]] = [
+        ("daemon", f"memoryd {s['version']}, pid {s['pid']}, up {_uptime(s['uptime_s'])}, "
+                   f"{s['status']}"),
+        ("root", s["root"]), ("socket", s["socket"]),
+        ("connections", f"{s['connections']} open, {s['requests']} requests served, "
+                        f"{s['subscribers']} subscribed"),
+        ("memories", f"{s['memories']}"),
+        ("  by phase", _by(s["by_phase"])), ("  by category", _by(s["by_category"])),
+        ("  by kind", _by(s["by_kind"])), ("  by scope", _by(s["by_scope"]))]
+    index = s.get("index")
+    if index:
+        vectors = index["vectors"]
+        line = (f"{index['files']} files, {index['keyword_rows']} keyword rows, "
+                f"{vectors.get('own', 0)} vectors (+ {vectors.get('ctx', 0)} context, "
+                f"{vectors.get('chunk', 0)} chunk)")
+        rows.append(("index", ("in step: " if index["in_step"] else "OUT OF STEP: ") + line))
+        rows += [("", f"! {d}") for d in index["differs"]]
+    rejected = s["rejected_files"]
+    if rejected.get("count"):
+        rows.append(("rejected files", f"{rejected['count']} (not indexed; see the log)"))
+        rows += [("", "  ".join(str(v) for v in item.values()))
+                 for item in rejected.get("files", [])[:10]]
+    emb = s["models"]["embedder"]
+    rows.append(("embedder", f"{emb['model']}" + (f", sha256 {emb['sha256'][:16]}…"
+                                                   if emb.get("sha256") else "")))
+    reranker = s["models"]["reranker"]
+    rows.append(("reranker", reranker["model"] if reranker else "none"))
+    llm = s["llm"]
+    if not llm["configured"]:
+        rows.append(("llm", "none (the deterministic paths are used)"))
+    else:
+        rows.append(("llm", f"{llm['endpoint']} ({llm['model'] or 'default model'}): "
+                            f"{llm['calls']} calls, {llm['failures']} failed"))
+        if llm["last_error"]:
+            err = llm["last_error"]
+            rows.append(("  last error", f"{local_time(err['at'])} {err['task']}: "
+                                         f"{err['error']}"))
+    rows.append(("backlog", f"{s['backlog']} turns waiting for background learning"))
+    rows.append(("access counts", f"{s['pending_access_counts']} not yet written"))
+    width = max(len(k) for k, _ in rows) + 2
+    out = [f"{k:<{width}}{v}" if k else f"{'':<{width}}{v}" for k, v in rows]
+    if s["jobs"]:
+        out += ["", table([[j["name"], j["trigger"], local_time(j["last_run"]) or "-",
+                            local_time(j["next_run"]) or "-",
+                            str((j["last_result"] or {}).get("changes", "-"))]
+                           for j in s["jobs"]],
+                          ["JOB", "TRIGGER", "LAST RUN", "NEXT RUN", "CHANGED"], flex=1)]
+    reminders = s["reminders"]
+    out.append("")
+    out.append(f"reminders: {len(reminders['due'])} due" + (":" if reminders["due"] else ""))
+    out += [f"  {local_time(r['due_at'])}  {short_id(r['id'])}  {_one_line(r['content'])}"
+            for r in reminders["due"]]
+    if reminders["upcoming"]:
+        out.append("next:")
+        out += [f"  {local_time(r['due_at'])}  {short_id(r['id'])}  "
+                f"{_one_line(r['content'])}" for r in reminders["upcoming"]]
+    return "\n".join(out)

@@ -14,7 +14,7 @@ import numpy as np
 
 from memoryd.access_counts import AccessCounts
 from memoryd.engine.workers import Workers
-from memoryd.errors import NotFound
+from memoryd.errors import InvalidParams, NotFound
 from memoryd.graph.topics import TopicGraph
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SearchRequest, SearchResult, SmartSearch
@@ -22,7 +22,14 @@ from memoryd.schema import Memory
 from memoryd.scopes import Caller
 from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog, Filters
-from memoryd.store.files import MarkdownStore, UnsafePath
+from memoryd.store.files import MarkdownStore, UnreadableMemory, UnsafePath
+
+MIN_PREFIX = 4  # shorter id prefixes are not looked up
+
+
+def _reminder(memory: Memory) -> dict[str, Any]:
+    return {"id": memory.id, "content": memory.content, "scope": memory.scope,
+            "due_at": memory.due_at.isoformat() if memory.due_at else None}
 
 
 class Reads:
@@ -39,6 +46,54 @@ class Reads:
 
     def _overlaid(self, memories: list[Memory]) -> list[Memory]:
         return [self.access_counts.overlay(m) for m in memories]
+
+    def resolve_id(self, given: str, field: str = "id") -> str:
+        """The full id of which `given` is a unique prefix (4 characters or more, as
+        memoryctl's tables show ids), in the index or else in the trash; `given` itself
+        when it is an id or matches nothing (the tool then says not found)."""
+        found = self.catalog.ids_with_prefix(given)
+        if not found and len(given) >= MIN_PREFIX:
+            found = sorted({i for i, _ in self.files.trashed() if i.startswith(given)})[:2]
+        if not found or found[0] == given or len(given) < MIN_PREFIX:
+            return given
+        if len(found) > 1:
+            raise InvalidParams(field, f"{given!r} is the start of more than one memory "
+                                       "id: give more of it")
+        return found[0]
+
+    async def reminders(self, caller: Caller, upcoming: int = 5) -> dict[str, Any]:
+        """Announced reminders still kept (pending.md lists them) and the next ones due,
+        of the scopes the caller may see."""
+        def run() -> dict[str, Any]:
+            due = [m for m in self.catalog.announced_reminders() if caller.can_see(m.scope)]
+            nxt = [m for m in self.catalog.upcoming_reminders(upcoming * 4)
+                   if caller.can_see(m.scope)][:upcoming]
+            return {"due": [_reminder(m) for m in due], "upcoming": [_reminder(m) for m in nxt]}
+
+        return await self.workers.read(run)
+
+    async def trashed(self, caller: Caller, limit: int, offset: int
+                      ) -> tuple[list[tuple[Memory, str]], int]:
+        """Soft-deleted memories the caller may see, most recently deleted first, with
+        their paths under trash/ (replaced facts, which are history, are not listed)."""
+        def run() -> list[tuple[Memory, str, float]]:
+            newest: dict[str, tuple[Memory, str, float]] = {}
+            for named, rel in self.files.trashed():
+                try:
+                    memory = self.files.read_memory(rel, named)
+                    deleted = (self.files.root / rel).lstat().st_mtime
+                except (UnreadableMemory, OSError):
+                    continue
+                if memory.replaced_by or memory.superseded_at or not caller.can_see(
+                        memory.scope) or self.catalog.get_many([memory.id]):
+                    continue
+                kept = newest.get(memory.id)
+                if kept is None or memory.version > kept[0].version:
+                    newest[memory.id] = (memory, rel, deleted)
+            return sorted(newest.values(), key=lambda t: -t[2])
+
+        found = await self.workers.read(run)
+        return [(m, rel) for m, rel, _ in found[offset: offset + limit]], len(found)
 
     async def read(self, memory_id: str, caller: Caller, *, count_access: bool = True) -> Memory:
         # A point read by id takes microseconds, on the event loop's own connection.

@@ -231,6 +231,24 @@ class FileSync:
             "files": len(on_disk) - len(self.rejected), "rejected": len(self.rejected),
             "stale_temp_files": stale}
 
+    async def index_health(self) -> dict[str, Any]:
+        """Do the derived indexes agree with the files? Memory files (accepted), keyword
+        rows and stored vectors, counted now; `in_step`, else `differs` says how."""
+        def run() -> dict[str, Any]:
+            on_disk = sum(1 for _ in self.files.iter_files(INDEXED_DIRS))
+            files = on_disk - len(self.rejected)
+            rows = self.catalog.count_rows()
+            vectors = self.stores.hybrid.vectors.counts()
+            differs = []
+            if rows != files:
+                differs.append(f"{files} memory files but {rows} keyword rows")
+            if vectors.get("own", 0) != rows:
+                differs.append(f"{rows} keyword rows but {vectors.get('own', 0)} vectors")
+            return {"files": files, "rejected": len(self.rejected), "keyword_rows": rows,
+                    "vectors": vectors, "in_step": not differs, "differs": differs}
+
+        return await self.stores.workers.read(run)
+
     async def reconcile(self) -> dict[str, int]:
         return await self.stores.change(self._reconcile_files)
 

@@ -24,6 +24,7 @@ from memoryd.schema import (
     utcnow,
 )
 from memoryd.scopes import Caller
+from memoryd.store.files import UnreadableMemory
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -225,6 +226,34 @@ class Writes:
                 repoint_link(uow, peer, memory_id, None)
             uow.event("deleted", memory.scope, id=memory_id)
             return uow.trash(memory, path)
+
+        return await self.stores.change(run)
+
+    async def untrash(self, memory_id: str, caller: Caller) -> Memory:
+        """Bring a soft-deleted memory back from trash/ to where it belongs (its links
+        to others are not restored: they were dropped on both sides)."""
+        files = self.stores.files
+
+        def run(uow: UnitOfWork) -> Memory:
+            if self.stores.catalog.record_by_id(memory_id) is not None:
+                raise InvalidParams("id", f"memory {memory_id} is not in the trash (it is "
+                                          "live, or a replaced fact: see memory_history)")
+            found = []
+            for named, rel in files.trashed():
+                if named == memory_id:
+                    try:
+                        found.append((files.read_memory(rel, memory_id), rel))
+                    except UnreadableMemory:
+                        continue
+            found = [(m, rel) for m, rel in found if m.id == memory_id]
+            if not found:
+                raise NotFound(f"no memory with id {memory_id!r} in the trash")
+            memory, rel = max(found, key=lambda f: f[0].version)
+            caller.check(memory.scope)
+            memory.links = []
+            uow.put(memory, files.relpath_for(memory), origin=rel)
+            uow.event("restored", memory.scope, id=memory_id)
+            return memory
 
         return await self.stores.change(run)
 

@@ -16,6 +16,7 @@ import json
 import os
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -56,6 +57,7 @@ class ChatClient:
         self.endpoint = config.url.rstrip("/") + "/chat/completions"
         self.calls = 0
         self.failures = 0
+        self.last_error: dict[str, str] | None = None  # {at, task, error}: for status
         self._limiter: trio.CapacityLimiter | None = None
 
     @property
@@ -113,6 +115,8 @@ class ChatClient:
             except LlmError as exc:
                 if not exc.retry or attempt == self.config.retries:
                     self.failures += 1
+                    self.last_error = {"at": datetime.now(UTC).isoformat(), "task": task,
+                                       "error": str(exc)[:500]}
                     log.warning("llm.failed", task=task, endpoint=self.endpoint,
                                 error=str(exc), attempts=attempt + 1)
                     raise

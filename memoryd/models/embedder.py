@@ -13,6 +13,7 @@ import importlib.util
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -115,6 +116,13 @@ class Embedder:
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # writes and searches embed from two threads
         self.hits = self.misses = 0
+        self.model_file = model
+
+    def describe(self) -> dict[str, Any]:
+        """The model as status shows it: its id, file, and the pinned sha256 of the
+        weights it was verified against at load (the int8 file is derived from them)."""
+        return {"model": self.model_id, "file": str(self.model_file), "dim": self.dim,
+                "sha256": FILES["onnx/model.onnx"]}
 
     def count_tokens(self, text: str, limit: int | None = None) -> int:
         """Tokens in `text`; with `limit`, any count above it may stand for "too many"

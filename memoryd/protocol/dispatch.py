@@ -68,6 +68,16 @@ def _mcp_result(result: dict[str, Any]) -> dict[str, Any]:
             "structuredContent": result, "isError": False}
 
 
+def _mcp_error(error: RpcError) -> dict[str, Any]:
+    """An MCP CallToolResult for a tool call that failed: the message, and the JSON-RPC
+    error it would have been, for programs."""
+    text = f"{error.message} (error {error.code})"
+    return {"content": [{"type": "text", "text": text}], "isError": True,
+            "_meta": {"memoryd/error": {"code": error.code, "message": error.message,
+                                         **({"data": error.data} if error.data is not None
+                                            else {})}}}
+
+
 def _split_meta(raw: Raw | UnsetType) -> tuple[Raw | UnsetType, str | int | None]:
     """A tool's params without the `_meta` a caller may put there (the shorthand
     form), and the progressToken it carried."""
@@ -98,6 +108,10 @@ class _Call:
     def reply(self, outcome: Any) -> bytes | None:
         if self.request.is_notification:
             return None
+        if isinstance(outcome, RpcError) and self.mcp and self.tool is not None:
+            # MCP: a tool that ran and failed (bad arguments, not found, busy) answers
+            # a CallToolResult with isError, which the model reads and can act on.
+            return encode_result(self.request.reply_id, _mcp_error(outcome))
         if isinstance(outcome, RpcError):
             return encode_error(self.request.reply_id, outcome)
         return encode_result(self.request.reply_id, _mcp_result(outcome) if self.mcp

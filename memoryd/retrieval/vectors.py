@@ -109,6 +109,15 @@ class VectorStore:
             for start in range(0, len(ids), BATCH):
                 self._collection(kind, scope).delete(ids=ids[start:start + BATCH])
 
+    def counts(self) -> dict[str, int]:
+        """Stored vectors per kind (own, ctx, chunk), over every scope's collection."""
+        out: dict[str, int] = {}
+        for col in self.client.list_collections():
+            kind = (col.metadata or {}).get("kind")
+            if kind:
+                out[kind] = out.get(kind, 0) + col.count()
+        return out
+
     def query(self, kind: str, scope: str, vector: np.ndarray, n: int) -> list[str]:
         col = self._collection(kind, scope)
         count = col.count()

@@ -32,7 +32,7 @@ from memoryd.server.listener import (
     peer_credentials,
     socket_identity,
 )
-from memoryd.server.systemd import sd_notify
+from memoryd.server.systemd import sd_notify, watchdog_interval
 from memoryd.server.watcher import watch_files
 from memoryd.server.wiring import build_dispatcher, build_engine
 
@@ -105,6 +105,13 @@ async def _flush_stats_every(engine: Engine, interval: float) -> None:
             await engine.flush_stats()
         except Exception:
             log.exception("stats.flush_failed")
+
+
+async def _watchdog(interval: float) -> None:
+    """WATCHDOG=1 while the event loop runs: a hung daemon is restarted by systemd."""
+    while True:
+        sd_notify("WATCHDOG=1")
+        await trio.sleep(interval)
 
 
 async def serve(root: Path, socket_path: Path, config: Config,
@@ -186,6 +193,8 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
                      memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
             sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")
+            if (interval := watchdog_interval()) is not None:
+                services.start_soon(_watchdog, interval)
             if sys.stderr.isatty():  # one line a person reads; the log line is for machines
                 print(f"memoryd ready: socket {socket_path}, {summary['files']} memories, "
                       f"pid {os.getpid()}", file=sys.stderr, flush=True)

@@ -3,19 +3,21 @@ subscriptions and the jobs. The dispatcher routes to them by name."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 from msgspec import Raw, UnsetType
 
 from memoryd import __version__
-from memoryd.errors import Busy, Forbidden
+from memoryd.errors import Busy, Forbidden, InvalidParams
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import decode_params
 from memoryd.protocol.dispatch import Connection, Handler
 from memoryd.schema import Scope
 from memoryd.scopes import agent_scope
 from memoryd.server.app import App
+from memoryd.tools.registry import Tool
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
 INSTRUCTIONS = (
@@ -36,8 +38,27 @@ class InitializeParams(msgspec.Struct):
     scope: Scope | None = None  # memoryd's own: where this connection's writes go
 
 
+GRAPH_NODES = 150  # topics graph/topics returns at most (the largest)
+
+
 class NoParams(msgspec.Struct):
     pass
+
+
+class PromptParams(msgspec.Struct):
+    name: str
+    arguments: dict[str, str] = {}
+
+
+# MCP's prompt: memory_recall's <memory> block, for hosts that offer prompts to the user.
+MEMORY_PROMPT = {
+    "name": "memory", "title": "What memoryd remembers",
+    "description": "The <memory> block for a question: the memories relevant to it, "
+                   "within a token budget (memory_recall).",
+    "arguments": [{"name": "query", "description": "What the memories should be about.",
+                   "required": True},
+                  {"name": "session", "description": "A conversation whose summary and "
+                   "last turns to add.", "required": False}]}
 
 
 class JobRunParams(msgspec.Struct, forbid_unknown_fields=True):
@@ -46,8 +67,8 @@ class JobRunParams(msgspec.Struct, forbid_unknown_fields=True):
     level: int | None = None
 
 
-def server_methods(app: App) -> dict[str, Handler]:
-    """Every server method, bound to `app`."""
+def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
+    """Every server method, bound to `app` (and its tools, for the MCP prompt)."""
 
     async def initialize(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         params = decode_params(raw, InitializeParams)
@@ -60,7 +81,9 @@ def server_methods(app: App) -> dict[str, Handler]:
             conn.caller.default_scope = params.scope
         version = (params.protocolVersion if params.protocolVersion in PROTOCOL_VERSIONS
                    else PROTOCOL_VERSIONS[0])
-        return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
+        return {"protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False},
+                                 "prompts": {"listChanged": False}},
                 "serverInfo": {"name": "memoryd", "version": __version__},
                 "instructions": INSTRUCTIONS, "scope": conn.caller.default_scope,
                 "agent": conn.caller.agent}
@@ -80,15 +103,26 @@ def server_methods(app: App) -> dict[str, Handler]:
         rejected = engine.sync.rejected.describe()
         if not caller.is_user:  # an agent sees its own scopes' figures, no paths
             rejected = {"count": rejected["count"]}
-        return {**await engine.reads.counts(caller.visible_scopes(None)),
-                "rejected_files": rejected,
-                "pending_access_counts": len(engine.access_counts.dirty),
-                # Turns still waiting for importance, facts or a summary: wait for 0.
-                "backlog": await engine.conversation.backlog(),
-                "graph": engine.graph.describe(),
-                "llm": {"endpoint": llm.endpoint, "calls": llm.calls, "failures": llm.failures}
-                if llm else None,
-                "subscribers": engine.events.subscribers, **app.health()}
+        reranker = engine.reranker
+        out = {**app.health(), **await engine.reads.counts(caller.visible_scopes(None)),
+               "rejected_files": rejected,
+               "pending_access_counts": len(engine.access_counts.dirty),
+               # Turns still waiting for importance, facts or a summary: wait for 0.
+               "backlog": await engine.conversation.backlog(),
+               "graph": engine.graph.describe(),
+               "models": {"embedder": engine.embedder.describe(),
+                          "reranker": {"model": app.config.reranker.model_dir}
+                          if reranker is not None else None},
+               "llm": {"configured": True, "endpoint": llm.endpoint,
+                       "model": llm.config.model, "calls": llm.calls,
+                       "failures": llm.failures, "last_error": llm.last_error}
+               if llm else {"configured": False},
+               "jobs": app.scheduler.describe() if app.scheduler else [],
+               "reminders": await engine.reads.reminders(caller),
+               "subscribers": engine.events.subscribers}
+        if caller.is_user:  # counts every file: the user's own tooling only
+            out["index"] = await engine.sync.index_health()
+        return out
 
     def scheduler() -> Scheduler:
         if app.scheduler is None:
@@ -119,6 +153,43 @@ def server_methods(app: App) -> dict[str, Handler]:
             conn.subscription = None
         return {"subscribed": False}
 
+    async def prompts_list(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        return {"prompts": [MEMORY_PROMPT]}
+
+    async def prompts_get(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        params = decode_params(raw, PromptParams)
+        if params.name != MEMORY_PROMPT["name"]:
+            raise InvalidParams("name", f"no prompt {params.name!r}; prompts/list names them")
+        args = params.arguments
+        if not args.get("query", "").strip():
+            raise InvalidParams("arguments.query", "the prompt needs a query")
+        recall: dict[str, Any] = {"query": args["query"]}
+        if args.get("session"):
+            recall["session"] = args["session"]
+        tool = tools["memory_recall"]
+        block = await tool.fn(conn.caller, decode_params(
+            Raw(msgspec.json.encode(recall)), tool.params, "params.arguments"))
+        return {"description": f"What memoryd remembers for: {args['query'][:80]}",
+                "messages": [{"role": "user", "content": {
+                    "type": "text", "text": block["text"] or "<memory>\n</memory>"}}]}
+
+    async def graph_topics(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        """The topic graph as the web view draws it: nodes (their episode counts) and
+        co_occurs edges, of the scopes the caller may see; the largest GRAPH_NODES."""
+        decode_params(raw, NoParams)
+        graph = app.engine.graph
+        with graph.lock:
+            nodes = sorted(({"id": n.id, "label": n.label, "scope": n.scope,
+                             "members": len(n.members)} for n in graph.nodes.values()
+                            if conn.caller.can_see(n.scope)), key=lambda n: -n["members"])
+            shown = {n["id"] for n in nodes[:GRAPH_NODES]}
+            edges = [{"source": a, "target": b, "weight": round(w, 4)}
+                     for (a, b), w in graph.edges.items() if a in shown and b in shown]
+        return {"nodes": nodes[:GRAPH_NODES], "edges": edges,
+                "truncated": len(nodes) > GRAPH_NODES}
+
     return {"initialize": initialize, "ping": ping, "health": health, "stats": stats,
+            "graph/topics": graph_topics,
+            "prompts/list": prompts_list, "prompts/get": prompts_get,
             "events/subscribe": subscribe, "events/unsubscribe": unsubscribe,
             "jobs/list": jobs_list, "jobs/run": jobs_run}

@@ -1,9 +1,20 @@
-"""sd_notify without libsystemd: READY=1, STATUS=..., STOPPING=1 for Type=notify units."""
+"""sd_notify without libsystemd: READY=1, STATUS=..., STOPPING=1 and WATCHDOG=1 for
+Type=notify units."""
 
 from __future__ import annotations
 
 import os
 import socket
+
+
+def watchdog_interval() -> float | None:
+    """Seconds between WATCHDOG=1 pings (half of WatchdogSec), or None when the service
+    manager set no watchdog for this process."""
+    usec = os.environ.get("WATCHDOG_USEC", "")
+    pid = os.environ.get("WATCHDOG_PID", "")
+    if not usec.isdigit() or int(usec) == 0 or (pid and pid != str(os.getpid())):
+        return None
+    return int(usec) / 1e6 / 2
 
 
 def sd_notify(state: str) -> bool:

@@ -114,4 +114,5 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
 
 def build_dispatcher(app: App) -> Dispatcher:
     """The dispatcher over every tool and server method of `app`."""
-    return Dispatcher(registry.bind(app), server_methods(app), app.saw_requests)
+    tools = registry.bind(app)
+    return Dispatcher(tools, server_methods(app, tools), app.saw_requests)

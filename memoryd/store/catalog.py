@@ -311,6 +311,14 @@ class Catalog:
                                   (memory_id,)).fetchone()
         return _decode(row[0]) if row else None
 
+    def ids_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        """Ids starting with `prefix`, the id itself first when it exists (an index range
+        on the primary key; event loop's connection)."""
+        rows = self.inline.execute(
+            "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit)).fetchall()
+        return [r[0] for r in rows]
+
     def get_many(self, ids: Iterable[str]) -> list[Memory]:
         return _by_ids(self.reader, list(ids))
 
@@ -452,6 +460,11 @@ class Catalog:
         """Reminders due by `now` that were not announced yet, oldest due first."""
         return self._where("kind = 'reminder' AND notified = 0 AND due_at IS NOT NULL"
                            " AND due_at <= ? ORDER BY due_at", now)
+
+    def upcoming_reminders(self, limit: int) -> list[Memory]:
+        """Reminders not announced yet, soonest first."""
+        return self._where("kind = 'reminder' AND notified = 0 AND due_at IS NOT NULL"
+                           f" ORDER BY due_at LIMIT {int(limit)}")
 
     def announced_reminders(self) -> list[Memory]:
         """Reminders already announced and not deleted: what pending.md lists."""

@@ -10,7 +10,13 @@ from memoryd.errors import InvalidParams, NotFound
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
 from memoryd.store import frontmatter
-from memoryd.tools.params import AddParams, IdParams, RememberParams, RestoreParams
+from memoryd.tools.params import (
+    AddParams,
+    IdParams,
+    RememberParams,
+    RestoreParams,
+    TrashParams,
+)
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
@@ -43,6 +49,8 @@ async def memory_history(app: App, caller: Caller, p: IdParams) -> Result:
 
 @handler("memory_restore")
 async def memory_restore(app: App, caller: Caller, p: RestoreParams) -> Result:
+    if p.version is None:
+        return {**to_wire(await app.engine.writes.untrash(p.id, caller)), "restored_from": None}
     git = app.engine.git
     text = await git.text_at(p.id, p.version) if git else None
     if text is None:
@@ -57,3 +65,9 @@ async def memory_restore(app: App, caller: Caller, p: RestoreParams) -> Result:
         content=old.content, category=old.category, tags=old.tags, type=old.type,
         importance=old.importance), caller)
     return {**to_wire(memory), "restored_from": p.version}
+
+
+@handler("memory_trash")
+async def memory_trash(app: App, caller: Caller, p: TrashParams) -> Result:
+    found, total = await app.engine.reads.trashed(caller, p.limit, p.offset)
+    return {"memories": [{**to_wire(m), "trash": rel} for m, rel in found], "total": total}

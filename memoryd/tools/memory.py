@@ -34,7 +34,9 @@ async def memory_write_many(app: App, caller: Caller, ps: list[WriteParams]
                       source=p.source, type=p.type, importance=p.importance,
                       session=p.session, role=p.role, created_at=p.created_at) for p in ps]
     results = await app.engine.writes.write_many(news, caller)
-    return [r if isinstance(r, RpcError) else to_wire(r[0]) for r in results]
+    # `duplicate`: the same content was already stored in that scope; this is that memory.
+    return [r if isinstance(r, RpcError) else {**to_wire(r[0]), "duplicate": not r[1]}
+            for r in results]
 
 
 @handler("memory_write", batch=memory_write_many)

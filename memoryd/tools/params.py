@@ -7,26 +7,30 @@ The constraints here are the validation (errors name the field), and
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 from msgspec import Meta
 
+from memoryd import schema
 from memoryd.ingest.sources import SourceName
 from memoryd.schema import (
-    Category,
     Content,
     Id,
     Importance,
-    Kind,
-    MemoryType,
-    Phase,
-    Role,
     Scope,
     Session,
     Source,
     Tags,
 )
+
+# The schema's enumerations, with the description a client shows for them.
+Category = Annotated[schema.Category, Meta(
+    description="Where it belongs (its folder under categories/).")]
+Kind = Annotated[schema.Kind, Meta(description="What the memory is.")]
+MemoryType = Annotated[schema.MemoryType, Meta(description="The kind of knowledge.")]
+Phase = Annotated[schema.Phase, Meta(description="inbox (unsorted) or organized.")]
+Role = Annotated[schema.Role, Meta(description="Who said it.")]
 
 Limit = Annotated[int, Meta(ge=1, le=1000, description="At most this many results.")]
 Offset = Annotated[int, Meta(ge=0, le=1_000_000_000,
@@ -36,7 +40,8 @@ Query = Annotated[str, Meta(min_length=1, max_length=4096,
 
 
 class Params(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    pass
+    # The fields that name a memory: a unique prefix of an id is taken for the id.
+    id_fields: ClassVar[tuple[str, ...]] = ()
 
 
 class WriteParams(Params):
@@ -49,14 +54,17 @@ class WriteParams(Params):
     importance: Importance | None = None
     session: Session | None = None
     role: Role | None = None
-    created_at: datetime | None = None
+    created_at: Annotated[datetime, Meta(description="When it happened (ISO 8601); "
+                                         "default now.")] | None = None
 
 
 class IdParams(Params):
+    id_fields = ("id",)
     id: Id
 
 
 class UpdateParams(Params):
+    id_fields = ("id",)
     id: Id
     content: Content | None = None
     category: Category | None = None
@@ -94,22 +102,34 @@ class SearchParams(Params):
 
 
 class TagParams(Params):
+    id_fields = ("id",)
     id: Id
     add: Tags = []
     remove: Tags = []
 
 
 class LinkParams(Params):
+    id_fields = ("source", "target")
     source: Id
     target: Id
 
 
 class UpgradeParams(Params):
+    id_fields = ("id",)
     id: Id
     category: Category | None = None
 
 
 Weight = Annotated[float, Meta(ge=0.0, le=1.0)]
+RecencyWeight = Annotated[Weight, Meta(description="How much newness counts (0-1).")]
+ImportanceWeight = Annotated[Weight, Meta(description="How much importance counts (0-1).")]
+ScoreThreshold = Annotated[Weight, Meta(description="Drop results whose relevance is "
+                                        "below this (0-1).")]
+MmrLambda = Annotated[Weight, Meta(description="MMR: 1 ranks by score only, lower values "
+                                   "favour variety (0-1).")]
+IncludeCompressed = Annotated[bool, Meta(description="Also rank turns that a summary "
+                                         "already compresses.")]
+TopK = Annotated[int, Meta(ge=1, le=100, description="How many results.")]
 
 
 AsOf = Annotated[str, Meta(
@@ -131,11 +151,11 @@ class SmartSearchParams(Params):
     kind: Kind | None = None
     session: Session | None = None
     as_of: AsOf | None = None
-    recency_weight: Weight | None = None
-    importance_weight: Weight | None = None
-    score_threshold: Weight | None = None
-    mmr_lambda: Weight | None = None
-    include_compressed: bool = False
+    recency_weight: RecencyWeight | None = None
+    importance_weight: ImportanceWeight | None = None
+    score_threshold: ScoreThreshold | None = None
+    mmr_lambda: MmrLambda | None = None
+    include_compressed: IncludeCompressed = False
 
 
 class RecallParams(Params):
@@ -144,11 +164,13 @@ class RecallParams(Params):
     scope: Scope | None = None
     token_budget: Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
                                       "tokenizer) the <memory> block may use.")] = 2000
-    top_k: Annotated[int, Meta(ge=1, le=100)] | None = None
+    top_k: TopK | None = None
     kind: Kind | None = None
     as_of: AsOf | None = None
     tail: Tail | None = None
-    include_compressed: bool = False
+    recency_weight: RecencyWeight | None = None
+    score_threshold: ScoreThreshold | None = None
+    include_compressed: IncludeCompressed = False
 
 
 class RememberParams(Params):
@@ -209,6 +231,13 @@ class ImportParams(Params):
 
 
 class RestoreParams(Params):
+    id_fields = ("id",)
     id: Id
     version: Annotated[int, Meta(ge=1, description="The version to bring back (as "
-                                 "memory_history lists them).")]
+                                 "memory_history lists them); none: bring the deleted "
+                                 "memory back from the trash.")] | None = None
+
+
+class TrashParams(Params):
+    limit: Limit = 50
+    offset: Offset = 0

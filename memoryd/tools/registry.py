@@ -66,11 +66,23 @@ def handlers() -> dict[str, tuple[Handler, BatchHandler | None]]:
     return _HANDLERS
 
 
+def _resolving_ids(fn: Handler, fields: tuple[str, ...]) -> Handler:
+    """`fn`, given full ids where the caller gave a unique prefix of one."""
+    async def resolved(app: Any, caller: Caller, params: Any, **kwargs: Any) -> dict[str, Any]:
+        for field in fields:
+            setattr(params, field, app.engine.reads.resolve_id(getattr(params, field), field))
+        return await fn(app, caller, params, **kwargs)
+
+    return resolved
+
+
 def bind(app: Any) -> dict[str, Tool]:
     """Every tool, in the table's order, with `app` bound into its handler."""
     table = handlers()
     tools = {}
     for name, spec in SPECS.items():
         fn, batch = table[name]
+        if spec.params.id_fields:
+            fn = _resolving_ids(fn, spec.params.id_fields)
         tools[name] = Tool(spec, partial(fn, app), partial(batch, app) if batch else None)
     return tools

@@ -44,16 +44,19 @@ def _request(app: App, caller: Caller, p: SmartSearchParams | RecallParams,
                         score_threshold=threshold, mmr_lambda=r.mmr_lambda, kind=p.kind,
                         include_compressed=p.include_compressed,
                         as_of=as_of(p.as_of).timestamp() if p.as_of else None)
+    for name in ("recency_weight", "importance_weight", "score_threshold", "mmr_lambda"):
+        value = getattr(p, name, None)  # recall takes the first and third
+        if value is not None:
+            setattr(req, name, value)
     if isinstance(p, SmartSearchParams):
-        for name in ("category", "phase", "type", "session", "recency_weight",
-                     "importance_weight", "score_threshold", "mmr_lambda"):
+        for name in ("category", "phase", "type", "session"):
             value = getattr(p, name)
             if value is not None:
                 setattr(req, name, value)
         req.tags = p.tags
-        if req.recency_weight + req.importance_weight > 1:
-            raise InvalidParams("importance_weight", "recency_weight + importance_weight "
-                                "must be at most 1")
+    if req.recency_weight + req.importance_weight > 1:
+        field = "importance_weight" if isinstance(p, SmartSearchParams) else "recency_weight"
+        raise InvalidParams(field, "recency_weight + importance_weight must be at most 1")
     return req
 
 
@@ -120,7 +123,9 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the event loop
         recall.assemble, procedural, ranked, summary, p.token_budget, top_k,
         app.engine.embedder.count_tokens, recent)
-    return {"text": block.text, "memories": [to_wire(m) for m in block.memories],
+    scores = {c.id: round(c.score, 4) for c in result.selected}
+    return {"text": block.text,
+            "memories": [{**to_wire(m), "score": scores.get(m.id)} for m in block.memories],
             "recent": [to_wire(m) for m in block.recent],
             "total_tokens": block.total_tokens,
             "budget_used": round(block.total_tokens / p.token_budget, 4),

@@ -2,21 +2,21 @@
 MCP annotations, how memoryctl takes it).
 
 It imports only the params. `tools/list` and the dispatcher read it (through
-tools/registry.py, which binds each spec to its handler); memoryctl, which must stay
-stdlib-only, reads `clients/memoryctl/tools.json`, generated from it
-(`python -m memoryd.tools.spec > clients/memoryctl/tools.json`); a test checks that
-file, and the README's tool table, against this one.
+tools/registry.py, which binds each spec to its handler); the stdlib-only clients read
+files generated from it (`python -m memoryd.tools.generate`: memoryctl's tools.json,
+memoryd_client's tool methods); a test checks those, and the README's tool table,
+against this one.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from memoryd.tools import params as p
+from memoryd.tools.results import OUTPUTS
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ class ToolSpec:
     def describe(self) -> dict[str, Any]:
         """The tool as `tools/list` shows it (MCP's Tool)."""
         return {"name": self.name, "title": self.title, "description": self.description,
-                "inputSchema": self.input_schema(), "annotations": self.annotations()}
+                "inputSchema": self.input_schema(), "outputSchema": OUTPUTS[self.name],
+                "annotations": self.annotations()}
 
 
 def _spec(name: str, title: str, params: type[p.Params], description: str, cli: Cli,
@@ -164,11 +165,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         diff.""",
           Cli("history", "the versions of memory ID, oldest first", positional=("id",)),
           read_only=True, idempotent=True),
-    _spec("memory_restore", "Restore an earlier version", p.RestoreParams, """
-        Bring back an earlier version of a memory (from the git history) as a new
-        version: its content, tags, category, type and importance. Returns the memory.""",
-          Cli("restore", "bring back an earlier version of memory ID as a new version",
-              positional=("id", "version"))),
+    _spec("memory_restore", "Restore a memory", p.RestoreParams, """
+        With `version`: bring back that earlier version of a memory (from the git
+        history) as a new version: its content, tags, category, type and importance.
+        Without: bring a deleted memory back from the trash (memory_trash lists them).
+        Returns the memory.""",
+          Cli("restore", "bring memory ID back from the trash, or VERSION of it back as a "
+              "new version", positional=("id", "version"))),
+    _spec("memory_trash", "List the trash", p.TrashParams, """
+        Deleted memories (in trash/), most recently deleted first, each with `trash`
+        (its file there); memory_restore without a version brings one back.""",
+          Cli("trash", "list deleted memories (restore ID brings one back)"),
+          read_only=True, idempotent=True),
     _spec("memory_ingest", "Ingest notes or transcripts", p.IngestParams, """
         Read a source's folder into memories, idempotently: claude (CLAUDE.md files and
         project memories), claude-code (session transcripts, as conversation turns),
@@ -205,18 +213,3 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 
 SPECS: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
-
-
-def cli_table() -> list[dict[str, Any]]:
-    """What memoryctl needs of each tool (clients/memoryctl/tools.json)."""
-    return [{"name": t.name, "command": t.cli.command, "help": t.cli.help,
-             "positional": list(t.cli.positional), "stdin": t.cli.stdin,
-             "defaults": t.cli.defaults, "params": t.input_schema()} for t in TOOLS]
-
-
-def cli_table_json() -> str:
-    return json.dumps(cli_table(), indent=1, ensure_ascii=False) + "\n"
-
-
-if __name__ == "__main__":
-    print(cli_table_json(), end="")

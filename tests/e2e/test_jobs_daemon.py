@@ -69,5 +69,6 @@ def test_dream_classifies_with_the_configured_llm(make_daemon):
         assert [(c["id"], c["after"]["by"]) for c in out["changes"]] == [(note["id"], "llm")]
         assert d.call("memory_read", {"id": note["id"]})["category"] == "habits"
         assert len(llm.requests) == 1
-        assert d.call("stats")["llm"] == {"endpoint": f"{llm.url}/chat/completions",
-                                          "calls": 1, "failures": 0}
+        assert d.call("stats")["llm"] == {"configured": True, "model": "tiny",
+                                          "endpoint": f"{llm.url}/chat/completions",
+                                          "calls": 1, "failures": 0, "last_error": None}

@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from memoryctl.client import Client, DaemonUnavailable, RpcFailure
+from memoryd_client import Client, DaemonUnavailable, RpcFailure
 
 
 def wait_for(predicate, timeout: float = 10.0, what: str = "condition"):

@@ -6,10 +6,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from memoryctl.main import _OWN, build_parser
 
+from memoryctl.main import _OWN, build_parser
 from memoryd.tools.spec import SPECS
 
 
@@ -152,7 +153,7 @@ def test_mcp_bridge_outlives_the_idle_timeout(make_daemon):
     import time
 
     from memoryctl import bridge
-    from memoryctl.client import Client
+    from memoryd_client import Client
 
     d = make_daemon(config="server:\n  idle_timeout: 1s\n").start()
     read_fd, write_fd = os.pipe()
@@ -181,7 +182,7 @@ def test_ranked_subcommands(daemon):
     found = ok(daemon, "smart-search", "where does my sister live", "--top-k", "1")
     assert found["memories"][0]["content"].startswith("The user's sister Ana")
     table = ctl(daemon, "smart-search", "where does my sister live").stdout
-    assert table.splitlines()[0].split()[:2] == ["SCORE", "ID"]
+    assert table.splitlines()[0].split()[:3] == ["RANK", "SCORE", "ID"]
     recalled = ctl(daemon, "recall", "sister", "--token-budget", "200").stdout
     assert recalled.startswith("<memory>\n[PROCEDURAL] Always answer in British English")
     explained = ctl(daemon, "explain", "sister").stdout
@@ -204,3 +205,74 @@ def test_jobs_list_and_run(daemon):
     assert ok(daemon, "read", m["id"])["phase"] == "organized"
     bad = ctl(daemon, "run", "nope")
     assert bad.returncode == 1 and "unknown job 'nope'" in bad.stderr
+
+
+def test_memoryctl_as_a_new_user_tries_it(daemon, short_tmp):
+    assert ctl(daemon, "--version").stdout.strip().startswith("memoryctl 0.")
+    note = ok(daemon, "write", "Ann drinks green tea", "--category", "people")
+    listed = ctl(daemon, "list").stdout
+    assert note["id"][:8] in listed and note["id"] not in listed  # short ids in tables
+    shown = ctl(daemon, "read", note["id"][:8])  # a unique prefix is taken for the id
+    assert shown.returncode == 0 and "Ann drinks green tea" in shown.stdout
+    again = ctl(daemon, "write", "Ann drinks green tea", "--category", "people").stdout
+    assert again.startswith(f"already stored: this is the existing memory {note['id']}")
+
+    deleted = ctl(daemon, "delete", note["id"][:8]).stdout
+    assert f"memoryctl restore {note['id'][:8]}" in deleted
+    trash = ctl(daemon, "trash").stdout
+    assert note["id"][:8] in trash and "Ann drinks green tea" in trash
+    restored = ctl(daemon, "restore", note["id"][:8])
+    assert restored.returncode == 0 and "from the trash" in restored.stdout
+    assert ok(daemon, "read", note["id"])["content"] == "Ann drinks green tea"
+    assert ctl(daemon, "trash").stdout.strip() == "the trash is empty"
+
+    tokyo = dict(os.environ, MEMORY_HOME=str(daemon.root), TZ="Asia/Tokyo")
+    remind = subprocess.run([sys.executable, "-m", "memoryctl", "remind", "call Ann",
+                             "--due-at", "2030-01-02T03:00:00Z"], env=tokyo,
+                            capture_output=True, text=True, timeout=60)
+    assert "due 2030-01-02 12:00 JST: call Ann" in remind.stdout
+    reminders = subprocess.run([sys.executable, "-m", "memoryctl", "list", "--category",
+                                "reminders"], env=tokyo, capture_output=True, text=True,
+                               timeout=60).stdout
+    assert "DUE" in reminders and "2030-01-02 12:00 JST" in reminders
+
+    status = ctl(daemon, "status").stdout
+    assert "llm            none" in status and "None" not in status
+    assert status.splitlines()[0].startswith("daemon         memoryd ")
+    piped = subprocess.run(f"{sys.executable} -m memoryctl status | head -1", shell=True,
+                           env=dict(os.environ, MEMORY_HOME=str(daemon.root)),
+                           capture_output=True, text=True, timeout=60)
+    assert piped.stdout.startswith("daemon") and "Traceback" not in piped.stderr
+    assert ok(daemon, "status")["index"]["in_step"] is True
+
+    nobody = ctl(short_tmp / "empty-root", "list")
+    assert nobody.returncode == 3
+    hint = nobody.stderr.splitlines()[-1]
+    command = hint.split("Start one with:", 1)[1].split()[0]
+    assert command == "memoryd" or Path(command).exists() or command == "./scripts/serve"
+
+
+def test_every_option_of_every_subcommand_has_help():
+    from memoryctl.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if action.dest in ("help",):
+                continue
+            assert action.help, f"memoryctl {name}: {action.option_strings or action.dest}"
+
+
+def test_agent_prompt_prints_the_recall_block(daemon):
+    ok(daemon, "write", "My name is Alice and I love hiking", "--category", "people")
+    block = ctl(daemon, "agent", "--prompt", "What's my name?").stdout
+    assert block.startswith("<memory>") and "Alice" in block
+    piped = ctl(daemon, "agent", "--prompt", "-", stdin="what do I love?\n").stdout
+    assert "hiking" in piped
+    out = ctl(daemon, "agent", stdin=json.dumps(
+        [{"prompt": "who am I?"}, {"name": "memory_search", "arguments": {"query": "Alice"}}]))
+    first, second = json.loads(out.stdout)
+    assert first["prompt"] == "who am I?" and "Alice" in first["memory"]
+    assert second["result"]["total"] == 1
+    assert ctl(daemon, "agent", "--prompt", " ").returncode == 2

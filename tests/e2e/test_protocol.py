@@ -7,10 +7,10 @@ import socket
 import time
 
 import pytest
-from memoryctl.client import Client, DaemonUnavailable, RpcFailure
 
 from memoryd.errors import ERROR_CODES
 from memoryd.tools.spec import SPECS
+from memoryd_client import Client, DaemonUnavailable, RpcFailure
 
 
 def raw(daemon) -> socket.socket:
@@ -134,7 +134,8 @@ def test_tools_list_and_tools_call_follow_mcp(daemon):
         init = c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                      "clientInfo": {"name": "test-host", "version": "0"}})
         assert init["serverInfo"]["name"] == "memoryd"
-        assert init["capabilities"] == {"tools": {"listChanged": False}}
+        assert init["capabilities"] == {"tools": {"listChanged": False},
+                                        "prompts": {"listChanged": False}}
         tools = c.call("tools/list")["tools"]
         assert [t["name"] for t in tools] == list(SPECS)
         for t in tools:
@@ -150,9 +151,13 @@ def test_tools_list_and_tools_call_follow_mcp(daemon):
         assert init["agent"] == "agent:test-host"
         legacy = c.call("tools/call", {"name": "memory_search", "params": {"query": "via"}})
         assert legacy["structuredContent"]["total"] == 1
-        with pytest.raises(Exception) as info:
-            c.call("tools/call", {"name": "memory_search", "arguments": {"query": 3}})
-        assert "params.arguments.query" in str(info.value)
+        # a tool that fails answers a result with isError, for the model to read
+        failed = c.call("tools/call", {"name": "memory_search", "arguments": {"query": 3}})
+        assert failed["isError"] is True and "structuredContent" not in failed
+        assert "params.arguments.query" in failed["content"][0]["text"]
+        assert failed["_meta"]["memoryd/error"]["code"] == -32602
+        with pytest.raises(RpcFailure, match="unknown tool"):  # not a tool: a protocol error
+            c.call("tools/call", {"name": "nope", "arguments": {}})
 
 
 def test_subscribed_connections_receive_memory_notifications(daemon):

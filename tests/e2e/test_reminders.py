@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from memoryctl.client import RpcFailure
 
+from memoryd_client import RpcFailure
 from tests.e2e.test_memoryctl import ctl, ok
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from memoryctl.client import RpcFailure
 
 from memoryd.store import frontmatter
+from memoryd_client import RpcFailure
 
 
 def err(daemon, method, params):

@@ -40,7 +40,7 @@ class Peer:
 async def open_connection(nursery: trio.Nursery, events: EventBus, idle_timeout: float) -> Peer:
     ours, theirs = trio.socket.socketpair()
     dispatcher = Dispatcher({}, server_methods(SimpleNamespace(engine=SimpleNamespace(
-        events=events))))
+        events=events)), {}))
     nursery.start_soon(serve_connection, trio.SocketStream(ours), dispatcher, Connection(),
                        events, Drain(), idle_timeout)
     return Peer(trio.SocketStream(theirs))

@@ -11,8 +11,8 @@ import yaml
 from memoryd.config import Config
 from memoryd.errors import ERROR_CODES
 from memoryd.jobs.table import JOBS, SCHEDULED
-from memoryd.tools import registry
-from memoryd.tools.spec import SPECS, cli_table_json
+from memoryd.tools import generate, registry
+from memoryd.tools.spec import SPECS
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -34,11 +34,11 @@ def test_every_tool_has_a_handler_and_every_handler_a_tool():
     assert set(registry.handlers()) == set(SPECS)
 
 
-def test_memoryctl_tools_json_is_generated_from_the_spec():
-    shipped = (ROOT / "clients" / "memoryctl" / "tools.json").read_text(encoding="utf-8")
-    assert shipped == cli_table_json(), (
-        "clients/memoryctl/tools.json is stale: run "
-        "`.venv/bin/python -m memoryd.tools.spec > clients/memoryctl/tools.json`")
+def test_client_files_are_generated_from_the_spec():
+    for path, text in ((generate.TOOLS_JSON, generate.cli_table_json()),
+                       (generate.CLIENT_METHODS, generate.client_methods())):
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path} is stale: run `.venv/bin/python -m memoryd.tools.generate`")
 
 
 def test_tools_carry_mcp_annotations_and_a_title():

@@ -1,0 +1,253 @@
+// memoryd's web view: plain DOM, no build step. Memories are untrusted text: they are
+// only ever set as textContent, never parsed as HTML.
+"use strict";
+
+const TOKEN = new URLSearchParams(location.search).get("token") || "";
+let ALLOW_EDIT = false;
+
+async function api(method, params = {}) {
+  const response = await fetch("/api/" + method, {
+    method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json", "X-Memoryd-Token": TOKEN},
+    body: JSON.stringify(params),
+  });
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error ? data.error.message : response.statusText);
+  return data.result;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "onclick") node.addEventListener("click", value);
+    else if (key === "class") node.className = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function short(id) { return id ? id.slice(0, 8) : "-"; }
+function when(iso) { return iso ? new Date(iso).toLocaleString() : "-"; }
+function oneLine(text, n = 140) {
+  const flat = (text || "").replace(/\s+/g, " ").trim();
+  return flat.length > n ? flat.slice(0, n - 1) + "…" : flat;
+}
+function fail(target, error) {
+  target.replaceChildren(el("span", {class: "error"}, error.message || String(error)));
+}
+
+function table(target, headers, rows) {
+  target.replaceChildren(el("tr", {}, ...headers.map((h) => el("th", {}, h))), ...rows);
+}
+
+function by(counts) {
+  return Object.entries(counts || {}).sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`).join(", ") || "-";
+}
+
+// -- overview, reminders ------------------------------------------------------------
+async function loadStats() {
+  const counts = document.getElementById("counts");
+  try {
+    const s = await api("stats");
+    document.getElementById("daemon").textContent =
+      `memoryd ${s.version} · pid ${s.pid} · ${s.root}`;
+    counts.replaceChildren(el("div", {class: "kv"},
+      el("b", {}, "memories"), el("span", {id: "total"}, s.memories),
+      el("b", {}, "by category"), el("span", {}, by(s.by_category)),
+      el("b", {}, "by kind"), el("span", {}, by(s.by_kind)),
+      el("b", {}, "by phase"), el("span", {}, by(s.by_phase)),
+      el("b", {}, "llm"), el("span", {}, s.llm.configured ? s.llm.endpoint : "none"),
+      el("b", {}, "backlog"), el("span", {}, `${s.backlog} turns waiting`)));
+    const index = s.index;
+    document.getElementById("index").replaceChildren(index ? el("p", {class: index.in_step ? "muted" : "error"},
+      (index.in_step ? "index in step: " : "index out of step: ") +
+      `${index.files} files, ${index.keyword_rows} keyword rows, ${index.vectors.own || 0} vectors` +
+      (index.differs.length ? " — " + index.differs.join("; ") : "")) : "");
+    const categories = document.getElementById("f-category");
+    if (categories.options.length === 1) {
+      for (const name of Object.keys(s.by_category).sort()) categories.append(el("option", {}, name));
+    }
+    const r = s.reminders;
+    const list = (items) => el("ul", {}, ...items.map((m) => el("li", {},
+      el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.due_at)), " ", m.content)));
+    document.getElementById("reminders").replaceChildren(
+      el("h3", {}, `Due (${r.due.length})`), r.due.length ? list(r.due) : el("p", {class: "muted"}, "nothing is due"),
+      el("h3", {}, "Next"), r.upcoming.length ? list(r.upcoming) : el("p", {class: "muted"}, "none set"));
+  } catch (error) { fail(counts, error); }
+}
+
+// -- recent memories with filters ----------------------------------------------------
+async function loadMemories() {
+  const target = document.getElementById("memories");
+  const params = {limit: 50};
+  const category = document.getElementById("f-category").value;
+  const phase = document.getElementById("f-phase").value;
+  const tags = document.getElementById("f-tags").value.split(",").map((t) => t.trim()).filter(Boolean);
+  const source = document.getElementById("f-source").value.trim();
+  if (category) params.category = category;
+  if (phase) params.phase = phase;
+  if (tags.length) params.tags = tags;
+  if (source) params.source = source;
+  try {
+    const result = await api("memory_list", params);
+    table(target, ["id", "category", "created", "tags", "content"], result.memories.map((m) =>
+      el("tr", {class: "clickable memory-row", onclick: () => showMemory(m.id)},
+        el("td", {}, short(m.id)), el("td", {}, m.category), el("td", {}, when(m.created_at)),
+        el("td", {}, (m.tags || []).join(", ")), el("td", {}, oneLine(m.content)))));
+  } catch (error) { fail(target, error); }
+}
+
+// -- search: memory_explain's whole trace ---------------------------------------------
+async function search(query) {
+  const target = document.getElementById("trace");
+  const summary = document.getElementById("search-summary");
+  try {
+    const r = await api("memory_explain", {query});
+    const stages = Object.entries(r.timings_ms).map(([k, v]) => `${k} ${v} ms`).join(", ");
+    summary.textContent = `${r.searched} memories searched (${r.mode}), reranker ` +
+      `${r.reranker ? "on" : "off"}, ${r.candidates.length} candidates; ${stages}`;
+    const score = (v) => (typeof v === "number" ? v.toFixed(3) : "-");
+    table(target, ["rank", "id", "lexical", "dense", "relevance", "score", "why", "content"],
+      r.candidates.map((c) => el("tr", {class: "clickable candidate " + (c.kept ? "kept" : "dropped"),
+          onclick: () => showMemory(c.id)},
+        el("td", {}, c.rank || "-"), el("td", {}, short(c.id)), el("td", {}, score(c.scores.lexical)),
+        el("td", {}, score(c.scores.dense)), el("td", {}, score(c.scores.relevance)),
+        el("td", {}, score(c.scores.score)), el("td", {class: "reason"}, c.reason),
+        el("td", {}, oneLine(c.content)))));
+  } catch (error) { fail(summary, error); target.replaceChildren(); }
+}
+
+// -- one memory: its file, links, history ---------------------------------------------
+async function showMemory(id) {
+  const target = document.getElementById("detail");
+  try {
+    const [m, back, history] = await Promise.all([
+      api("memory_read", {id}), api("memory_backlinks", {id}), api("memory_history", {id})]);
+    const fields = ["id", "kind", "phase", "category", "type", "scope", "session", "role",
+      "tags", "source", "source_path", "importance", "created_at", "updated_at", "due_at",
+      "expires_at", "access_count", "version"];
+    const kv = el("div", {class: "kv", id: "memory-fields"});
+    for (const key of fields) {
+      const value = m[key];
+      if (value === null || value === undefined || (Array.isArray(value) && !value.length)) continue;
+      kv.append(el("b", {}, key), el("span", {}, Array.isArray(value) ? value.join(", ") : value));
+    }
+    const links = (ids) => ids.length ? el("ul", {}, ...ids.map((other) =>
+      el("li", {}, el("a", {class: "link", onclick: () => showMemory(other)}, short(other))))) :
+      el("p", {class: "muted"}, "none");
+    const versions = el("ol", {});
+    for (const v of history.versions) {
+      const item = el("li", {}, `${when(v.created_at)} ${v.event}${v.current ? " (current)" : ""}: `,
+        oneLine(v.content, 200));
+      for (const rev of v.revisions || []) {
+        const diff = el("pre", {});
+        for (const line of rev.diff.split("\n")) {
+          diff.append(el("span", {class: line.startsWith("+") ? "diff-add" : line.startsWith("-") ? "diff-del" : ""},
+            line + "\n"));
+        }
+        item.append(el("div", {class: "muted"}, `commit ${rev.commit.slice(0, 12)} ${when(rev.date)} ${rev.message}`), diff);
+      }
+      versions.append(item);
+    }
+    const parts = [kv, el("h3", {}, "Content"), el("pre", {id: "memory-content"}, m.content),
+      el("h3", {}, "Links"), links(m.links || []),
+      el("h3", {}, "Linked from"), links(back.memories.map((b) => b.id)),
+      el("h3", {}, history.git ? "History (git)" : "History"), versions];
+    if (ALLOW_EDIT) parts.push(editor(m));
+    target.replaceChildren(...parts);
+  } catch (error) { fail(target, error); }
+}
+
+function editor(m) {
+  const area = el("textarea", {rows: "6", cols: "70"});
+  area.value = m.content;
+  const save = el("button", {onclick: async () => {
+    try { await api("memory_update", {id: m.id, content: area.value, version: m.version}); showMemory(m.id); loadMemories(); }
+    catch (error) { alert(error.message); }
+  }}, "Save");
+  const remove = el("button", {onclick: async () => {
+    if (!confirm("Move this memory to the trash?")) return;
+    try { await api("memory_delete", {id: m.id}); document.getElementById("detail").textContent = "Deleted (in trash/)."; loadMemories(); }
+    catch (error) { alert(error.message); }
+  }}, "Delete");
+  return el("div", {}, el("h3", {}, "Edit"), area, el("div", {}, save, " ", remove));
+}
+
+// -- the topic graph ------------------------------------------------------------------
+async function loadTopics() {
+  const svg = document.getElementById("topics");
+  const summary = document.getElementById("topics-summary");
+  try {
+    const g = await api("graph/topics");
+    summary.textContent = `${g.nodes.length} topics, ${g.edges.length} co_occurs edges` +
+      (g.truncated ? " (the largest shown)" : "");
+    const ns = "http://www.w3.org/2000/svg";
+    const make = (tag, attrs) => {
+      const node = document.createElementNS(ns, tag);
+      for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+      return node;
+    };
+    svg.replaceChildren();
+    const n = g.nodes.length;
+    const place = {};
+    g.nodes.forEach((node, i) => {  // a circle, largest first: readable without physics
+      const angle = (2 * Math.PI * i) / Math.max(n, 1);
+      const radius = n > 1 ? 170 : 0;
+      place[node.id] = [300 + radius * Math.cos(angle), 210 + radius * Math.sin(angle)];
+    });
+    const heaviest = Math.max(1, ...g.edges.map((e) => e.weight));
+    for (const e of g.edges) {
+      const [x1, y1] = place[e.source], [x2, y2] = place[e.target];
+      svg.append(make("line", {x1, y1, x2, y2, stroke: "#9aa7c2",
+        "stroke-width": 0.5 + 3 * e.weight / heaviest, class: "edge"}));
+    }
+    const largest = Math.max(1, ...g.nodes.map((node) => node.members));
+    for (const node of g.nodes) {
+      const [x, y] = place[node.id];
+      const circle = make("circle", {cx: x, cy: y, r: 4 + 14 * Math.sqrt(node.members / largest),
+        fill: "#2f6fde", "fill-opacity": 0.7, class: "node"});
+      const title = make("title", {});
+      title.textContent = `${node.label} (${node.members} episodes, ${node.scope})`;
+      circle.append(title);
+      const label = make("text", {x: x + 8, y: y - 8});
+      label.textContent = oneLine(node.label, 28);
+      svg.append(circle, label);
+    }
+  } catch (error) { fail(summary, error); }
+}
+
+// -- jobs -----------------------------------------------------------------------------
+async function loadJobs() {
+  const target = document.getElementById("jobs");
+  try {
+    const {jobs} = await api("jobs/list");
+    table(target, ["job", "trigger", "last run", "next run", "changed", "error"], jobs.map((j) => {
+      const last = j.last_result || {};
+      return el("tr", {}, el("td", {}, j.name), el("td", {}, j.trigger), el("td", {}, when(j.last_run)),
+        el("td", {}, when(j.next_run)), el("td", {}, last.changes ?? "-"), el("td", {class: "error"}, last.error || ""));
+    }));
+  } catch (error) { fail(target, error); }
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  if (TOKEN) history.replaceState(null, "", "/");  // the cookie holds it from here on
+  try { ALLOW_EDIT = (await (await fetch("/api/config", {method: "POST", headers: {"X-Memoryd-Token": TOKEN}})).json()).allow_edit; }
+  catch (error) { ALLOW_EDIT = false; }
+  document.getElementById("mode").textContent = ALLOW_EDIT ? "editing allowed" : "read-only";
+  document.getElementById("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = document.getElementById("search").value.trim();
+    if (query) search(query);
+  });
+  document.getElementById("filters").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadMemories();
+  });
+  await Promise.all([loadStats(), loadMemories(), loadTopics(), loadJobs()]);
+  document.body.dataset.loaded = "yes";
+});

@@ -1,0 +1,77 @@
+"""Every tool's result matches the outputSchema it declares (MCP clients check
+structuredContent against it), on a rig driven through the dispatcher."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from memoryd.tools.results import OUTPUTS
+from memoryd.tools.spec import SPECS
+
+
+def test_every_tool_declares_an_object_schema():
+    assert set(OUTPUTS) == set(SPECS)
+    for name, schema in OUTPUTS.items():
+        assert schema["type"] == "object", name
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+async def _results(rig, tmp_path: Path) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {name: [] for name in SPECS}
+
+    async def call(name: str, **params) -> dict:
+        result = await rig.result(name, **params)
+        out[name].append(result)
+        return result
+
+    a = await call("memory_write", content="Ann likes green tea", category="people",
+                   tags=["ann"])
+    await call("memory_write", content="Ann likes green tea", category="people")  # duplicate
+    b = await call("memory_write", content="Bob climbs on Sundays")
+    await call("memory_read", id=a["id"][:8])  # a prefix is taken for the id
+    await call("memory_update", id=a["id"], content="Ann loves green tea")
+    await call("memory_tag", id=a["id"], add=["tea"])
+    await call("memory_link", source=a["id"], target=b["id"])
+    await call("memory_backlinks", id=b["id"])
+    await call("memory_unlink", source=a["id"], target=b["id"])
+    await call("memory_upgrade", id=b["id"])
+    await call("memory_list")
+    await call("memory_search", query="tea")
+    await call("memory_smart_search", query="what does Ann drink")
+    await call("memory_explain", query="what does Ann drink")
+    await call("memory_recall", query="what does Ann drink", session="s1")
+    await call("memory_remember", session="s1", role="user",
+               content="I moved to Lisbon last spring and I love it there")
+    await call("memory_remember", session="s1", role="user", content="ok")  # skipped
+    await call("memory_add", text="My sister Ana lives in Porto.")
+    await call("memory_history", id=a["id"])
+    await call("memory_delete", id=b["id"])
+    await call("memory_trash")
+    await call("memory_restore", id=b["id"][:8])
+    await call("memory_remind", content="call Ann", when="tomorrow at 9")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "one.md").write_text("# One\n\nA note that links [[two]].\n")
+    await call("memory_ingest", source="markdown", path=str(notes))
+    page = await call("memory_export")
+    await call("memory_import", lines=[*page["lines"][:1], "{not json"])
+    return out
+
+
+async def test_every_tool_result_matches_its_output_schema(rig, tmp_path: Path):
+    results = await _results(rig, tmp_path)
+    missing = [name for name, got in results.items() if not got and name != "memory_restore"]
+    assert not missing, f"tools not exercised: {missing}"
+    for name, got in results.items():
+        for result in got:
+            try:
+                jsonschema.validate(result, OUTPUTS[name])
+            except jsonschema.ValidationError as exc:
+                pytest.fail(f"{name}: {exc.message} at {list(exc.absolute_path)}")
+    assert results["memory_write"][1]["duplicate"] is True
+    assert results["memory_write"][0]["duplicate"] is False
+    assert results["memory_restore"][0]["restored_from"] is None
+    assert results["memory_trash"][0]["total"] == 1
