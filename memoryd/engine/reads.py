@@ -25,6 +25,7 @@ from memoryd.store.catalog import Catalog, Filters
 from memoryd.store.files import MarkdownStore, UnreadableMemory, UnsafePath
 
 MIN_PREFIX = 4  # shorter id prefixes are not looked up
+FULL_ID = 36  # a uuid4: an id this long is not looked up as a prefix in the trash
 
 
 def _reminder(memory: Memory) -> dict[str, Any]:
@@ -47,13 +48,14 @@ class Reads:
     def _overlaid(self, memories: list[Memory]) -> list[Memory]:
         return [self.access_counts.overlay(m) for m in memories]
 
-    def resolve_id(self, given: str, field: str = "id") -> str:
+    async def resolve_id(self, given: str, field: str = "id") -> str:
         """The full id of which `given` is a unique prefix (4 characters or more, as
         memoryctl's tables show ids), in the index or else in the trash; `given` itself
         when it is an id or matches nothing (the tool then says not found)."""
-        found = self.catalog.ids_with_prefix(given)
-        if not found and len(given) >= MIN_PREFIX:
-            found = sorted({i for i, _ in self.files.trashed() if i.startswith(given)})[:2]
+        found = self.catalog.ids_with_prefix(given)  # an index range: microseconds
+        if not found and MIN_PREFIX <= len(given) < FULL_ID:  # a prefix of a deleted one?
+            found = await self.workers.read(lambda: sorted(
+                {i for i, _ in self.files.trashed() if i.startswith(given)})[:2])
         if not found or found[0] == given or len(given) < MIN_PREFIX:
             return given
         if len(found) > 1:

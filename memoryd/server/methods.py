@@ -110,7 +110,8 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
                # Turns still waiting for importance, facts or a summary: wait for 0.
                "backlog": await engine.conversation.backlog(),
                "graph": engine.graph.describe(),
-               "models": {"embedder": engine.embedder.describe(),
+               "models": {"embedder": {k: v for k, v in engine.embedder.describe().items()
+                                       if caller.is_user or k != "file"},
                           "reranker": {"model": app.config.reranker.model_dir}
                           if reranker is not None else None},
                "llm": {"configured": True, "endpoint": llm.endpoint,

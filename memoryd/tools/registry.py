@@ -70,7 +70,8 @@ def _resolving_ids(fn: Handler, fields: tuple[str, ...]) -> Handler:
     """`fn`, given full ids where the caller gave a unique prefix of one."""
     async def resolved(app: Any, caller: Caller, params: Any, **kwargs: Any) -> dict[str, Any]:
         for field in fields:
-            setattr(params, field, app.engine.reads.resolve_id(getattr(params, field), field))
+            setattr(params, field, await app.engine.reads.resolve_id(getattr(params, field),
+                                                                     field))
         return await fn(app, caller, params, **kwargs)
 
     return resolved
