@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import queue
 import sys
 import threading
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from memoryd_client import Client, DaemonUnavailable, RpcFailure
+from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 MEMORY_FIELDS = ("memory_id", "memory_top_k", "memory_recency_weight",
                  "memory_score_threshold")
@@ -58,38 +57,23 @@ class Settings:
 
 
 class Memory:
-    """Daemon connections for request threads: taken from a pool, returned after use."""
+    """The daemon, for request threads: a pool of connections; its absence is a 503."""
 
     def __init__(self, socket_path: Path) -> None:
         self.socket_path = socket_path
-        self._idle: queue.SimpleQueue[Client] = queue.SimpleQueue()
+        self._pool = ClientPool(socket_path)
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
         try:
-            client = self._idle.get_nowait()
-        except queue.Empty:
-            client = None
-        try:
-            if client is None:
-                client = Client(self.socket_path, retries=0, timeout=120)
-            result = client.call(method, params)
+            return self._pool.call(method, params)
         except DaemonUnavailable:
-            if client is not None:
-                client.close()
             raise ProxyError(503, f"memoryd is not running: nothing answers on "
                                   f"{self.socket_path}. Start it with `memoryd serve` "
                                   "(or `memoryctl service install`).",
                              "memoryd_unavailable") from None
         except (OSError, ValueError) as exc:
-            if client is not None:
-                client.close()
             raise ProxyError(503, f"memoryd failed to answer: {exc}",
                              "memoryd_unavailable") from None
-        except RpcFailure:
-            self._idle.put(client)  # type: ignore[arg-type]
-            raise
-        self._idle.put(client)
-        return result
 
     def up(self) -> bool:
         try:

@@ -14,7 +14,6 @@ import hmac
 import json
 import secrets
 import sys
-import threading
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from memoryd_client import Client, DaemonUnavailable, RpcFailure
+from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 READ = ("stats", "jobs/list", "graph/topics", "memory_list", "memory_search",
         "memory_smart_search", "memory_explain", "memory_read", "memory_history",
@@ -42,19 +41,7 @@ class Web:
         self.allow_edit = allow_edit
         self.token = token or secrets.token_urlsafe(24)
         self.port = 0
-        self._local = threading.local()
-
-    def call(self, method: str, params: dict[str, Any]) -> Any:
-        """Over this thread's own daemon connection (opened on first use)."""
-        client = getattr(self._local, "client", None)
-        if client is None:
-            client = self._local.client = Client(self.socket_path, retries=0, timeout=120)
-        try:
-            return client.call(method, params)
-        except OSError:
-            self._local.client = None
-            client.close()
-            raise
+        self.pool = ClientPool(socket_path)
 
 
 def _page(name: str) -> bytes:
@@ -142,7 +129,7 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
                 self._json(400, {"error": {"message": f"bad request body: {exc}"}})
                 return
             try:
-                self._json(200, {"result": web.call(method, params)})
+                self._json(200, {"result": web.pool.call(method, params)})
             except RpcFailure as exc:
                 self._json(400, {"error": {"code": exc.code, "message": exc.message}})
             except (DaemonUnavailable, OSError) as exc:

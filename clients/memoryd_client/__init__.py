@@ -14,6 +14,7 @@ connection, have one method per tool (generated from the tool table), pipeline w
 from typing import Any
 
 from memoryd_client.paths import resolve_root, resolve_socket
+from memoryd_client.pool import ClientPool
 from memoryd_client.sync import Batch, Client, Pending
 from memoryd_client.wire import ConnectionLost, DaemonUnavailable, RpcFailure
 
@@ -27,5 +28,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'memoryd_client' has no attribute {name!r}")
 
 
-__all__ = ["AsyncBatch", "AsyncClient", "Batch", "Client", "ConnectionLost",
+__all__ = ["AsyncBatch", "AsyncClient", "Batch", "Client", "ClientPool", "ConnectionLost",
            "DaemonUnavailable", "Pending", "RpcFailure", "resolve_root", "resolve_socket"]

@@ -38,7 +38,7 @@ class InitializeParams(msgspec.Struct):
     scope: Scope | None = None  # memoryd's own: where this connection's writes go
 
 
-GRAPH_NODES = 150  # topics graph/topics returns at most (the largest)
+GRAPH_NODES = 150  # graph/topics returns the largest topics, at most this many
 
 
 class NoParams(msgspec.Struct):
@@ -112,7 +112,8 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
                "graph": engine.graph.describe(),
                "models": {"embedder": {k: v for k, v in engine.embedder.describe().items()
                                        if caller.is_user or k != "file"},
-                          "reranker": {"model": app.config.reranker.model_dir}
+                          "reranker": ({"model": app.config.reranker.model_dir}
+                                       if caller.is_user else {"configured": True})
                           if reranker is not None else None},
                "llm": {"configured": True, "endpoint": llm.endpoint,
                        "model": llm.config.model, "calls": llm.calls,

@@ -102,3 +102,24 @@ def test_the_trio_example_runs(daemon):
     assert done.returncode == 0, done.stderr
     assert "event: notifications/memory written" in done.stdout
     assert "<memory>" in done.stdout and "green tea" in done.stdout
+
+
+def test_a_pool_shares_connections_between_threads(daemon):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from memoryd_client import ClientPool
+
+    pool = ClientPool(daemon.socket)
+    with ThreadPoolExecutor(8) as threads:
+        written = list(threads.map(lambda i: pool.call("memory_write",
+                                                       {"content": f"pooled {i}"}), range(40)))
+    assert len({w["id"] for w in written}) == 40
+    assert daemon.call("health")["connections"] <= 9  # at most one per thread, plus ours
+    with pytest.raises(RpcFailure):
+        pool.call("memory_read", {"id": "nope"})
+    daemon.stop()
+    with pytest.raises((DaemonUnavailable, OSError)):
+        pool.call("health")
+    daemon.start()
+    assert pool.call("health")["status"] == "ok"  # a fresh connection after the restart
+    pool.close()
