@@ -33,7 +33,6 @@ from memoryd.llm.client import ChatClient, LlmError
 from memoryd.schema import KINDS, Memory, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
 from memoryd.store.catalog import Filters
-from memoryd.store.files import UnreadableMemory
 
 log = structlog.get_logger("memoryd.facts")
 NEIGHBOURS = 5  # nearest known facts per new fact
@@ -261,14 +260,5 @@ class Facts:
         indexed = self.stores.catalog.located(memory_id)
         if indexed is not None:
             return indexed
-        files = self.stores.files
-        for named, path in files.trashed():
-            if named != memory_id:
-                continue
-            try:
-                memory = files.read_memory(path, memory_id)
-            except UnreadableMemory:
-                continue
-            if memory.id == memory_id:
-                return memory, path
-        return None
+        copies = self.stores.files.trashed_copies(memory_id)
+        return copies[0] if copies else None

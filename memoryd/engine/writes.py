@@ -24,7 +24,6 @@ from memoryd.schema import (
     utcnow,
 )
 from memoryd.scopes import Caller
-from memoryd.store.files import UnreadableMemory
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -238,17 +237,10 @@ class Writes:
             if self.stores.catalog.record_by_id(memory_id) is not None:
                 raise InvalidParams("id", f"memory {memory_id} is not in the trash (it is "
                                           "live, or a replaced fact: see memory_history)")
-            found = []
-            for named, rel in files.trashed():
-                if named == memory_id:
-                    try:
-                        found.append((files.read_memory(rel, memory_id), rel))
-                    except UnreadableMemory:
-                        continue
-            found = [(m, rel) for m, rel in found if m.id == memory_id]
-            if not found:
+            copies = files.trashed_copies(memory_id)
+            if not copies:
                 raise NotFound(f"no memory with id {memory_id!r} in the trash")
-            memory, rel = max(found, key=lambda f: f[0].version)
+            memory, rel = max(copies, key=lambda c: c[0].version)
             caller.check(memory.scope)
             memory.links = []
             uow.put(memory, files.relpath_for(memory), origin=rel)

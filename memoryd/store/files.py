@@ -153,6 +153,22 @@ class MarkdownStore:
             head, _, tail = stem.rpartition(".")
             yield (head if head and tail.isdigit() else stem), rel
 
+    def trashed_copies(self, memory_id: str) -> list[tuple[Memory, str]]:
+        """The readable files under trash/ that hold `memory_id` (its soft delete, or
+        earlier versions moved there), with their paths, in the order `trashed` finds
+        them."""
+        copies = []
+        for named, rel in self.trashed():
+            if named != memory_id:
+                continue
+            try:
+                memory = self.read_memory(rel, memory_id)
+            except UnreadableMemory:
+                continue
+            if memory.id == memory_id:
+                copies.append((memory, rel))
+        return copies
+
     def read_memory(self, relpath: str, memory_id: str) -> Memory:
         """The memory a file holds (`memory_id` when its front matter names none);
         UnreadableMemory when it is gone, not a regular file, not UTF-8 or refused."""
