@@ -193,11 +193,7 @@ def show(command: str, result: Any) -> str:
     if command == "trash":
         if not result["memories"]:
             return "the trash is empty"
-        return render.table([[render.short_id(m["id"]), m["category"], m["scope"],
-                              " ".join(m["content"].split())] for m in result["memories"]],
-                            ["ID", "CATEGORY", "SCOPE", "CONTENT"], flex=3) + (
-            f"\n({len(result['memories'])} of {result['total']}; use --limit/--offset)"
-            if result["total"] > len(result["memories"]) else "")
+        return render.memories(result["memories"], result["total"])
     if command in ("link", "unlink"):
         verb = "linked" if result["linked"] else "unlinked"
         return f"{verb} {result['source']} <-> {result['target']}"
@@ -245,11 +241,7 @@ def show(command: str, result: Any) -> str:
         return f"reminder {render.short_id(result['id'])} due " \
                f"{render.local_time(result['due_at'])}: {result['content']}"
     if command == "jobs":
-        return render.table([[j["name"], j["trigger"], str(j["last_run"] or "-")[:19],
-                              str(j["next_run"] or "-")[:19],
-                              str((j["last_result"] or {}).get("changes", "-"))]
-                             for j in result["jobs"]],
-                            ["JOB", "TRIGGER", "LAST RUN", "NEXT RUN", "CHANGED"], flex=1)
+        return render.jobs(result["jobs"])
     if command in ("run", "notify", "dream"):
         verb = "would change" if result["dry_run"] else "changed"
         lines = [f"{result['job']}: {verb} {len(result['changes'])} "

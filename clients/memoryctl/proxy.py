@@ -21,11 +21,12 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from memoryctl.serving import LOOPBACK, bind, parse_listen, serve_until_interrupted
 from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 MEMORY_FIELDS = ("memory_id", "memory_top_k", "memory_recency_weight",
@@ -352,36 +353,18 @@ def make_handler(proxy: Proxy) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(settings: Settings, host: str, port: int) -> ThreadingHTTPServer:
-    """Bind and return the server (serve_forever is the caller's)."""
-    proxy = Proxy(settings)
-    server = ThreadingHTTPServer((host, port), make_handler(proxy))
-    server.daemon_threads = True
-    server.proxy = proxy  # type: ignore[attr-defined]
-    return server
-
-
-def parse_listen(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"--listen takes HOST:PORT, not {value!r}")
-    return host.strip("[]"), int(port)
-
-
 def run(settings: Settings, listen: str) -> int:
     host, port = parse_listen(listen)
-    server = serve(settings, host, port)
+    proxy = Proxy(settings)
+    server = bind(host, port, make_handler(proxy))
     bound = server.server_address
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host not in LOOPBACK:
         print(f"memoryctl proxy: listening on {host}, not only this machine: anyone who "
               "reaches it can read your memories through it", file=sys.stderr)
     print(f"memoryctl proxy: http://{bound[0]}:{bound[1]}/v1 -> {settings.upstream} "
           f"(memory: {settings.socket_path})", file=sys.stderr, flush=True)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        serve_until_interrupted(server)
     finally:
-        server.server_close()
-        server.proxy.wait_remembered(10)  # type: ignore[attr-defined]
+        proxy.wait_remembered(10)
     return 0

@@ -138,6 +138,15 @@ def explained(result: dict[str, Any]) -> str:
                                       "WHY", "CONTENT"], flex=6)
 
 
+def jobs(items: list[dict[str, Any]]) -> str:
+    """The background jobs: trigger, last and next run (local time), what the last
+    run changed."""
+    return table([[j["name"], j["trigger"], local_time(j["last_run"]) or "-",
+                   local_time(j["next_run"]) or "-",
+                   str((j["last_result"] or {}).get("changes", "-"))] for j in items],
+                 ["JOB", "TRIGGER", "LAST RUN", "NEXT RUN", "CHANGED"], flex=1)
+
+
 def _uptime(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
@@ -198,11 +207,7 @@ def status(s: dict[str, Any]) -> str:
     width = max(len(k) for k, _ in rows) + 2
     out = [f"{k:<{width}}{v}" if k else f"{'':<{width}}{v}" for k, v in rows]
     if s["jobs"]:
-        out += ["", table([[j["name"], j["trigger"], local_time(j["last_run"]) or "-",
-                            local_time(j["next_run"]) or "-",
-                            str((j["last_result"] or {}).get("changes", "-"))]
-                           for j in s["jobs"]],
-                          ["JOB", "TRIGGER", "LAST RUN", "NEXT RUN", "CHANGED"], flex=1)]
+        out += ["", jobs(s["jobs"])]
     reminders = s["reminders"]
     out.append("")
     out.append(f"reminders: {len(reminders['due'])} due" + (":" if reminders["due"] else ""))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from memoryctl.serving import LOOPBACK, bind, parse_listen, serve_until_interrupted
 from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 READ = ("stats", "jobs/list", "graph/topics", "memory_list", "memory_search",
@@ -142,27 +143,19 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
 def serve(socket_path: Path, host: str, port: int, allow_edit: bool,
           token: str | None = None) -> tuple[ThreadingHTTPServer, Web]:
     web = Web(socket_path, allow_edit, token)
-    server = ThreadingHTTPServer((host, port), make_handler(web))
-    server.daemon_threads = True
+    server = bind(host, port, make_handler(web))
     web.port = server.server_address[1]
     return server, web
 
 
 def run(socket_path: Path, listen: str, allow_edit: bool) -> int:
-    from memoryctl.proxy import parse_listen
-
     host, port = parse_listen(listen)
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host not in LOOPBACK:
         print("memoryctl web: it serves this machine only (--listen 127.0.0.1:PORT)",
               file=sys.stderr)
         return 2
     server, web = serve(socket_path, host, port, allow_edit)
     print(f"memoryctl web: open http://127.0.0.1:{web.port}/?token={web.token}"
           + ("  (editing allowed)" if allow_edit else "  (read-only)"), flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
     return 0

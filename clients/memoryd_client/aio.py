@@ -20,12 +20,14 @@ from memoryd_client.framing import LineFramer, LineTooLong
 from memoryd_client.paths import resolve_socket
 from memoryd_client.tools import AsyncToolMethods, ToolMethods
 from memoryd_client.wire import (
+    NOT_LISTENING,
     ConnectionLost,
-    DaemonUnavailable,
     initialize_params,
     is_notification,
     outcome,
     request_line,
+    retry_delays,
+    unavailable,
 )
 
 Notification = dict[str, Any]
@@ -83,18 +85,17 @@ class AsyncClient(AsyncToolMethods):
         return self
 
     async def _open(self) -> None:
-        delay = self.backoff
-        for attempt in range(self.retries + 1):
+        pauses = retry_delays(self.retries, self.backoff)
+        while True:
             try:
                 reader, writer = await asyncio.open_unix_connection(
                     str(self.socket_path), limit=1 << 20)
                 break
-            except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
-                if attempt == self.retries:
-                    raise DaemonUnavailable(f"no memoryd answers on {self.socket_path}: "
-                                            f"{exc.strerror or exc}") from None
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+            except NOT_LISTENING as exc:
+                pause = next(pauses, None)
+                if pause is None:
+                    raise unavailable(self.socket_path, exc) from None
+                await asyncio.sleep(pause)
         self._writer = writer
         self._reader_task = asyncio.create_task(self._read(reader))
         if self._init is not None:

@@ -22,6 +22,7 @@ from memoryd_client.framing import LineFramer, LineTooLong
 from memoryd_client.paths import resolve_socket
 from memoryd_client.tools import ToolMethods
 from memoryd_client.wire import (
+    NOT_LISTENING,
     ConnectionLost,
     DaemonUnavailable,
     RpcFailure,
@@ -29,6 +30,8 @@ from memoryd_client.wire import (
     is_notification,
     outcome,
     request_line,
+    retry_delays,
+    unavailable,
 )
 
 Notification = dict[str, Any]
@@ -88,7 +91,6 @@ class Client(ToolMethods):
         self.reinitialize = initialize_params(name, scope)
         self.server_info: dict[str, Any] | None = None
         self._sock: socket.socket | None = None
-        self._framer = LineFramer(max_line=1 << 30)
         self._lines: deque[bytes] = deque()
         self._notes: deque[Notification] = deque()
         self._next_id = 0
@@ -97,24 +99,22 @@ class Client(ToolMethods):
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> None:
-        delay = self.backoff
-        for attempt in range(self.retries + 1):
+        pauses = retry_delays(self.retries, self.backoff)
+        while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
             try:
                 sock.connect(str(self.socket_path))
-            except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
+                break
+            except NOT_LISTENING as exc:
                 sock.close()
-                if attempt == self.retries:
-                    raise DaemonUnavailable(f"no memoryd answers on {self.socket_path}: "
-                                            f"{exc.strerror or exc}") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 5.0)
-                continue
-            self._sock = sock
-            self._framer = LineFramer(max_line=1 << 30)
-            self._lines.clear()
-            break
+                pause = next(pauses, None)
+                if pause is None:
+                    raise unavailable(self.socket_path, exc) from None
+                time.sleep(pause)
+        self._sock = sock
+        self._framer = LineFramer(max_line=1 << 30)
+        self._lines.clear()
         if self.reinitialize is not None:
             self.server_info = self.call("initialize", self.reinitialize)
         if self._subscribed:

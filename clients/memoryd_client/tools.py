@@ -4,6 +4,7 @@ daemon's default applies."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
@@ -12,10 +13,9 @@ def _given(params: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolMethods:
-    """The tools as methods over `call(method, params)`."""
+    """The tools as methods over `call(method, params)`, which the class using it defines."""
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        raise NotImplementedError
+    call: Callable[[str, dict[str, Any] | None], Any]
 
     def memory_write(self, content: str, *, category: str | None = None, tags: list[str] | None = None, scope: str | None = None, source: str | None = None, type: str | None = None, importance: float | None = None, session: str | None = None, role: str | None = None, created_at: str | None = None) -> Any:
         """Remember a note. See `tools/list` for the whole description."""
@@ -111,10 +111,9 @@ class ToolMethods:
 
 
 class AsyncToolMethods:
-    """The tools as methods over `async call(method, params)`."""
+    """The tools as methods over `async call(method, params)`, which the class using it defines."""
 
-    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        raise NotImplementedError
+    call: Callable[[str, dict[str, Any] | None], Awaitable[Any]]
 
     async def memory_write(self, content: str, *, category: str | None = None, tags: list[str] | None = None, scope: str | None = None, source: str | None = None, type: str | None = None, importance: float | None = None, session: str | None = None, role: str | None = None, created_at: str | None = None) -> Any:
         """Remember a note. See `tools/list` for the whole description."""

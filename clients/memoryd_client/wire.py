@@ -4,6 +4,7 @@ and the errors a caller sees. Shared by the blocking and the asyncio client."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -22,6 +23,22 @@ class RpcFailure(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"{message} (code {code})")
         self.code, self.message, self.data = code, message, data
+
+
+# A connection the daemon refuses or that has no socket: retried, then DaemonUnavailable.
+NOT_LISTENING = (FileNotFoundError, ConnectionRefusedError, NotADirectoryError)
+
+
+def retry_delays(retries: int, first: float) -> Iterator[float]:
+    """The pauses between connection attempts: `first`, doubling, at most 5 s."""
+    delay = first
+    for _ in range(retries):
+        yield delay
+        delay = min(delay * 2, 5.0)
+
+
+def unavailable(socket_path: object, exc: OSError) -> DaemonUnavailable:
+    return DaemonUnavailable(f"no memoryd answers on {socket_path}: {exc.strerror or exc}")
 
 
 def request_line(request_id: int | None, method: str, params: dict[str, Any] | None) -> bytes:
