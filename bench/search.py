@@ -61,8 +61,9 @@ def start(root: Path) -> tuple[subprocess.Popen[bytes], float]:
     while True:
         try:
             with Client(root / "memory.sock", timeout=600, retries=0) as c:
-                c.call("memory_smart_search", {"query": "warm up"})
-            return proc, time.perf_counter() - t0
+                if c.call("health")["status"] == "ok":
+                    c.call("memory_smart_search", {"query": "warm up"})
+                    return proc, time.perf_counter() - t0
         except (DaemonUnavailable, OSError):
             if proc.poll() is not None:
                 raise SystemExit("memoryd exited") from None

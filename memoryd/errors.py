@@ -92,7 +92,8 @@ ERROR_CODES: dict[int, str] = {
     Forbidden.code: "forbidden: another agent's scope, `jobs/run` from an agent, or another "
                     "user's connection",
     TooLarge.code: "too large: a line over 1 MiB (it is discarded; the connection stays open)",
-    Busy.code: "busy: over `server.max_connections`, or the job scheduler is not running",
+    Busy.code: "busy: over `server.max_connections`, the job scheduler is not running, or "
+               "the indexes are being built at start-up (`health` says when they are ready)",
     StorageFull.code: "disk full (ENOSPC/EDQUOT): nothing of the change was made",
     InvalidFile.code: "the memory's file is invalid or unsafe and is left alone (see "
                       "`stats` rejected_files)",

@@ -53,8 +53,10 @@ class Daemon:
                 raise AssertionError(f"memoryd exited with {self.proc.returncode}:\n{self.log}")
             try:
                 with Client(self.socket, timeout=5, retries=0) as c:
-                    c.call("health")
-                return
+                    status = c.call("health")["status"]
+                if status == "ok":  # "starting": the indexes are being built
+                    return
+                time.sleep(0.05)
             except (DaemonUnavailable, OSError, RpcFailure):
                 time.sleep(0.05)
         raise AssertionError(f"memoryd did not become ready:\n{self.log}")

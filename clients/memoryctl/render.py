@@ -168,7 +168,13 @@ def status(s: dict[str, Any]) -> str:
     rows: list[tuple[str, str]] = [
         ("daemon", f"memoryd {s['version']}, pid {s['pid']}, up {_uptime(s['uptime_s'])}, "
                    f"{s['status']}"),
-        ("root", s["root"]), ("socket", s["socket"]),
+        ("root", s["root"]), ("socket", s["socket"])]
+    rebuild = s.get("rebuild")
+    if rebuild:  # start-up is building the indexes: most tools answer busy until done
+        rows.append(("rebuilding", f"{rebuild['percent']}% ({rebuild['step']}: "
+                                   f"{rebuild['done']} of {rebuild['total']}), "
+                                   f"{rebuild['elapsed_s']} s so far"))
+    rows += [
         ("connections", f"{s['connections']} open, {s['requests']} requests served, "
                         f"{s['subscribers']} subscribed"),
         ("memories", f"{s['memories']}"),

@@ -224,7 +224,7 @@ class Conversation:
                 mask[row] = False
             if not mask.any():
                 return None
-            return corpus.own[: corpus.size][mask].mean(axis=0)
+            return corpus.own[: corpus.size][mask].mean(axis=0, dtype=np.float32)
 
     async def learn(self, text: str, caller: Caller, *, scope: str | None = None,
                     session: str | None = None, **more: Any) -> Learned:

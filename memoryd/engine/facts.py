@@ -113,7 +113,7 @@ class Facts:
                         for r in rows[top].tolist():
                             meta = corpus.meta[r]
                             if meta is not None:
-                                ids[meta.id] = corpus.own[r].copy()
+                                ids[meta.id] = corpus.own[r].astype(np.float32)
             for fact in found:
                 for term in reconcile.search_terms(fact):
                     memories, _ = catalog.search(term, Filters(scopes=[scope], kind="fact"),

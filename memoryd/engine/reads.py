@@ -164,7 +164,7 @@ class Reads:
 
         def run() -> dict[str, np.ndarray]:
             with corpus.lock:
-                return {i: corpus.own[corpus.row_of[i]].copy() for i in ids
+                return {i: corpus.own[corpus.row_of[i]].astype(np.float32) for i in ids
                         if i in corpus.row_of}
 
         return await self.workers.read(run)

@@ -21,12 +21,14 @@ import msgspec
 import structlog
 
 from memoryd.config import Config
+from memoryd.engine.snapshots import Snapshots
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import StorageFull
 from memoryd.graph import episodes
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
+from memoryd.rebuild import RebuildProgress
 from memoryd.schema import (
     CATEGORIES,
     InvalidMemory,
@@ -79,8 +81,11 @@ class Rejected:
 
 class FileSync:
     def __init__(self, stores: Stores, config: Config, graph: TopicGraph,
-                 graph_store: GraphStore) -> None:
+                 graph_store: GraphStore, snapshots: Snapshots,
+                 progress: RebuildProgress | None = None) -> None:
         self.stores = stores
+        self.snapshots = snapshots
+        self.progress = progress or RebuildProgress()
         self.files = stores.files
         self.catalog = stores.catalog
         self.config = config
@@ -94,20 +99,23 @@ class FileSync:
         the scope of the memory it concerns."""
         record = self.catalog.record_by_path(path)
         try:
-            data = self.files.read_bytes(path)
+            got = self.files.read_stamped(path)
         except UnsafePath as exc:
             return self._reject(uow, path, record, str(exc))
         except OSError as exc:  # unreadable (permissions)
             return self._reject(uow, path, record, f"cannot be read: {exc.strerror}")
-        if data is None:
+        if got is None:
             self.rejected.clear(path)
             if record is None:
                 return None
             uow.unindex(path)
             return "deleted", record.scope
+        data, stamp = got
         sha = file_sha(data)
         if record is not None and record.file_sha == sha:
             self.rejected.clear(path)
+            if record.stamp != stamp:  # touched or copied back: the same text
+                self.catalog.set_stamp(path, stamp)
             return None
         try:
             parsed = frontmatter.parse(data.decode("utf-8"), self.files.id_from_filename(path))
@@ -128,7 +136,7 @@ class FileSync:
         if rewrite:
             uow.put(memory, path)
         else:
-            uow.index(memory, path, sha)
+            uow.index(memory, path, sha, stamp)
         return ("updated" if record is not None else "added"), memory.scope
 
     @staticmethod
@@ -179,12 +187,15 @@ class FileSync:
         return memory != before
 
     def sync_paths_blocking(self, uow: UnitOfWork, paths: Iterable[str],
-                            announce: bool = True) -> dict[str, list[str]]:
+                            announce: bool = True,
+                            progress: RebuildProgress | None = None) -> dict[str, list[str]]:
         """Each file in its own commit of `uow`; hand-edit events are raised on it
         (`announce`; not at start-up, before anybody can be subscribed)."""
         now = utcnow()
         changed: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
         for path in paths:
+            if progress is not None:
+                progress.advance()
             try:
                 outcome = self._index_file(uow, path, now)
                 uow.commit()
@@ -220,16 +231,22 @@ class FileSync:
         return await self.stores.change(
             lambda uow: self.sync_paths_blocking(uow, [*paths, *self._files_under(folders)]))
 
-    def _reconcile_files(self, uow: UnitOfWork, announce: bool = True) -> dict[str, int]:
-        """Make the catalog agree with every file (content hash per file)."""
+    def _reconcile_files(self, uow: UnitOfWork, announce: bool = True,
+                         every_file: bool = False) -> dict[str, int]:
+        """Make the catalog agree with every file. A file whose stamp (size, mtime,
+        inode) is the one recorded when it was indexed is taken as indexed; the others
+        (and with `every_file`, all) are read and compared by content hash."""
         stale = self.files.remove_stale_temp_files()
-        known = self.catalog.all_records()
-        on_disk = set(self.files.iter_files(INDEXED_DIRS))
+        known = self.catalog.stamps()
+        on_disk = self.files.stamped_files(INDEXED_DIRS)
+        todo = sorted(p for p, s in on_disk.items()
+                      if every_file or s is None or known.get(p) != s)
         gone = [p for p in known if p not in on_disk]
-        changed = self.sync_paths_blocking(uow, [*sorted(on_disk), *gone], announce)
+        self.progress.begin("reading files", len(todo) + len(gone))
+        changed = self.sync_paths_blocking(uow, [*todo, *gone], announce, self.progress)
         return {k: len(v) for k, v in changed.items()} | {
             "files": len(on_disk) - len(self.rejected), "rejected": len(self.rejected),
-            "stale_temp_files": stale}
+            "files_read": len(todo), "stale_temp_files": stale}
 
     async def index_health(self) -> dict[str, Any]:
         """Do the derived indexes agree with the files? Memory files (accepted), keyword
@@ -257,13 +274,20 @@ class FileSync:
         """Files -> catalog -> vectors -> topic graph: everything derived agrees with the
         files."""
         def run(uow: UnitOfWork) -> dict[str, int]:
-            # The catalog first, file by file; then the vectors in bulk, reusing every
+            # The catalog first: the files whose stamp changed, read one by one. Then
+            # the corpus: the snapshot caught up, else the vectors in bulk, reusing every
             # stored vector whose text is unchanged (a catalog rebuild re-embeds nothing).
-            summary = self._reconcile_files(uow, announce=False)
-            summary |= self.stores.hybrid.reconcile(self.catalog.all_memories(),
-                                                    force=force_embed)
+            summary = self._reconcile_files(uow, announce=False, every_file=force_embed)
+            resumed = None if force_embed else self.snapshots.resume()
+            if resumed is None:
+                summary |= self.stores.hybrid.reconcile(
+                    self.catalog.all_memories(), force=force_embed, progress=self.progress)
+                self.snapshots.save_blocking()
+            else:
+                summary |= resumed
             self.reconcile_graph_blocking(self.graph)
             summary["episodes"] = len(self.graph.episodes)
+            self.progress.finish()  # the tools are served from here on
             return summary
 
         return await self.stores.change(run, vectors=False, abandon=abandon_on_cancel)

@@ -93,7 +93,7 @@ class UnitOfWork:
     def _reset(self) -> None:
         self._writes: dict[str, _Write] = {}
         self._shelved: list[_Write] = []  # written, never indexed (imported soft deletes)
-        self._indexed: list[tuple[Memory, str, str]] = []
+        self._indexed: list[tuple[Memory, str, str, str | None]] = []
         self._trashed: dict[str, _Trash] = {}
         self._unindexed: list[str] = []
         self._folded: dict[str, int] = {}
@@ -145,9 +145,9 @@ class UnitOfWork:
             return
         self._writes[memory.id] = _Write(memory, path, start)
 
-    def index(self, memory: Memory, path: str, sha: str) -> None:
+    def index(self, memory: Memory, path: str, sha: str, stamp: str | None) -> None:
         """The file at `path` is already durable as it is (a hand edit): index it."""
-        self._indexed.append((memory, path, sha))
+        self._indexed.append((memory, path, sha, stamp))
 
     def unindex(self, path: str) -> None:
         """The file at `path` is gone, or holds another memory now: drop its entries."""
@@ -191,9 +191,9 @@ class UnitOfWork:
                 for path in unindexed:
                     catalog.delete_path(path)
                 for w in writes:
-                    catalog.upsert(w.memory, w.path, shas[w.memory.id])
-                for memory, path, sha in indexed:
-                    catalog.upsert(memory, path, sha)
+                    catalog.upsert(w.memory, w.path, *shas[w.memory.id])
+                for memory, path, sha, stamp in indexed:
+                    catalog.upsert(memory, path, sha, stamp)
         except BaseException as exc:
             files.undo()
             if disk_full(exc):
@@ -205,10 +205,11 @@ class UnitOfWork:
             try:
                 for memory in [*gone, *(t.memory for t in trashed)]:
                     self.hybrid.delete(memory.id, memory.scope, catalog.load)
-                fresh = [w.memory for w in writes] + [m for m, _, _ in indexed]
+                fresh = [w.memory for w in writes] + [m for m, _, _, _ in indexed]
                 if fresh:
                     self.hybrid.upsert_many(fresh, catalog.load, self.defer_vectors)
             except Exception as exc:  # derived: the change itself is durable and indexed
+                self.hybrid.diverged = True  # no snapshot of it: the next start repairs it
                 log.error("vectors.update_failed", error=str(exc), disk_full=disk_full(exc),
                           exc_info=not disk_full(exc))
         for w in writes:
@@ -231,17 +232,19 @@ class _FileChanges:
         self._backups: list[str] = []
         self._touched: set[str] = set()
 
-    def apply(self, writes: list[_Write], trashed: list[_Trash]) -> dict[str, str]:
+    def apply(self, writes: list[_Write], trashed: list[_Trash]) -> dict[str, tuple[str, str]]:
+        """Returns each written memory's file sha256 and stamp."""
         files = self.files
-        shas: dict[str, str] = {}
+        shas: dict[str, tuple[str, str]] = {}
         texts: list[tuple[str, str]] = []  # (temp, where it goes)
         for w in writes:
             data = frontmatter.render(w.memory)
-            shas[w.memory.id] = file_sha(data)
-            texts.append((self._temp(w.origin, data), w.origin))
+            temp, stamp = self._temp(w.origin, data)
+            shas[w.memory.id] = (file_sha(data), stamp)
+            texts.append((temp, w.origin))
         for t in trashed:
             if t.rewrite:
-                texts.append((self._temp(t.path, frontmatter.render(t.memory)), t.path))
+                texts.append((self._temp(t.path, frontmatter.render(t.memory))[0], t.path))
         for temp, target in texts:
             self._install(temp, target)
         for w in writes:
@@ -252,10 +255,10 @@ class _FileChanges:
         files.sync_dirs(self._touched)  # durable before the catalog says so
         return shas
 
-    def _temp(self, relpath: str, data: bytes) -> str:
-        temp = self.files.write_temp(relpath, data)
+    def _temp(self, relpath: str, data: bytes) -> tuple[str, str]:
+        temp, stamp = self.files.write_temp_stamped(relpath, data)
         self._temps.append(temp)
-        return temp
+        return temp, stamp
 
     def _install(self, temp: str, target: str) -> None:
         files = self.files

@@ -120,10 +120,12 @@ class _Call:
 
 class Dispatcher:
     def __init__(self, tools: Mapping[str, Tool], methods: Mapping[str, Handler],
-                 on_requests: Callable[[int], None] = lambda n: None) -> None:
+                 on_requests: Callable[[int], None] = lambda n: None,
+                 gate: Callable[[str], RpcError | None] = lambda name: None) -> None:
         self.tools = tools
         self.methods = dict(methods)
         self.on_requests = on_requests  # the server counts requests (idle detection)
+        self.gate = gate  # a tool or method refused for now (busy while rebuilding)
         self._tools_list = {"tools": [t.spec.describe() for t in tools.values()]}
 
     async def handle(self, line: bytes, conn: Connection) -> bytes | None:
@@ -160,6 +162,15 @@ class Dispatcher:
 
     # -- routing ---------------------------------------------------------------------
     def _route(self, line: bytes) -> _Call | bytes:
+        routed = self._route_line(line)
+        if isinstance(routed, _Call) and routed.error is None:
+            name = routed.tool.name if routed.tool is not None else routed.request.method
+            refused = self.gate(name)
+            if refused is not None:
+                routed.error = refused
+        return routed
+
+    def _route_line(self, line: bytes) -> _Call | bytes:
         try:
             request = decode_request(line)
         except InvalidRequest as exc:

@@ -19,6 +19,24 @@ import numpy as np
 
 from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
 
+# The per-row columns: numpy arrays of `capacity` rows, each with its dtype and the
+# value of an empty row. `own` and `ctx` hold one vector a row, as float16: half the
+# memory of float32, and a cosine off by about 1e-3 (LoCoMo R@10 is unchanged; README).
+# Arithmetic with a float32 query promotes them (`own[rows] @ query` is float32).
+COLUMNS: dict[str, tuple[type, object]] = {
+    "own": (np.float16, 0), "ctx": (np.float16, 0),
+    "length": (np.float32, 0),  # index terms
+    "prev": (np.int32, -1), "next": (np.int32, -1),  # a turn's neighbours in its session
+    "alive": (np.bool_, False), "scope": (np.int32, -1), "created": (np.float64, 0),
+    "importance": (np.float32, 0), "category": (np.int8, -1), "kind": (np.int8, -1),
+    "type": (np.int8, -1), "organized": (np.bool_, False), "expires": (np.float64, np.inf),
+    "superseded": (np.bool_, False),
+    "valid_until": (np.float64, np.inf),  # when a superseded fact stopped being current
+    "compressed": (np.bool_, False),
+    "session_code": (np.int32, -1),  # a code per (scope, session) for turns, else -1
+}
+_VECTORS = ("own", "ctx")
+
 
 @dataclass(frozen=True)
 class RowMeta:
@@ -56,34 +74,13 @@ class Corpus:
         self._stacked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _alloc(self, capacity: int) -> None:
-        def grow(old: np.ndarray | None, shape: tuple[int, ...], dtype: type, fill: object = 0
-                 ) -> np.ndarray:
-            new = np.full(shape, fill, dtype=dtype)
+        for name, (dtype, empty) in COLUMNS.items():
+            shape = (capacity, self.dim) if name in _VECTORS else (capacity,)
+            new = np.full(shape, empty, dtype=dtype)
+            old = self.__dict__.get(name)
             if old is not None:
                 new[: len(old)] = old
-            return new
-
-        get = self.__dict__.get
-        self.own = grow(get("own"), (capacity, self.dim), np.float32)
-        self.ctx = grow(get("ctx"), (capacity, self.dim), np.float32)
-        self.length = grow(get("length"), (capacity,), np.float32)
-        self.prev = grow(get("prev"), (capacity,), np.int32, -1)
-        self.next = grow(get("next"), (capacity,), np.int32, -1)
-        self.alive = grow(get("alive"), (capacity,), np.bool_, False)
-        self.scope = grow(get("scope"), (capacity,), np.int32, -1)
-        self.created = grow(get("created"), (capacity,), np.float64)
-        self.importance = grow(get("importance"), (capacity,), np.float32)
-        self.category = grow(get("category"), (capacity,), np.int8, -1)
-        self.kind = grow(get("kind"), (capacity,), np.int8, -1)
-        self.type = grow(get("type"), (capacity,), np.int8, -1)
-        self.organized = grow(get("organized"), (capacity,), np.bool_, False)
-        self.expires = grow(get("expires"), (capacity,), np.float64, np.inf)
-        self.superseded = grow(get("superseded"), (capacity,), np.bool_, False)
-        # When a superseded fact stopped being current (inf: it still is).
-        self.valid_until = grow(get("valid_until"), (capacity,), np.float64, np.inf)
-        self.compressed = grow(get("compressed"), (capacity,), np.bool_, False)
-        # A code per (scope, session) for conversation turns, -1 otherwise.
-        self.session_code = grow(get("session_code"), (capacity,), np.int32, -1)
+            setattr(self, name, new)
         self.capacity = capacity
 
     def current(self, scope: str) -> np.ndarray:
@@ -275,22 +272,21 @@ class Corpus:
         meta = self.meta_of(memory_id)
         return bool(meta and meta.is_turn)
 
-    def compact(self) -> None:
-        """Drop dead rows once they are a third of the table (renumbers rows)."""
+    def compact(self, force: bool = False) -> None:
+        """Drop dead rows once they are a third of the table, or any with `force`
+        (renumbers rows)."""
         dead = self.size - self.live
-        if dead == 0 or dead * 3 < self.size:
+        if dead == 0 or (dead * 3 < self.size and not force):
             return
         keep = np.flatnonzero(self.alive[: self.size])
         remap = np.full(self.size, -1, dtype=np.int64)
         remap[keep] = np.arange(len(keep))
-        for name in ("own", "ctx", "length", "alive", "scope", "created", "importance",
-                     "category", "kind", "type", "organized", "expires", "superseded",
-                     "valid_until", "compressed", "session_code"):
+        for name, (_, empty) in COLUMNS.items():
+            if name in ("prev", "next"):
+                continue  # relinked below
             column = getattr(self, name)
             column[: len(keep)] = column[keep]
-            column[len(keep): self.size] = {"scope": -1, "expires": np.inf, "valid_until": np.inf,
-                                            "session_code": -1}.get(name, 0)
-        self.alive[len(keep): self.size] = False
+            column[len(keep): self.size] = empty
         self.meta = [self.meta[r] for r in keep]
         self.row_of = {m.id: r for r, m in enumerate(self.meta) if m is not None}
         for term in list(self.postings):

@@ -8,13 +8,13 @@ neighbours' context, so they are re-embedded too (about 3 model calls a turn).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import structlog
 
+from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval import chunks, text
 from memoryd.retrieval.chunks import Span
 from memoryd.retrieval.corpus import Corpus, RowMeta
@@ -42,16 +42,26 @@ class HybridIndex:
         # the corpus) not yet persisted in the vector store.
         self.stale_context: set[str] = set()
         self.unpersisted: dict[str, tuple[str, np.ndarray, str]] = {}
+        # A change reached the catalog but not the corpus (the vectors failed): no
+        # snapshot may record this corpus; the next start catches up from an older one.
+        self.diverged = False
+
+    def adopt(self, corpus: Corpus, stale_context: Iterable[str]) -> None:
+        """Serve `corpus` (a snapshot's; start-up, writer thread)."""
+        self.corpus = corpus
+        self.stale_context = set(stale_context)
+        self.unpersisted = {}
+        self.diverged = False
 
     # -- one memory at a time (writer thread) -----------------------------------
     def upsert(self, memory: Memory, fetch: Fetch) -> None:
         self.upsert_many([memory], fetch)
 
-    def upsert_many(self, memories: list[Memory], fetch: Fetch, defer: bool = False) -> None:
+    def upsert_many(self, memories: list[Memory], fetch: Fetch, defer: bool = False) -> int:
         """Index these memories: one model call for their texts, one for the contexts.
         With `defer`, the corpus (what ranking reads) has them at once, and the rest
         waits for `flush_deferred`: the contexts (until then a new turn's context
-        vector is its own) and persisting the vectors."""
+        vector is its own) and persisting the vectors. Returns how many were embedded."""
         texts = {m.id: text.index_text(m) for m in memories}
         hashes = {i: text_hash(t) for i, t in texts.items()}
         fresh: list[Memory] = []
@@ -63,7 +73,7 @@ class HybridIndex:
                 else:
                     fresh.append(memory)
         if not fresh:
-            return
+            return 0
         spans = {m.id: chunks.chunk(m.content) for m in fresh if _chunked(m)}
         pieces = _pieces(fresh, spans)
         embedded = self.embedder.embed([texts[m.id] for m in fresh] + [p[2] for p in pieces])
@@ -91,10 +101,11 @@ class HybridIndex:
             for memory, vector in zip(fresh, vectors, strict=True):
                 self.unpersisted[memory.id] = (memory.scope, vector, hashes[memory.id])
             self.stale_context.update(touched)
-            return
+            return len(fresh)
         self._store("own", [m.scope for m in fresh], [m.id for m in fresh], vectors,
                     [hashes[m.id] for m in fresh])
         self._refresh_context(sorted(touched), fetch, {m.id: m for m in memories})
+        return len(fresh)
 
     def _set_chunks(self, memories: list[Memory], spans: dict[str, list[Span]],
                     vectors: np.ndarray) -> None:
@@ -180,9 +191,10 @@ class HybridIndex:
                     [text_hash(t) for t in texts])
 
     # -- everything at once (start-up, rebuild, model change) --------------------
-    def reconcile(self, memories: Iterable[Memory], force: bool = False) -> dict[str, int]:
+    def reconcile(self, memories: Iterable[Memory], force: bool = False,
+                  progress: RebuildProgress | None = None) -> dict[str, int]:
         """Load stored vectors; embed what is missing, stale or from another model."""
-        started = time.monotonic()
+        progress = progress or RebuildProgress()
         stored: dict[tuple[str, str, str], tuple[np.ndarray, str]] = {}
         for kind, scope, ids, vecs, metas in self.vectors.scan():
             for memory_id, vec, meta in zip(ids, vecs, metas, strict=True):
@@ -222,9 +234,11 @@ class HybridIndex:
         total = len(todo_own) + len(todo_ctx) + sum(map(len, todo_chunks.values()))
         if total:
             log.info("index.embedding", texts=total, model=self.model)
-        done = self._embed_all("own", todo_own, 0, total, started)
-        done = self._embed_all("ctx", todo_ctx, done, total, started)
-        self._embed_chunks(todo_chunks, by_id, done, total, started)
+        progress.begin("embedding", total)
+        self._embed_all("own", todo_own, progress)
+        self._embed_all("ctx", todo_ctx, progress)
+        self._embed_chunks(todo_chunks, by_id, progress)
+        self.diverged = False
         orphans: dict[tuple[str, str], set[str]] = {}
         for kind, scope, memory_id in stored:
             orphans.setdefault((kind, scope), set()).add(memory_id)
@@ -255,7 +269,7 @@ class HybridIndex:
         return todo
 
     def _embed_chunks(self, todo: dict[str, list[Span]], memories: dict[str, Memory],
-                      done: int, total: int, started: float) -> None:
+                      progress: RebuildProgress) -> None:
         ids = list(todo)
         for start in range(0, len(ids), EMBED_BATCH // 8):
             batch = [memories[i] for i in ids[start:start + EMBED_BATCH // 8]]
@@ -264,13 +278,10 @@ class HybridIndex:
             with self.corpus.lock:
                 self._set_chunks(batch, todo, vectors)
             self._store_chunks(pieces, vectors)
-            done += len(pieces)
-            log.info("index.embedding.progress", done=done, total=total, chunks=True,
-                     elapsed_s=round(time.monotonic() - started, 1))
+            progress.advance(len(pieces))
 
-    def _embed_all(self, kind: str, todo: list[tuple[Memory, str]], done: int, total: int,
-                   started: float) -> int:
-        last_log = time.monotonic()
+    def _embed_all(self, kind: str, todo: list[tuple[Memory, str]],
+                   progress: RebuildProgress) -> None:
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start:start + EMBED_BATCH]
             vectors = self.embedder.embed([t for _, t in batch])
@@ -282,13 +293,7 @@ class HybridIndex:
                         self.corpus.set_vectors(memory.id, ctx=vector)
             self._store(kind, [m.scope for m, _ in batch], [m.id for m, _ in batch], vectors,
                         [text_hash(t) for _, t in batch])
-            done += len(batch)
-            if time.monotonic() - last_log > 5 or done == total:
-                elapsed = time.monotonic() - started
-                log.info("index.embedding.progress", done=done, total=total,
-                         per_s=round(done / max(elapsed, 1e-9)), elapsed_s=round(elapsed, 1))
-                last_log = time.monotonic()
-        return done
+            progress.advance(len(batch))
 
 
 def _pieces(memories: list[Memory], spans: dict[str, list[Span]]) -> list[Piece]:

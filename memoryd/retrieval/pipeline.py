@@ -157,7 +157,7 @@ class SmartSearch:
                 order = np.concatenate([order, np.setdiff1d(extra, order)])
             pool_rows = rows[order]
             meta = [corpus.meta[r] for r in pool_rows.tolist()]
-            vectors = corpus.own[pool_rows].copy()
+            vectors = corpus.own[pool_rows].astype(np.float32)
             created = corpus.created[pool_rows].copy()
             importance = corpus.importance[pool_rows].copy()
             candidates = [

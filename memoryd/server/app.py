@@ -11,7 +11,12 @@ from pathlib import Path
 from memoryd import __version__
 from memoryd.config import Config
 from memoryd.engine import Engine
+from memoryd.errors import Busy, RpcError
 from memoryd.jobs.scheduler import Scheduler
+
+# What a daemon answers while its indexes are being built: the rest is busy.
+WHILE_STARTING = frozenset({"initialize", "ping", "health", "stats", "tools/list",
+                            "memory_read"})
 
 
 @dataclass
@@ -26,6 +31,9 @@ class App:
     requests: int = 0
     last_request: float = field(default_factory=time.monotonic)
     stopping: bool = False
+    # False while the daemon starts (indexes, conversation backlog, git): the daemon
+    # sets it when it is ready; an in-process engine (tests) is ready once started.
+    ready: bool = True
 
     def saw_requests(self, count: int) -> None:
         self.requests += count
@@ -34,9 +42,23 @@ class App:
     def idle_seconds(self) -> float:
         return time.monotonic() - self.last_request
 
+    @property
+    def starting(self) -> bool:
+        return self.engine.sync.progress.active or not self.ready
+
+    def gate(self, name: str) -> RpcError | None:
+        """Busy for what needs the indexes while start-up builds them."""
+        if not self.starting or name in WHILE_STARTING or name.startswith("notifications/"):
+            return None
+        progress = self.engine.sync.progress
+        what = f"index rebuilding ({progress.percent}%)" if progress.active else "starting"
+        return Busy(f"busy: {what}; retry when `health` says ok")
+
     def health(self) -> dict[str, object]:
+        status = "stopping" if self.stopping else "starting" if self.starting else "ok"
+        extra = {"rebuild": self.engine.sync.progress.describe()} if self.starting else {}
         return {
-            "status": "stopping" if self.stopping else "ok",
+            "status": status, **extra,
             "version": __version__,
             "pid": os.getpid(),
             "root": str(self.root),

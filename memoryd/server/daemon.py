@@ -36,6 +36,8 @@ from memoryd.server.systemd import sd_notify, watchdog_interval
 from memoryd.server.watcher import watch_files
 from memoryd.server.wiring import build_dispatcher, build_engine
 
+SNAPSHOT_CHECK = 30.0  # seconds between checks whether a snapshot is due
+START_REPORT = 10.0  # seconds between start-up progress reports to systemd
 log = structlog.get_logger("memoryd")
 
 
@@ -107,6 +109,28 @@ async def _flush_stats_every(engine: Engine, interval: float) -> None:
             log.exception("stats.flush_failed")
 
 
+async def _snapshot_when_due(engine: Engine) -> None:
+    """Save the corpus snapshot once enough changed (snapshots.EVERY_*)."""
+    while True:
+        await trio.sleep(SNAPSHOT_CHECK)
+        if engine.sync.snapshots.due():
+            try:
+                await engine.sync.snapshots.save()
+            except Exception:
+                log.exception("index.snapshot.failed")
+
+
+async def _report_start(engine: Engine, scope: trio.CancelScope) -> None:
+    """While start-up builds the indexes: systemd hears how far it is, and that it is
+    alive (a long rebuild outlasts the start timeout otherwise)."""
+    progress = engine.sync.progress
+    with scope:
+        while True:
+            await trio.sleep(START_REPORT)
+            sd_notify(f"STATUS=index rebuilding ({progress.percent}%, {progress.step})\n"
+                      f"EXTEND_TIMEOUT_USEC={int(START_REPORT * 3 * 1e6)}")
+
+
 async def _watchdog(interval: float) -> None:
     """WATCHDOG=1 while the event loop runs: a hung daemon is restarted by systemd."""
     while True:
@@ -167,29 +191,41 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             log.info("index.rebuilding", reason="corrupted or an older schema")
         elif not engine.catalog.existed:
             log.info("index.creating", root=str(root))
-        with starting:
-            summary = await engine.sync.startup(abandon_on_cancel=True)
-        if starting.cancelled_caught:
-            log.info("daemon.stopped", during="start-up: the next start finishes the indexes")
-            stop_watching.set()
-            services.cancel_scope.cancel()
-            return False
-        log.info("index.reconciled", **summary)
-        await engine.conversation.start()
-        if engine.git is not None:
-            await engine.git.start()
-            services.start_soon(engine.git.run_forever)
+        # The socket opens at once: while the indexes are built, `health` and
+        # memory_read answer and the other tools say busy (App.gate).
         listener = await open_unix_listener(socket_path)
         ours.append(socket_identity(socket_path))
-        app = App(engine=engine, config=config, root=root, socket_path=socket_path)
+        app = App(engine=engine, config=config, root=root, socket_path=socket_path,
+                  ready=False)
         scheduler = app.scheduler = Scheduler(engine, idle_seconds=app.idle_seconds)
         dispatcher = build_dispatcher(app)
-        services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
-        services.start_soon(engine.conversation.run_forever)
-        if config.jobs.enabled:
-            services.start_soon(scheduler.run_forever)
         async with trio.open_nursery() as connections:
             connections.start_soon(_accept, listener, app, dispatcher, drain, connections)
+            reporting = trio.CancelScope()
+            services.start_soon(_report_start, engine, reporting)
+            with starting:
+                summary = await engine.sync.startup(abandon_on_cancel=True)
+            reporting.cancel()
+            if starting.cancelled_caught:
+                log.info("daemon.stopped",
+                         during="start-up: the next start finishes the indexes")
+                _remove_our_socket(socket_path, ours)
+                await listener.aclose()
+                stop_watching.set()
+                services.cancel_scope.cancel()
+                connections.cancel_scope.cancel()
+                return False
+            log.info("index.reconciled", **summary)
+            await engine.conversation.start()
+            if engine.git is not None:
+                await engine.git.start()
+                services.start_soon(engine.git.run_forever)
+            services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
+            services.start_soon(_snapshot_when_due, engine)
+            services.start_soon(engine.conversation.run_forever)
+            if config.jobs.enabled:
+                services.start_soon(scheduler.run_forever)
+            app.ready = True
             log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
                      memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
             sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")
@@ -210,6 +246,10 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             connections.cancel_scope.deadline = trio.current_time() + config.server.drain_timeout
         stop_watching.set()
         flushed = await engine.flush_stats()
+        try:
+            await engine.sync.snapshots.save()  # the next start reads it, not every memory
+        except Exception:
+            log.exception("index.snapshot.failed")
         log.info("daemon.stopped", flushed_access_counts=flushed)
         services.cancel_scope.cancel()
     return True

@@ -18,6 +18,7 @@ from memoryd.engine.facts import Facts
 from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
 from memoryd.engine.reads import Reads
+from memoryd.engine.snapshots import Snapshots
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
@@ -29,6 +30,7 @@ from memoryd.graph.topics import TopicGraph
 from memoryd.history.git import GitHistory
 from memoryd.history.git import available as git_available
 from memoryd.protocol.dispatch import Dispatcher
+from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SmartSearch
 from memoryd.retrieval.scoring import Recipe
@@ -105,7 +107,8 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
     conversation = Conversation(stores, config, reads, writes, facts, llm)
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
-        sync=FileSync(stores, config, graph, graph_store), reads=reads, embedder=embedder,
+        sync=FileSync(stores, config, graph, graph_store, Snapshots(stores, root / "index"),
+                      RebuildProgress()), reads=reads, embedder=embedder,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
         ingest=Ingest(stores, writes, links, conversation, config),
         transfer=Transfer(stores),
@@ -115,4 +118,4 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
 def build_dispatcher(app: App) -> Dispatcher:
     """The dispatcher over every tool and server method of `app`."""
     tools = registry.bind(app)
-    return Dispatcher(tools, server_methods(app, tools), app.saw_requests)
+    return Dispatcher(tools, server_methods(app, tools), app.saw_requests, app.gate)

@@ -1,7 +1,12 @@
 """Catalog: SQLite under index/ — the catalog of memories and their FTS5 text.
 
 Derived from the files and rebuildable at any time: each row records the file's
-path and sha256, so reconciliation can tell which files changed. The FTS table
+path and sha256, so reconciliation can tell which files changed, and its stamp (size,
+mtime, inode), so start-up can tell without reading them. Every committed change
+bumps the catalog's generation and marks the rows it wrote with it: the corpus
+snapshot (retrieval/snapshot.py) records the generation it reflects, and start-up
+catches up on the rows written since. A catalog created afresh gets a new epoch,
+so no snapshot of an older one is ever trusted. The FTS table
 uses the trigram tokenizer: case-insensitive substring matching that also works
 for scripts without spaces (Chinese, Japanese).
 """
@@ -11,8 +16,9 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +28,7 @@ import msgspec
 from memoryd.schema import Memory
 from memoryd.store import sqlite
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 # Up to this many matches a search sorts them; above, it walks memories newest first.
 SORT_MATCHES_BELOW = 2000
 ID_CHUNK = 10_000  # ids per `IN (...)` query
@@ -34,6 +40,8 @@ CREATE TABLE IF NOT EXISTS memories (
     id TEXT NOT NULL UNIQUE,
     path TEXT NOT NULL UNIQUE,
     file_sha TEXT NOT NULL,
+    stamp TEXT,  -- the file's size:mtime_ns:inode when indexed (files.stamp)
+    gen INTEGER NOT NULL DEFAULT 0,  -- the catalog generation that last wrote the row
     content_hash TEXT NOT NULL,
     kind TEXT NOT NULL, phase TEXT NOT NULL, category TEXT NOT NULL, type TEXT NOT NULL,
     scope TEXT NOT NULL, session TEXT, source TEXT NOT NULL, source_path TEXT,
@@ -52,6 +60,7 @@ CREATE INDEX IF NOT EXISTS memories_episode ON memories (kind, episode);
 CREATE INDEX IF NOT EXISTS memories_session ON memories (session, kind, created_at);
 CREATE INDEX IF NOT EXISTS memories_source_path ON memories (source, source_path)
     WHERE source_path IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_gen ON memories (gen);
 CREATE INDEX IF NOT EXISTS memories_pending ON memories (pending) WHERE pending = 1;
 CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
@@ -72,12 +81,16 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(Memory).decode
 
 
+_RECORD = "id, path, file_sha, scope, stamp"  # FileRecord's columns
+
+
 @dataclass(frozen=True)
 class FileRecord:
     id: str
     path: str
     file_sha: str
     scope: str
+    stamp: str | None = None
 
 
 @dataclass
@@ -173,6 +186,7 @@ class Catalog:
             current = False
         if not current:
             self._reset()
+        self.epoch, self.generation = self._generation()
         self.reader = self._connect()
         # Point reads by id take microseconds: the event loop's thread does them on a
         # connection of its own (WAL readers never wait for the writer).
@@ -194,6 +208,12 @@ class Catalog:
             return None
         return row[0] if row else None
 
+    def _generation(self) -> tuple[str, int]:
+        assert self.writer is not None
+        meta = dict(self.writer.execute(
+            "SELECT key, value FROM meta WHERE key IN ('epoch', 'generation')").fetchall())
+        return meta["epoch"], int(meta["generation"])
+
     def _reset(self) -> None:
         self._rebuilt = True
         if self.writer is not None:
@@ -201,9 +221,8 @@ class Catalog:
         sqlite.remove(self.path)
         self.writer = self._connect()
         self.writer.executescript(_SCHEMA)
-        self.writer.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
-        )
+        self.writer.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+            ("schema", SCHEMA_VERSION), ("epoch", os.urandom(8).hex()), ("generation", "0")])
 
     def close(self) -> None:
         self.inline.close()
@@ -211,23 +230,36 @@ class Catalog:
         self.writer.close()
 
     # -- writes (writer connection, one thread at a time) ---------------------
-    def transaction(self) -> _Transaction:
-        return _Transaction(self.writer)
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One commit: a new generation, which the rows it writes carry."""
+        before = self.generation
+        try:
+            with _Transaction(self.writer) as conn:
+                self.generation += 1
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'",
+                             (str(self.generation),))
+                yield conn
+        except BaseException:
+            self.generation = before
+            raise
 
-    def upsert(self, memory: Memory, path: str, sha: str) -> None:
+    def upsert(self, memory: Memory, path: str, sha: str, stamp: str | None = None) -> None:
         conn = self.writer
         old = conn.execute("SELECT rowid FROM memories WHERE id = ? OR path = ?",
                            (memory.id, path)).fetchall()
         for (rowid,) in old:
             self._delete_rowid(rowid)
         cur = conn.execute(
-            "INSERT INTO memories (id, path, file_sha, content_hash, kind, phase, category,"
-            " type, scope, session, source, source_path, created_at, updated_at, expires_at,"
-            " due_at, notified, episode, topic, access_count, superseded_at, pending,"
-            " compressed, doc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO memories (id, path, file_sha, stamp, gen, content_hash, kind, phase,"
+            " category, type, scope, session, source, source_path, created_at, updated_at,"
+            " expires_at, due_at, notified, episode, topic, access_count, superseded_at,"
+            " pending, compressed, doc)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                memory.id, path, sha, memory.content_hash, memory.kind, memory.phase,
-                memory.category, memory.type, memory.scope, memory.session, memory.source,
+                memory.id, path, sha, stamp, self.generation, memory.content_hash,
+                memory.kind, memory.phase, memory.category, memory.type, memory.scope,
+                memory.session, memory.source,
                 memory.source_path,
                 memory.created_at.timestamp(), memory.updated_at.timestamp(),
                 memory.expires_at.timestamp() if memory.expires_at else None,
@@ -275,17 +307,39 @@ class Catalog:
 
     # -- reads used by the writer thread (consistent with its own writes) -----
     def record_by_path(self, path: str) -> FileRecord | None:
-        row = self.writer.execute("SELECT id, path, file_sha, scope FROM memories WHERE path = ?",
+        row = self.writer.execute(f"SELECT {_RECORD} FROM memories WHERE path = ?",
                                   (path,)).fetchone()
         return FileRecord(*row) if row else None
 
+    def checkpoint(self) -> None:
+        """Every commit so far durable in the database file (the WAL is fsync'd only
+        at checkpoints: synchronous=NORMAL)."""
+        self.writer.execute("PRAGMA wal_checkpoint(FULL)")
+
+    def set_stamp(self, path: str, stamp: str) -> None:
+        """The file at `path` is as indexed, with a new stamp (touched, copied back)."""
+        self.writer.execute("UPDATE memories SET stamp = ? WHERE path = ?", (stamp, path))
+
+    def stamps(self) -> dict[str, str | None]:
+        """Path -> the stamp its file had when indexed (start-up's cheap check)."""
+        return dict(self.writer.execute("SELECT path, stamp FROM memories"))
+
+    def ids(self) -> set[str]:
+        return {r[0] for r in self.writer.execute("SELECT id FROM memories")}
+
+    def written_since(self, generation: int) -> list[Memory]:
+        """The memories whose rows a commit after `generation` wrote."""
+        rows = self.writer.execute("SELECT doc FROM memories WHERE gen > ? ORDER BY "
+                                   "created_at, id", (generation,))
+        return [_decode(r[0]) for r in rows]
+
     def record_by_id(self, memory_id: str) -> FileRecord | None:
-        row = self.writer.execute("SELECT id, path, file_sha, scope FROM memories WHERE id = ?",
+        row = self.writer.execute(f"SELECT {_RECORD} FROM memories WHERE id = ?",
                                   (memory_id,)).fetchone()
         return FileRecord(*row) if row else None
 
     def all_records(self) -> dict[str, FileRecord]:
-        rows = self.writer.execute("SELECT id, path, file_sha, scope FROM memories")
+        rows = self.writer.execute(f"SELECT {_RECORD} FROM memories")
         return {r[1]: FileRecord(*r) for r in rows}
 
     def load(self, ids: Iterable[str]) -> list[Memory]:
@@ -300,7 +354,7 @@ class Catalog:
         """A memory of the same kind with the same content in the same scope (a reminder
         and a note with the same words are different memories)."""
         row = self.writer.execute(
-            "SELECT id FROM memories WHERE content_hash = ? AND scope = ? AND kind = ?"
+            "SELECT id FROM memories WHERE content_hash = ? AND scope = ? AND +kind = ?"
             " AND superseded_at IS NULL LIMIT 1", (content_hash, scope, kind)).fetchone()
         return row[0] if row else None
 

@@ -54,6 +54,11 @@ def file_sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def stamp(info: os.stat_result) -> str:
+    """What start-up compares instead of reading a file: size, mtime (ns), inode."""
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
 def check_relpath(relpath: str) -> tuple[str, ...]:
     """The parts of a root-relative POSIX path, or UnsafePath if it could leave the root."""
     if not relpath or "\x00" in relpath or relpath.startswith("/"):
@@ -202,9 +207,15 @@ class MarkdownStore:
         """Every memory file below these folders (relative to the root). Entries that
         look like one but are not regular files (links, FIFOs) and linked folders are
         yielded too, so the caller reports them; they are never followed or read."""
+        for rel, _ in self._memory_entries(under):
+            yield rel
+
+    def _memory_entries(self, under: Iterable[str]
+                        ) -> Iterator[tuple[str, os.DirEntry[str] | None]]:
+        """(relpath, entry) of what `iter_files` yields (None: a linked top folder)."""
         for top in under:
             if os.path.islink(self.root / top):
-                yield top  # a linked folder: reported, never entered
+                yield top, None  # a linked folder: reported, never entered
                 continue
             for rel, entry in self._walk(top):
                 if entry.name.startswith("."):
@@ -212,7 +223,19 @@ class MarkdownStore:
                 if entry.is_dir(follow_symlinks=False):
                     continue
                 if entry.name.endswith(".md") or entry.is_symlink():
-                    yield rel
+                    yield rel, entry
+
+    def stamped_files(self, under: Iterable[str]) -> dict[str, str | None]:
+        """`iter_files` with each regular file's stamp (None for anything else): one
+        lstat per file, no file opened."""
+        out: dict[str, str | None] = {}
+        for rel, entry in self._memory_entries(under):
+            try:
+                info = entry.stat(follow_symlinks=False) if entry is not None else None
+            except OSError:
+                info = None
+            out[rel] = stamp(info) if info is not None and stat.S_ISREG(info.st_mode) else None
+        return out
 
     def remove_stale_temp_files(self) -> int:
         """Temp files a killed daemon left behind (we hold the lock: none is live)."""
@@ -269,6 +292,12 @@ class MarkdownStore:
     def read_bytes(self, relpath: str) -> bytes | None:
         """The file's bytes; None if there is no file. UnsafePath for a link, a FIFO or
         another non-regular file, or a file over MAX_FILE_BYTES (none is read)."""
+        got = self.read_stamped(relpath)
+        return got[0] if got is not None else None
+
+    def read_stamped(self, relpath: str) -> tuple[bytes, str] | None:
+        """`read_bytes` and the file's stamp, taken before reading (a change while it
+        is read gives the file a newer stamp than the one recorded)."""
         try:
             folder, name = self._parent(relpath)
         except (FileNotFoundError, NotADirectoryError):
@@ -300,7 +329,7 @@ class MarkdownStore:
                 size += len(chunk)
                 if size > MAX_FILE_BYTES:  # it grew while we read
                     raise UnsafePath(f"{relpath} is over {MAX_FILE_BYTES} bytes")
-            return b"".join(chunks)
+            return b"".join(chunks), stamp(info)
         finally:
             os.close(fd)
 
@@ -331,6 +360,10 @@ class MarkdownStore:
     def write_temp(self, relpath: str, data: bytes) -> str:
         """Write `data` durably to a fresh temp file beside `relpath`; returns the temp's
         relative path (rename it into place with `replace`)."""
+        return self.write_temp_stamped(relpath, data)[0]
+
+    def write_temp_stamped(self, relpath: str, data: bytes) -> tuple[str, str]:
+        """`write_temp`, and the temp file's stamp (a rename keeps it)."""
         folder, name = self._parent(relpath, create=True)
         tmp = f"{TMP_PREFIX}{name}.{os.getpid()}.{os.urandom(4).hex()}"
         with folder:
@@ -342,13 +375,14 @@ class MarkdownStore:
                     written = os.write(fd, view)
                     view = view[written:]
                 os.fsync(fd)
+                info = os.fstat(fd)
             except BaseException:
                 os.close(fd)
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=folder.fd)
                 raise
             os.close(fd)
-        return relpath.rsplit("/", 1)[0] + "/" + tmp if "/" in relpath else tmp
+        return (relpath.rsplit("/", 1)[0] + "/" + tmp if "/" in relpath else tmp), stamp(info)
 
     def write_atomic(self, relpath: str, data: bytes, sync_dir: bool = True) -> None:
         """Durable once this returns (with `sync_dir=False`: once `sync_dirs` ran)."""

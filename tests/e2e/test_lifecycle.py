@@ -285,3 +285,4 @@ def test_sigterm_during_a_long_start_up(make_daemon):
     assert d.call("memory_search", {"query": "number 1199"})["total"] == 1
     found = d.call("memory_smart_search", {"query": "note number 1234 topic"})
     assert found["memories"]
+    assert d.stop() == 0  # (a kill would leave its first git commit writing objects)

@@ -39,6 +39,7 @@ requests = st.fixed_dictionaries(
 @pytest.fixture
 async def dispatcher(tmp_path):
     rig = Rig(tmp_path)
+    rig.engine.sync.progress.finish()  # no start-up here: the tools would say busy
     yield rig.dispatcher
     rig.close()
 

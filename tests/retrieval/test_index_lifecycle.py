@@ -73,6 +73,8 @@ async def test_index_rebuilt_after_deletion_and_model_change(make_harness, tmp_p
         col.update(ids=got["ids"], metadatas=[{**m, "m": "some-older-model"}
                                               for m in got["metadatas"]])
     h2.engine.close()
+    # (the snapshot names the model too; without it, the vectors' metadata decides)
+    (root / "index" / "corpus.snapshot").unlink()
     h3 = await make_harness(root=root)
     summary = await h3.engine.sync.startup()
     assert summary["vectors_embedded"] == 0, "the restart already re-embedded them"

@@ -1,0 +1,108 @@
+"""Snapshots: start-up from `index/corpus.snapshot` instead of from every memory.
+
+`resume` (start-up, writer thread) loads the snapshot and catches up on what the
+catalog changed since its generation: rows written since are indexed again (an
+unchanged text keeps its vectors; a changed one is embedded), memories gone since
+are dropped. It declines (and start-up rebuilds in full) when the snapshot cannot
+be trusted, or when so much changed that a rebuild is as cheap.
+
+`save` runs in the writer thread: deferred vectors are flushed, the catalog is
+checkpointed (so the generation the snapshot names is durable before the snapshot
+is), then the file is written. A corpus that missed a change (`hybrid.diverged`) is
+never saved.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from memoryd.engine.stores import Stores
+from memoryd.retrieval import snapshot
+
+log = structlog.get_logger("memoryd.index")
+
+FILE = "corpus.snapshot"
+EVERY_CHANGES = 2000  # a running daemon saves after this many commits...
+EVERY_SECONDS = 600.0  # ...or this long after the first unsaved one
+REBUILD_SHARE = 4  # more than 1/4 of the rows changed since: rebuild instead
+
+
+class Snapshots:
+    def __init__(self, stores: Stores, folder: Path) -> None:
+        self.stores = stores
+        self.path = folder / FILE
+        self.saved_generation: int | None = None
+        self.saved_at = time.monotonic()
+
+    def resume(self) -> dict[str, Any] | None:
+        """Serve the snapshot's corpus, caught up with the catalog; None: rebuild."""
+        catalog, hybrid = self.stores.catalog, self.stores.hybrid
+        snapshot.remove_temps(self.path.parent, FILE)
+        started = time.monotonic()
+        try:
+            corpus, header = snapshot.read(self.path, catalog.epoch, catalog.generation,
+                                           hybrid.model, hybrid.embedder.dim)
+        except snapshot.Problem as exc:
+            log.info("index.snapshot.unused", path=str(self.path), reason=str(exc))
+            return None
+        changed = catalog.written_since(header.generation)
+        ids = catalog.ids()
+        gone = [i for i in corpus.row_of if i not in ids]
+        if len(changed) + len(gone) > max(1000, len(ids) // REBUILD_SHARE):
+            log.info("index.snapshot.unused", path=str(self.path),
+                     reason=f"{len(changed) + len(gone)} memories changed since it was saved")
+            return None
+        hybrid.adopt(corpus, header.stale_context)
+        for memory_id in gone:
+            meta = corpus.meta_of(memory_id)
+            assert meta is not None
+            hybrid.delete(memory_id, meta.scope, catalog.load)
+        embedded = hybrid.upsert_many(changed, catalog.load) if changed else 0
+        stored = hybrid.vectors.counts().get("own", 0)
+        if stored != corpus.live:  # the vector store was replaced, moved or damaged
+            log.info("index.snapshot.unused", path=str(self.path),
+                     reason=f"the vector store holds {stored} vectors for {corpus.live} "
+                            "memories")
+            return None
+        self.saved_generation = header.generation
+        log.info("index.snapshot.loaded", memories=corpus.live, generation=header.generation,
+                 caught_up=len(changed), removed=len(gone),
+                 seconds=round(time.monotonic() - started, 3))
+        return {"memories": corpus.live, "vectors_embedded": embedded,
+                "vectors_removed": len(gone), "snapshot_caught_up": len(changed)}
+
+    def due(self) -> bool:
+        """Enough changed since the last save (or since start) to save again."""
+        unsaved = self.stores.catalog.generation - (self.saved_generation or 0)
+        return unsaved >= EVERY_CHANGES or (
+            unsaved > 0 and time.monotonic() - self.saved_at >= EVERY_SECONDS)
+
+    def save_blocking(self) -> int | None:
+        """Write the snapshot (writer thread); its size in bytes, None if not written."""
+        catalog, hybrid = self.stores.catalog, self.stores.hybrid
+        if hybrid.diverged:
+            log.warning("index.snapshot.skipped", reason="the corpus missed a change; the "
+                        "next start catches up from the last snapshot")
+            return None
+        started = time.monotonic()
+        hybrid.flush_deferred(catalog.load)
+        catalog.checkpoint()
+        generation = catalog.generation
+        with hybrid.corpus.lock:
+            captured = snapshot.capture(hybrid.corpus, catalog.epoch, generation, hybrid.model,
+                                        hybrid.stale_context)
+        # Unlocked: only this (the writer) thread changes the corpus.
+        size = snapshot.write(self.path, captured)
+        self.saved_generation, self.saved_at = generation, time.monotonic()
+        log.info("index.snapshot.saved", generation=generation, bytes=size,
+                 memories=captured.header.size, seconds=round(time.monotonic() - started, 3))
+        return size
+
+    async def save(self) -> int | None:
+        if self.saved_generation == self.stores.catalog.generation:
+            return None
+        return await self.stores.workers.write(self.save_blocking)

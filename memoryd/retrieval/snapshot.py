@@ -1,0 +1,250 @@
+"""The corpus snapshot: what start-up would otherwise rebuild from every memory, in
+one file under index/ (`corpus.snapshot`).
+
+It holds the corpus's columns (vectors, filters, neighbours), its postings as flat
+arrays, each row's metadata and the long notes' chunks, with the keyword catalog's
+epoch and generation it reflects and the model that made the vectors. Start-up
+trusts it only if every check holds: the magic, the format version, the digest of
+the whole file (a torn or truncated file fails it), the catalog's epoch (a catalog
+created afresh is another catalog), a generation no newer than the catalog's, and
+the model. Then it catches up on the rows written since (catalog.written_since).
+
+Written to a temp file, fsync'd, renamed over the old one, folder fsync'd: a kill at
+any moment leaves the old snapshot or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from memoryd.retrieval.corpus import COLUMNS, Corpus, RowMeta
+
+MAGIC = b"memoryd corpus snapshot\n"
+VERSION = 1
+_LENGTH = 8  # bytes of the header's length, little-endian
+_DIGEST = 32  # blake2b of everything before it, at the end of the file
+_ALIGN = 64
+
+
+class Problem(Exception):
+    """The snapshot cannot be trusted (missing, torn, from another catalog...)."""
+
+
+class Section(msgspec.Struct, array_like=True):
+    name: str
+    dtype: str
+    shape: list[int]
+    offset: int
+
+
+class Header(msgspec.Struct, forbid_unknown_fields=True):
+    version: int
+    epoch: str
+    generation: int
+    model: str
+    dim: int
+    size: int
+    scopes: list[str]  # in code order
+    sessions: list[tuple[str, str]]  # (scope, session), in code order
+    stale_context: list[str]
+    sections: list[Section]
+
+
+# One row's metadata on disk: RowMeta's fields in order, tags as a list.
+_Meta = tuple[str, str, str | None, bool, list[str], bool, float | None, bool, str]
+_encode = msgspec.msgpack.Encoder().encode
+
+
+@dataclass
+class Captured:
+    """What a snapshot holds: its header and the parts of its body, in order."""
+
+    header: Header
+    blobs: list[bytes | np.ndarray]
+
+
+def capture(corpus: Corpus, epoch: str, generation: int, model: str,
+            stale_context: set[str]) -> Captured:
+    """What the snapshot holds (hold the corpus lock; dead rows are compacted away).
+    The columns are views: write it before the corpus changes again."""
+    corpus.compact(force=True)
+    n = corpus.size
+    blobs: dict[str, np.ndarray | bytes] = {}
+    for name in COLUMNS:
+        blobs[name] = getattr(corpus, name)[:n]
+    metas = corpus.meta[:n]
+    blobs["meta"] = _encode([
+        (m.id, m.scope, m.session, m.is_turn, sorted(m.tags), m.compressed, m.expires_at,
+         m.superseded, m.text_hash) for m in metas if m is not None])
+    terms = list(corpus.postings)
+    lengths = np.fromiter((len(corpus.postings[t][0]) for t in terms), dtype=np.int64,
+                          count=len(terms))
+    blobs["terms"] = _encode(terms)
+    blobs["term_offsets"] = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    blobs["posting_rows"] = _concat([np.frombuffer(corpus.postings[t][0], np.int32)
+                                     for t in terms], np.int32)
+    blobs["posting_tfs"] = _concat([np.frombuffer(corpus.postings[t][1], np.float32)
+                                    for t in terms], np.float32)
+    owners = list(corpus.chunks)
+    blobs["chunk_owners"] = _encode([(o, corpus.chunks[o][1]) for o in owners])
+    blobs["chunk_vectors"] = _concat([corpus.chunks[o][0] for o in owners], np.float32,
+                                     (0, corpus.dim))
+    sections, parts, offset = [], [], 0
+    for name, blob in blobs.items():
+        array = blob if isinstance(blob, np.ndarray) else np.frombuffer(blob, np.uint8)
+        pad = -offset % _ALIGN
+        if pad:
+            parts.append(b"\0" * pad)
+            offset += pad
+        sections.append(Section(name, array.dtype.str, list(array.shape), offset))
+        parts.append(array)
+        offset += array.nbytes
+    sessions = sorted(corpus.session_codes, key=corpus.session_codes.__getitem__)
+    header = Header(version=VERSION, epoch=epoch, generation=generation, model=model,
+                    dim=corpus.dim, size=n,
+                    scopes=sorted(corpus.scope_codes, key=corpus.scope_codes.__getitem__),
+                    sessions=sessions, stale_context=sorted(stale_context),
+                    sections=sections)
+    return Captured(header, parts)
+
+
+def _concat(arrays: list[np.ndarray], dtype: type, empty: tuple[int, ...] = (0,)
+            ) -> np.ndarray:
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(
+        empty, dtype=dtype)
+
+
+def write(path: Path, captured: Captured) -> int:
+    """Write the snapshot durably in place of the old one; returns its size in bytes."""
+    head = msgspec.json.encode(captured.header)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    digest = hashlib.blake2b(digest_size=_DIGEST)
+    size = 0
+    try:
+        with open(tmp, "wb") as fh:
+            for part in [MAGIC, len(head).to_bytes(_LENGTH, "little"), head, *captured.blobs]:
+                view = (memoryview(np.ascontiguousarray(part).reshape(-1).view(np.uint8))
+                        if isinstance(part, np.ndarray) else part)
+                digest.update(view)
+                fh.write(view)
+                size += len(view)
+            fh.write(digest.digest())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return size + _DIGEST
+
+
+def remove_temps(folder: Path, name: str) -> None:
+    """Temp files a killed writer left (the daemon holds the root's lock)."""
+    for stale in folder.glob(f".{name}.tmp-*"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+
+
+def read(path: Path, epoch: str, generation: int, model: str, dim: int
+         ) -> tuple[Corpus, Header]:
+    """The corpus the snapshot holds, if every check passes; else `Problem`."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = bytearray(size)
+            if fh.readinto(data) != size:
+                raise Problem("it changed while read")
+    except FileNotFoundError:
+        raise Problem("there is none") from None
+    except OSError as exc:
+        raise Problem(f"it cannot be read: {exc.strerror}") from None
+    view = memoryview(data)
+    if size < len(MAGIC) + _LENGTH + _DIGEST or bytes(view[:len(MAGIC)]) != MAGIC:
+        raise Problem("it is not a snapshot (or is truncated)")
+    body = view[:-_DIGEST]
+    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != bytes(view[-_DIGEST:]):
+        raise Problem("its digest does not match (torn or truncated)")
+    at = len(MAGIC)
+    head_len = int.from_bytes(view[at:at + _LENGTH], "little")
+    at += _LENGTH
+    try:
+        header = msgspec.json.decode(view[at:at + head_len], type=Header)
+    except msgspec.DecodeError as exc:
+        raise Problem(f"its header is unreadable: {exc}") from None
+    if header.version != VERSION:
+        raise Problem(f"format {header.version}, this memoryd reads {VERSION}")
+    if header.epoch != epoch:
+        raise Problem("it belongs to another keyword catalog (rebuilt since)")
+    if header.generation > generation:
+        raise Problem(f"it is newer (generation {header.generation}) than the keyword "
+                      f"catalog ({generation})")
+    if header.model != model or header.dim != dim:
+        raise Problem(f"its vectors are from {header.model}, the embedder is {model}")
+    base = at + head_len
+    arrays: dict[str, np.ndarray] = {}
+    for s in header.sections:
+        count = int(np.prod(s.shape)) if s.shape else 1
+        arrays[s.name] = np.frombuffer(body, dtype=np.dtype(s.dtype), count=count,
+                                       offset=base + s.offset).reshape(s.shape)
+    try:
+        return _corpus(header, arrays), header
+    except (KeyError, ValueError, TypeError, msgspec.DecodeError) as exc:
+        raise Problem(f"its contents do not fit together: {exc}") from None
+
+
+def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
+    n = header.size
+    corpus = Corpus(header.dim, capacity=max(1024, n + n // 8))
+    for name in COLUMNS:
+        column = arrays[name]
+        if len(column) != n:
+            raise ValueError(f"column {name} has {len(column)} rows, not {n}")
+        getattr(corpus, name)[:n] = column
+    corpus.size = corpus.live = n
+    corpus.scope_codes = {s: code for code, s in enumerate(header.scopes)}
+    corpus.session_codes = {(s, x): code for code, (s, x) in enumerate(header.sessions)}
+    decoded = msgspec.msgpack.decode(arrays["meta"].tobytes(), type=list[_Meta])
+    if len(decoded) != n:
+        raise ValueError(f"{len(decoded)} rows of metadata, not {n}")
+    for row, (mid, scope, session, is_turn, tags, compressed, expires_at, superseded,
+              text_hash) in enumerate(decoded):
+        corpus.meta.append(RowMeta(mid, scope, session, is_turn, frozenset(tags), compressed,
+                                   expires_at, superseded, text_hash))
+        corpus.row_of[mid] = row
+        if is_turn and session is not None:
+            corpus.sessions.setdefault((scope, session), []).append(
+                (float(corpus.created[row]), mid))
+    for turns in corpus.sessions.values():
+        turns.sort()
+    terms = msgspec.msgpack.decode(arrays["terms"].tobytes(), type=list[str])
+    offsets = arrays["term_offsets"]
+    rows, tfs = arrays["posting_rows"].tobytes(), arrays["posting_tfs"].tobytes()
+    if len(offsets) != len(terms) + 1:
+        raise ValueError("postings and terms differ in number")
+    for k, term in enumerate(terms):
+        a, b = int(offsets[k]) * 4, int(offsets[k + 1]) * 4
+        r, t = array("i"), array("f")
+        r.frombytes(rows[a:b])
+        t.frombytes(tfs[a:b])
+        corpus.postings[term] = (r, t)
+    owners = msgspec.msgpack.decode(arrays["chunk_owners"].tobytes(),
+                                    type=list[tuple[str, list[tuple[int, int]]]])
+    vectors, at = arrays["chunk_vectors"], 0
+    for owner, spans in owners:
+        corpus.chunks[owner] = (vectors[at:at + len(spans)].copy(), spans)
+        at += len(spans)
+    return corpus
