@@ -1,6 +1,7 @@
 """Search latency at 1k / 10k / 100k memories, through the socket of a real daemon.
 
     .venv/bin/python bench/search.py [--sizes 1000,10000,100000] [--queries 200]
+    .venv/bin/python bench/search.py --root ~/filled-root    # measure a kept root as it is
 
 For each size: a fresh temp root is filled with generated notes of realistic text
 (pipelined memory_write through the socket; memories/s reported), then p50/p99
@@ -114,16 +115,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--root", type=Path,
+                        help="a filled root: no fill, its cold start and latencies only")
     args = parser.parse_args()
-    for n in (int(x) for x in args.sizes.split(",")):
+    for n in [0] if args.root else (int(x) for x in args.sizes.split(",")):
         with tempfile.TemporaryDirectory(prefix="mds-") as tmp:
-            root = Path(tmp) / "root"
-            proc, _ = start(root)
-            with Client(root / "memory.sock", timeout=600) as c:
-                rate = fill(c, n)
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(120)
+            root = args.root or Path(tmp) / "root"
+            rate = 0.0
+            if not args.root:
+                proc, _ = start(root)
+                with Client(root / "memory.sock", timeout=600) as c:
+                    rate = fill(c, n)
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(300)
             proc, cold = start(root)  # cold start on the filled root
+            with Client(root / "memory.sock", timeout=600) as c:
+                n = c.call("stats")["memories"]
             with Client(root / "memory.sock", timeout=600) as c:
                 exact = latency(c, "memory_search", lambda q: {"query": q.split()[-1]},
                                 args.queries)
@@ -136,7 +143,7 @@ def main() -> None:
                 listing = latency(c, "memory_list", lambda q: {"limit": 20}, args.queries)
             rss = rss_mb(proc.pid)
             proc.send_signal(signal.SIGTERM)
-            proc.wait(120)
+            proc.wait(300)
         print(f"{n:>7} memories: write {rate:.0f}/s | search p50 {exact[0]:.2f} p99 {exact[1]:.2f}"
               f" ms | smart p50 {smart[0]:.2f} p99 {smart[1]:.2f} ms (repeated queries p50 "
               f"{hot[0]:.2f} p99 {hot[1]:.2f}) | recall p50 {recall[0]:.2f} p99 {recall[1]:.2f}"

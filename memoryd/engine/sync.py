@@ -232,7 +232,8 @@ class FileSync:
             lambda uow: self.sync_paths_blocking(uow, [*paths, *self._files_under(folders)]))
 
     def _reconcile_files(self, uow: UnitOfWork, announce: bool = True,
-                         every_file: bool = False) -> dict[str, int]:
+                         every_file: bool = False,
+                         progress: RebuildProgress | None = None) -> dict[str, int]:
         """Make the catalog agree with every file. A file whose stamp (size, mtime,
         inode) is the one recorded when it was indexed is taken as indexed; the others
         (and with `every_file`, all) are read and compared by content hash."""
@@ -242,8 +243,9 @@ class FileSync:
         todo = sorted(p for p, s in on_disk.items()
                       if every_file or s is None or known.get(p) != s)
         gone = [p for p in known if p not in on_disk]
-        self.progress.begin("reading files", len(todo) + len(gone))
-        changed = self.sync_paths_blocking(uow, [*todo, *gone], announce, self.progress)
+        if progress is not None:
+            progress.begin("reading files", len(todo) + len(gone))
+        changed = self.sync_paths_blocking(uow, [*todo, *gone], announce, progress)
         return {k: len(v) for k, v in changed.items()} | {
             "files": len(on_disk) - len(self.rejected), "rejected": len(self.rejected),
             "files_read": len(todo), "stale_temp_files": stale}
@@ -277,7 +279,8 @@ class FileSync:
             # The catalog first: the files whose stamp changed, read one by one. Then
             # the corpus: the snapshot caught up, else the vectors in bulk, reusing every
             # stored vector whose text is unchanged (a catalog rebuild re-embeds nothing).
-            summary = self._reconcile_files(uow, announce=False, every_file=force_embed)
+            summary = self._reconcile_files(uow, announce=False, every_file=force_embed,
+                                            progress=self.progress)
             resumed = None if force_embed else self.snapshots.resume()
             if resumed is None:
                 summary |= self.stores.hybrid.reconcile(

@@ -13,8 +13,8 @@ import bisect
 import threading
 from array import array
 from collections import Counter
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
@@ -38,8 +38,9 @@ COLUMNS: dict[str, tuple[type, object]] = {
 _VECTORS = ("own", "ctx")
 
 
-@dataclass(frozen=True)
-class RowMeta:
+class RowMeta(msgspec.Struct, frozen=True, array_like=True):
+    """A row's metadata (as the snapshot stores it too: an array per row)."""
+
     id: str
     scope: str
     session: str | None
@@ -76,7 +77,8 @@ class Corpus:
     def _alloc(self, capacity: int) -> None:
         for name, (dtype, empty) in COLUMNS.items():
             shape = (capacity, self.dim) if name in _VECTORS else (capacity,)
-            new = np.full(shape, empty, dtype=dtype)
+            new = (np.zeros(shape, dtype=dtype) if not empty  # calloc: no page touched
+                   else np.full(shape, empty, dtype=dtype))
             old = self.__dict__.get(name)
             if old is not None:
                 new[: len(old)] = old

@@ -30,7 +30,7 @@ from memoryd.retrieval.corpus import COLUMNS, Corpus, RowMeta
 MAGIC = b"memoryd corpus snapshot\n"
 VERSION = 1
 _LENGTH = 8  # bytes of the header's length, little-endian
-_DIGEST = 32  # blake2b of everything before it, at the end of the file
+_DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64
 
 
@@ -58,8 +58,6 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     sections: list[Section]
 
 
-# One row's metadata on disk: RowMeta's fields in order, tags as a list.
-_Meta = tuple[str, str, str | None, bool, list[str], bool, float | None, bool, str]
 _encode = msgspec.msgpack.Encoder().encode
 
 
@@ -81,9 +79,7 @@ def capture(corpus: Corpus, epoch: str, generation: int, model: str,
     for name in COLUMNS:
         blobs[name] = getattr(corpus, name)[:n]
     metas = corpus.meta[:n]
-    blobs["meta"] = _encode([
-        (m.id, m.scope, m.session, m.is_turn, sorted(m.tags), m.compressed, m.expires_at,
-         m.superseded, m.text_hash) for m in metas if m is not None])
+    blobs["meta"] = _encode([m for m in metas if m is not None])
     terms = list(corpus.postings)
     lengths = np.fromiter((len(corpus.postings[t][0]) for t in terms), dtype=np.int64,
                           count=len(terms))
@@ -126,7 +122,7 @@ def write(path: Path, captured: Captured) -> int:
     """Write the snapshot durably in place of the old one; returns its size in bytes."""
     head = msgspec.json.encode(captured.header)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    digest = hashlib.blake2b(digest_size=_DIGEST)
+    digest = hashlib.sha256()
     size = 0
     try:
         with open(tmp, "wb") as fh:
@@ -176,7 +172,7 @@ def read(path: Path, epoch: str, generation: int, model: str, dim: int
     if size < len(MAGIC) + _LENGTH + _DIGEST or bytes(view[:len(MAGIC)]) != MAGIC:
         raise Problem("it is not a snapshot (or is truncated)")
     body = view[:-_DIGEST]
-    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != bytes(view[-_DIGEST:]):
+    if hashlib.sha256(body).digest() != bytes(view[-_DIGEST:]):
         raise Problem("its digest does not match (torn or truncated)")
     at = len(MAGIC)
     head_len = int.from_bytes(view[at:at + _LENGTH], "little")
@@ -217,17 +213,15 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
     corpus.size = corpus.live = n
     corpus.scope_codes = {s: code for code, s in enumerate(header.scopes)}
     corpus.session_codes = {(s, x): code for code, (s, x) in enumerate(header.sessions)}
-    decoded = msgspec.msgpack.decode(arrays["meta"].tobytes(), type=list[_Meta])
-    if len(decoded) != n:
-        raise ValueError(f"{len(decoded)} rows of metadata, not {n}")
-    for row, (mid, scope, session, is_turn, tags, compressed, expires_at, superseded,
-              text_hash) in enumerate(decoded):
-        corpus.meta.append(RowMeta(mid, scope, session, is_turn, frozenset(tags), compressed,
-                                   expires_at, superseded, text_hash))
-        corpus.row_of[mid] = row
-        if is_turn and session is not None:
-            corpus.sessions.setdefault((scope, session), []).append(
-                (float(corpus.created[row]), mid))
+    metas = msgspec.msgpack.decode(arrays["meta"].tobytes(), type=list[RowMeta])
+    if len(metas) != n:
+        raise ValueError(f"{len(metas)} rows of metadata, not {n}")
+    corpus.meta = list(metas)
+    corpus.row_of = {m.id: row for row, m in enumerate(metas)}
+    for row, m in enumerate(metas):
+        if m.is_turn and m.session is not None:
+            corpus.sessions.setdefault((m.scope, m.session), []).append(
+                (float(corpus.created[row]), m.id))
     for turns in corpus.sessions.values():
         turns.sort()
     terms = msgspec.msgpack.decode(arrays["terms"].tobytes(), type=list[str])
