@@ -81,11 +81,10 @@ class Rejected:
 
 class FileSync:
     def __init__(self, stores: Stores, config: Config, graph: TopicGraph,
-                 graph_store: GraphStore, snapshots: Snapshots,
-                 progress: RebuildProgress | None = None) -> None:
+                 graph_store: GraphStore, snapshots: Snapshots) -> None:
         self.stores = stores
         self.snapshots = snapshots
-        self.progress = progress or RebuildProgress()
+        self.progress = RebuildProgress()  # of start-up: health, stats, the busy gate
         self.files = stores.files
         self.catalog = stores.catalog
         self.config = config

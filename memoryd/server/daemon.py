@@ -109,15 +109,20 @@ async def _flush_stats_every(engine: Engine, interval: float) -> None:
             log.exception("stats.flush_failed")
 
 
+async def _save_snapshot(engine: Engine) -> None:
+    """The snapshot is derived: a failure to save it is logged, never fatal."""
+    try:
+        await engine.sync.snapshots.save()
+    except Exception:
+        log.exception("index.snapshot.failed")
+
+
 async def _snapshot_when_due(engine: Engine) -> None:
     """Save the corpus snapshot once enough changed (snapshots.EVERY_*)."""
     while True:
         await trio.sleep(SNAPSHOT_CHECK)
         if engine.sync.snapshots.due():
-            try:
-                await engine.sync.snapshots.save()
-            except Exception:
-                log.exception("index.snapshot.failed")
+            await _save_snapshot(engine)
 
 
 async def _report_start(engine: Engine, scope: trio.CancelScope) -> None:
@@ -246,10 +251,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             connections.cancel_scope.deadline = trio.current_time() + config.server.drain_timeout
         stop_watching.set()
         flushed = await engine.flush_stats()
-        try:
-            await engine.sync.snapshots.save()  # the next start reads it, not every memory
-        except Exception:
-            log.exception("index.snapshot.failed")
+        await _save_snapshot(engine)  # the next start reads it, not every memory
         log.info("daemon.stopped", flushed_access_counts=flushed)
         services.cancel_scope.cancel()
     return True

@@ -30,7 +30,6 @@ from memoryd.graph.topics import TopicGraph
 from memoryd.history.git import GitHistory
 from memoryd.history.git import available as git_available
 from memoryd.protocol.dispatch import Dispatcher
-from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SmartSearch
 from memoryd.retrieval.scoring import Recipe
@@ -107,8 +106,8 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
     conversation = Conversation(stores, config, reads, writes, facts, llm)
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
-        sync=FileSync(stores, config, graph, graph_store, Snapshots(stores, root / "index"),
-                      RebuildProgress()), reads=reads, embedder=embedder,
+        sync=FileSync(stores, config, graph, graph_store, Snapshots(stores, root / "index")),
+        reads=reads, embedder=embedder,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
         ingest=Ingest(stores, writes, links, conversation, config),
         transfer=Transfer(stores),

@@ -19,6 +19,7 @@ import pytest
 from memoryd.config import Config
 from memoryd.retrieval import snapshot
 from memoryd.retrieval.corpus import Corpus
+from memoryd.schema import Memory
 from memoryd.store.files import WATCHED_DIRS
 from tests.fakes import FakeEmbedder
 from tests.retrieval.conftest import Harness
@@ -195,6 +196,7 @@ from pathlib import Path
 import numpy as np
 from memoryd.retrieval import snapshot
 from memoryd.retrieval.corpus import Corpus
+from memoryd.schema import Memory
 from tests.fakes import FakeEmbedder
 from memoryd.schema import Memory
 corpus = Corpus(FakeEmbedder.dim)
@@ -258,7 +260,6 @@ def test_a_kill_mid_snapshot_then_a_start(tmp_path):
 
 def test_columns_survive_the_round_trip(tmp_path):
     corpus = Corpus(8)
-    from memoryd.schema import Memory
     for i in range(5):
         memory = Memory(id=f"00000000-0000-4000-8000-{i:012d}", content=f"x{i}",
                         tags=["a", f"t{i}"])
