@@ -121,12 +121,12 @@ class Conversation:
         embedding is cached: the write that follows reuses it)."""
         vector = self.stores.hybrid.embedder.embed([text])[0]
         corpus = self.stores.hybrid.corpus
-        with corpus.lock:
+        with corpus.lock.read():
             rows = np.flatnonzero(corpus.current(scope) & (corpus.kind[:corpus.size] != _SUMMARY))
             rows = rows[-self.config.conversation.duplicate_window:]
             if not len(rows):
                 return None
-            sims = corpus.own[rows] @ vector
+            sims = corpus.similarity("own", rows, vector)
             best = int(np.argmax(sims))
             meta = corpus.meta[int(rows[best])]
             cosine = float(sims[best])
@@ -217,14 +217,14 @@ class Conversation:
 
     def _centroid(self, scope: str, exclude: str) -> np.ndarray | None:
         corpus = self.stores.hybrid.corpus
-        with corpus.lock:
+        with corpus.lock.read():
             mask = corpus.current(scope)
             row = corpus.row_of.get(exclude)
             if row is not None:
                 mask[row] = False
             if not mask.any():
                 return None
-            return corpus.own[: corpus.size][mask].mean(axis=0, dtype=np.float32)
+            return corpus.vectors("own", np.flatnonzero(mask)).mean(axis=0)
 
     async def learn(self, text: str, caller: Caller, *, scope: str | None = None,
                     session: str | None = None, **more: Any) -> Learned:

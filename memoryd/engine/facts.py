@@ -103,17 +103,17 @@ class Facts:
 
         def run() -> list[Known]:
             ids: dict[str, np.ndarray | None] = {}
-            with corpus.lock:
+            with corpus.lock.read():
                 rows = np.flatnonzero(corpus.current(scope)
                                       & (corpus.kind[:corpus.size] == _FACT))
                 if len(rows):
-                    sims = corpus.own[rows] @ vectors.T  # (rows, facts)
+                    sims = corpus.similarity("own", rows, vectors.T)  # (rows, facts)
                     for column in range(sims.shape[1]):
                         top = np.argsort(-sims[:, column], kind="stable")[:NEIGHBOURS]
                         for r in rows[top].tolist():
                             meta = corpus.meta[r]
                             if meta is not None:
-                                ids[meta.id] = corpus.own[r].astype(np.float32)
+                                ids[meta.id] = corpus.vectors("own", [r])[0]
             for fact in found:
                 for term in reconcile.search_terms(fact):
                     memories, _ = catalog.search(term, Filters(scopes=[scope], kind="fact"),

@@ -163,9 +163,10 @@ class Reads:
         corpus = self.hybrid.corpus
 
         def run() -> dict[str, np.ndarray]:
-            with corpus.lock:
-                return {i: corpus.own[corpus.row_of[i]].astype(np.float32) for i in ids
-                        if i in corpus.row_of}
+            with corpus.lock.read():
+                known = [i for i in ids if i in corpus.row_of]
+                found = corpus.vectors("own", [corpus.row_of[i] for i in known])
+                return dict(zip(known, found, strict=True))
 
         return await self.workers.read(run)
 

@@ -92,7 +92,7 @@ class Snapshots:
         hybrid.flush_deferred(catalog.load)
         catalog.checkpoint()
         generation = catalog.generation
-        with hybrid.corpus.lock:
+        with hybrid.corpus.lock.write():
             captured = snapshot.capture(hybrid.corpus, catalog.epoch, generation, hybrid.model,
                                         hybrid.stale_context)
         # Unlocked: only this (the writer) thread changes the corpus.

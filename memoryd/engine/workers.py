@@ -3,8 +3,9 @@
 Changes are serialised by one lock and run in a worker thread (fsync and SQLite
 block); a started change always finishes, even when its caller is cancelled
 (unless it asks to be abandoned, as a long start-up does on SIGTERM). Reads run
-in one reader thread: the catalog's reader connection is used by one thread at
-a time (store/catalog.py).
+in up to READERS threads at once, so smart searches from different connections do
+not queue behind each other: each thread has its own catalog connection
+(store/catalog.py), and the corpus lets many readers score at once (rwlock.py).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Any, TypeVar
 import trio
 
 T = TypeVar("T")
+READERS = 4  # numpy, onnxruntime and SQLite release the GIL: 2 cores keep 4 busy
 
 
 class Workers:
     def __init__(self) -> None:
         self._write_lock = trio.Lock()
-        self._read_limiter = trio.CapacityLimiter(1)
+        self._read_limiter = trio.CapacityLimiter(READERS)
 
     async def write(self, fn: Callable[..., T], *args: Any, abandon: bool = False) -> T:
         async with self._write_lock:

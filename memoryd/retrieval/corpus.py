@@ -3,28 +3,32 @@
 Rows hold the own and context embeddings, lexical postings (Snowball stems with
 term frequencies), lengths, scope and filter codes, and for conversation turns
 the previous/next turn of the same scope and session. An update appends a new
-row and marks the old one dead; `compact` squeezes dead rows out. Writers hold
-`lock` while mutating; readers hold it while scoring (milliseconds).
+row and marks the old one dead; `compact` squeezes dead rows out. The writer thread
+holds `lock.write()` while mutating; readers hold `lock.read()` while scoring, many
+at once (memoryd/rwlock.py).
 """
 
 from __future__ import annotations
 
 import bisect
-import threading
 from array import array
 from collections import Counter
 
 import msgspec
 import numpy as np
 
+from memoryd.retrieval import cells
+from memoryd.rwlock import RWLock
 from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
 
 # The per-row columns: numpy arrays of `capacity` rows, each with its dtype and the
-# value of an empty row. `own` and `ctx` hold one vector a row, as float16: half the
-# memory of float32, and a cosine off by about 1e-3 (LoCoMo R@10 is unchanged; README).
-# Arithmetic with a float32 query promotes them (`own[rows] @ query` is float32).
+# value of an empty row. `own` and `ctx` hold one vector a row as int8 codes times the
+# row's `*_scale`: a quarter of the memory of float32, a cosine off by under 2e-3, and
+# fast to score (`similarity`; LoCoMo R@10 is unchanged, README). Read them through
+# `vectors` and `similarity`, never the codes.
 COLUMNS: dict[str, tuple[type, object]] = {
-    "own": (np.float16, 0), "ctx": (np.float16, 0),
+    "own": (np.int8, 0), "own_scale": (np.float32, 0),
+    "ctx": (np.int8, 0), "ctx_scale": (np.float32, 0),
     "length": (np.float32, 0),  # index terms
     "prev": (np.int32, -1), "next": (np.int32, -1),  # a turn's neighbours in its session
     "alive": (np.bool_, False), "scope": (np.int32, -1), "created": (np.float64, 0),
@@ -34,8 +38,9 @@ COLUMNS: dict[str, tuple[type, object]] = {
     "valid_until": (np.float64, np.inf),  # when a superseded fact stopped being current
     "compressed": (np.bool_, False),
     "session_code": (np.int32, -1),  # a code per (scope, session) for turns, else -1
+    "cell": (np.int16, -1),  # the own vector's nearest centroid (cells.py); -1: none yet
 }
-_VECTORS = ("own", "ctx")
+_VECTORS = ("own", "ctx")  # (capacity, dim) columns
 
 
 class RowMeta(msgspec.Struct, frozen=True, array_like=True):
@@ -52,6 +57,13 @@ class RowMeta(msgspec.Struct, frozen=True, array_like=True):
     text_hash: str = ""
 
 
+def _top(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
+    """The `n` rows with the highest scores (in no order)."""
+    if len(rows) <= n:
+        return rows
+    return rows[np.argpartition(-scores, n - 1)[:n]]
+
+
 def _superseded(memory: Memory) -> bool:
     return memory.replaced_by is not None or memory.superseded_at is not None
 
@@ -59,7 +71,7 @@ def _superseded(memory: Memory) -> bool:
 class Corpus:
     def __init__(self, dim: int, capacity: int = 1024) -> None:
         self.dim = dim
-        self.lock = threading.RLock()
+        self.lock = RWLock()
         self.size = 0
         self.live = 0
         self.row_of: dict[str, int] = {}
@@ -73,6 +85,10 @@ class Corpus:
         # stacked on demand for scoring.
         self.chunks: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
         self._stacked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # The dense index's centroids (cells.py), and how many live rows they were
+        # trained on: they are retrained once the store has doubled.
+        self.centroids: np.ndarray | None = None
+        self.trained = 0
 
     def _alloc(self, capacity: int) -> None:
         for name, (dtype, empty) in COLUMNS.items():
@@ -86,7 +102,7 @@ class Corpus:
         self.capacity = capacity
 
     def current(self, scope: str) -> np.ndarray:
-        """Mask over the rows (hold `lock`): the scope's live memories that are not
+        """Mask over the rows (hold `lock.read()`): the scope's live memories that are not
         superseded."""
         n = self.size
         code = self.scope_codes.get(scope)
@@ -100,7 +116,7 @@ class Corpus:
             code = self.scope_codes[scope] = len(self.scope_codes)
         return code
 
-    # -- mutation (hold `lock`) --------------------------------------------------
+    # -- mutation (hold `lock.write()`) ----------------------------------------------
     def put(self, memory: Memory, terms: list[str], own: np.ndarray, text_hash: str = "",
             ctx: np.ndarray | None = None) -> int:
         """Add (or replace) a memory's row; the context vector defaults to the own one."""
@@ -114,8 +130,9 @@ class Corpus:
         is_turn = memory.kind == "turn" and memory.session is not None
         self.meta.append(None)
         self._describe(row, memory, is_turn, text_hash)
-        self.own[row] = own
-        self.ctx[row] = own if ctx is None else ctx
+        self._store("own", row, own)
+        self._store("ctx", row, own if ctx is None else ctx)
+        self._place(row)
         self.length[row] = len(terms)
         self.alive[row] = True
         self.scope[row] = self.scope_code(memory.scope)
@@ -262,9 +279,65 @@ class Corpus:
         if row is None:
             return
         if own is not None:
-            self.own[row] = own
+            self._store("own", row, own)
+            self._place(row)
         if ctx is not None:
-            self.ctx[row] = ctx
+            self._store("ctx", row, ctx)
+
+    def _store(self, kind: str, row: int, vector: np.ndarray) -> None:
+        peak = float(np.abs(vector).max(initial=0.0))
+        scale = peak / 127 if peak > 0 else 0.0
+        getattr(self, kind)[row] = np.rint(vector / scale) if scale else 0
+        getattr(self, f"{kind}_scale")[row] = scale
+
+    def vectors(self, kind: str, rows: np.ndarray | list[int]) -> np.ndarray:
+        """The `own` or `ctx` vectors of `rows`, (len(rows), dim) float32."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return getattr(self, kind)[rows].astype(np.float32) * getattr(
+            self, f"{kind}_scale")[rows, None]
+
+    def similarity(self, kind: str, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """`vectors(kind, rows) @ query` (a vector, or a (dim, m) matrix of them)."""
+        codes = getattr(self, kind)[rows].astype(np.float32) @ query
+        scale = getattr(self, f"{kind}_scale")[rows]
+        return codes * (scale[:, None] if codes.ndim == 2 else scale)
+
+    def _place(self, row: int) -> None:
+        """The row's cell, from its own vector (when there are cells)."""
+        if self.centroids is not None:
+            self.cell[row] = cells.assign(self.centroids, self._own, np.array([row]))[0]
+
+    def train_cells(self, force: bool = False) -> int:
+        """Make the cells when due (or with `force`, any size): from TRAIN_FROM live rows
+        on, and again each time the store has doubled since. How many were made."""
+        if not force and (self.live < cells.TRAIN_FROM or (
+                self.centroids is not None and self.live < 2 * self.trained)):
+            return 0
+        rows = np.flatnonzero(self.alive[:self.size])
+        if not len(rows):
+            return 0
+        self.centroids = cells.train(self._own, rows, cells.count(len(rows)))
+        self.cell[:self.size] = -1
+        self.cell[rows] = cells.assign(self.centroids, self._own, rows)
+        self.trained = len(rows)
+        return len(self.centroids)
+
+    def _own(self, rows: np.ndarray) -> np.ndarray:
+        return self.vectors("own", rows)
+
+    def dense_rows(self, query: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+        """Rows within `mask` whose own or (for turns) context vector is among the `n`
+        closest to `query`, searched in the cells nearest it (every row without cells,
+        or when the nearest cells hold fewer than `n` of the rows the filters allow)."""
+        rows = np.flatnonzero(mask)
+        if self.centroids is not None:
+            near = rows[cells.probed(self.centroids, query)[self.cell[rows]]]
+            rows = near if len(near) >= n else rows
+        picked = [_top(rows, self.similarity("own", rows, query), n)]
+        turns = rows[self.session_code[rows] >= 0]
+        if len(turns):
+            picked.append(_top(turns, self.similarity("ctx", turns, query), n))
+        return np.union1d(*picked) if len(picked) > 1 else np.sort(picked[0])
 
     def meta_of(self, memory_id: str) -> RowMeta | None:
         row = self.row_of.get(memory_id)
@@ -311,7 +384,7 @@ class Corpus:
         for scope, session in self.sessions:
             self._relink(scope, session)
 
-    # -- reading (hold `lock`) -----------------------------------------------------
+    # -- reading (hold `lock.read()`) ------------------------------------------------
     def posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         entry = self.postings.get(term)
         if entry is None:

@@ -8,6 +8,7 @@ neighbours' context, so they are re-embedded too (about 3 model calls a turn).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -65,7 +66,7 @@ class HybridIndex:
         texts = {m.id: text.index_text(m) for m in memories}
         hashes = {i: text_hash(t) for i, t in texts.items()}
         fresh: list[Memory] = []
-        with self.corpus.lock:
+        with self.corpus.lock.write():
             for memory in memories:
                 meta = self.corpus.meta_of(memory.id)
                 if meta is not None and _same_text(meta, memory, hashes[memory.id]):
@@ -80,7 +81,7 @@ class HybridIndex:
         vectors, chunk_vectors = embedded[:len(fresh)], embedded[len(fresh):]
         touched: set[str] = set()
         stale_chunks: dict[str, list[str]] = {}
-        with self.corpus.lock:
+        with self.corpus.lock.write():
             for memory, own in zip(fresh, vectors, strict=True):
                 old = self.corpus.chunks.get(memory.id)
                 keep = len(spans.get(memory.id, []))
@@ -93,6 +94,7 @@ class HybridIndex:
                 touched.add(memory.id)
             self._set_chunks(fresh, spans, chunk_vectors)
             self.corpus.compact()
+            self._train_cells()
         for scope, ids in stale_chunks.items():
             self.vectors.delete(scope, ids, ("chunk",))
         if pieces:
@@ -109,13 +111,21 @@ class HybridIndex:
 
     def _set_chunks(self, memories: list[Memory], spans: dict[str, list[Span]],
                     vectors: np.ndarray) -> None:
-        """Each memory's chunk vectors (hold the corpus lock): `vectors` holds them in
+        """Each memory's chunk vectors (hold the corpus write lock): `vectors` holds them in
         the order `_pieces` gave; a memory without spans has none (any old ones go)."""
         at = 0
         for memory in memories:
             mine = spans.get(memory.id, [])
             self.corpus.set_chunks(memory.id, vectors[at:at + len(mine)], mine)
             at += len(mine)
+
+    def _train_cells(self) -> None:
+        """Make or remake the dense index's cells when due (hold the write lock)."""
+        started = time.monotonic()
+        made = self.corpus.train_cells()
+        if made:
+            log.info("index.cells.trained", rows=self.corpus.trained, cells=made,
+                     seconds=round(time.monotonic() - started, 3))
 
     def _store_chunks(self, pieces: list[Piece], vectors: np.ndarray) -> None:
         by_scope: dict[str, list[int]] = {}
@@ -132,7 +142,7 @@ class HybridIndex:
         (writer thread). A crash before this loses nothing: start-up re-embeds
         whatever the vector store lacks."""
         pending, self.unpersisted = self.unpersisted, {}
-        with self.corpus.lock:  # deleted or replaced since: nothing to persist
+        with self.corpus.lock.read():  # deleted or replaced since: nothing to persist
             live = [(i, v) for i, v in pending.items()
                     if (meta := self.corpus.meta_of(i)) is not None and meta.text_hash == v[2]]
         if live:
@@ -153,7 +163,7 @@ class HybridIndex:
                                 [hashes[n] for n in picks], self.model)
 
     def delete(self, memory_id: str, scope: str, fetch: Fetch) -> None:
-        with self.corpus.lock:
+        with self.corpus.lock.write():
             neighbours = [i for i in self.corpus.neighbours(memory_id) if i is not None]
             had = self.corpus.chunks.get(memory_id)
             self.corpus.remove(memory_id)
@@ -166,7 +176,7 @@ class HybridIndex:
 
     def _refresh_context(self, ids: list[str], fetch: Fetch, known: dict[str, Memory]) -> None:
         """Re-embed the context of these turns from their current neighbours."""
-        with self.corpus.lock:
+        with self.corpus.lock.read():
             plans = [(i, *self.corpus.neighbours(i)) for i in ids if self.corpus.is_turn(i)]
         if not plans:
             return
@@ -184,7 +194,7 @@ class HybridIndex:
         if not texts:
             return
         vectors = self.embedder.embed(texts)
-        with self.corpus.lock:
+        with self.corpus.lock.write():
             for memory_id, vector in zip(targets, vectors, strict=True):
                 self.corpus.set_vectors(memory_id, ctx=vector)
         self._store("ctx", [memories[i].scope for i in targets], targets, vectors,
@@ -205,7 +215,7 @@ class HybridIndex:
         corpus = self.corpus = Corpus(self.embedder.dim)
         zero = np.zeros(self.embedder.dim, dtype=np.float32)
         todo_own: list[tuple[Memory, str]] = []
-        with corpus.lock:
+        with corpus.lock.write():
             for memory in memories:
                 by_id[memory.id] = memory
                 own_text = text.index_text(memory)
@@ -217,7 +227,7 @@ class HybridIndex:
                 else:
                     todo_own.append((memory, own_text))
         todo_ctx: list[tuple[Memory, str]] = []
-        with corpus.lock:
+        with corpus.lock.write():
             for memory in by_id.values():
                 if not corpus.is_turn(memory.id):
                     stored.pop(("ctx", memory.scope, memory.id), None)
@@ -238,6 +248,8 @@ class HybridIndex:
         self._embed_all("own", todo_own, progress)
         self._embed_all("ctx", todo_ctx, progress)
         self._embed_chunks(todo_chunks, by_id, progress)
+        with corpus.lock.write():
+            self._train_cells()
         self.diverged = False
         orphans: dict[tuple[str, str], set[str]] = {}
         for kind, scope, memory_id in stored:
@@ -261,7 +273,7 @@ class HybridIndex:
                 continue
             if all(h is not None and h[1] == text_hash(memory.content[a:b])
                    for h, (a, b) in zip(hits, spans, strict=True)):
-                with self.corpus.lock:
+                with self.corpus.lock.write():
                     self.corpus.set_chunks(memory.id, np.stack([h[0] for h in hits if h]),
                                            spans)
             else:
@@ -275,7 +287,7 @@ class HybridIndex:
             batch = [memories[i] for i in ids[start:start + EMBED_BATCH // 8]]
             pieces = _pieces(batch, todo)
             vectors = self.embedder.embed([t for _, _, t in pieces])
-            with self.corpus.lock:
+            with self.corpus.lock.write():
                 self._set_chunks(batch, todo, vectors)
             self._store_chunks(pieces, vectors)
             progress.advance(len(pieces))
@@ -285,7 +297,7 @@ class HybridIndex:
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start:start + EMBED_BATCH]
             vectors = self.embedder.embed([t for _, t in batch])
-            with self.corpus.lock:
+            with self.corpus.lock.write():
                 for (memory, _), vector in zip(batch, vectors, strict=True):
                     if kind == "own":
                         self.corpus.set_vectors(memory.id, own=vector, ctx=vector)

@@ -1,7 +1,7 @@
 """SmartSearch: the ranked retrieval pipeline (DESIGN §4), every stage measured.
 
-1. candidates: dense (query embedding; exact over the scope's vectors when the
-   allowed set is small, chroma's HNSW top k*4 per scope otherwise) and lexical
+1. candidates: dense (query embedding; exact over the allowed rows when they are
+   few, else over the nearest cells of the dense index, top k*4: cells.py) and lexical
    (BM25F top k*4), plus the turns next to them, plus the turns of the best episodes
    of the query's topic nodes and their graph neighbours (graph/topics.py);
 2. fusion: 0.3 x lexical coverage + 0.7 x dense (own 0.7, context 0.3), then
@@ -124,7 +124,7 @@ class SmartSearch:
         via_graph = topics.turns if topics else {}
         clock.lap("graph")
         corpus = self.hybrid.corpus
-        with corpus.lock:
+        with corpus.lock.read():
             mask = self._mask(req, now)
             allowed = int(mask.sum())
             graph_rows = np.array(sorted(r for i in via_graph if (r := corpus.row_of.get(i))
@@ -157,7 +157,7 @@ class SmartSearch:
                 order = np.concatenate([order, np.setdiff1d(extra, order)])
             pool_rows = rows[order]
             meta = [corpus.meta[r] for r in pool_rows.tolist()]
-            vectors = corpus.own[pool_rows].astype(np.float32)
+            vectors = corpus.vectors("own", pool_rows)
             created = corpus.created[pool_rows].copy()
             importance = corpus.importance[pool_rows].copy()
             candidates = [
@@ -239,12 +239,7 @@ class SmartSearch:
     def _ann_candidates(self, req: SearchRequest, query_vec: np.ndarray, lex: np.ndarray,
                         mask: np.ndarray, pool_size: int) -> np.ndarray:
         c = self.hybrid.corpus
-        scopes = req.scopes if req.scopes is not None else list(c.scope_codes)
-        ids: set[str] = set()
-        for scope in scopes:
-            for kind in ("own", "ctx"):
-                ids.update(self.hybrid.vectors.query(kind, scope, query_vec, pool_size))
-        rows = {c.row_of[i] for i in ids if i in c.row_of}
+        rows = set(c.dense_rows(query_vec, mask, pool_size).tolist())
         rows.update(c.chunk_rows(query_vec, pool_size))
         top_lex = np.argsort(-lex)[:pool_size]
         rows.update(int(r) for r in top_lex if lex[r] > 0)

@@ -71,8 +71,8 @@ def dense(corpus: Corpus, query: np.ndarray, rows: np.ndarray, recipe: Recipe
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(dense, own, context, best chunk) for `rows`. A long note scores by its own
     vector or its best chunk, whichever is closer (-1: no chunk won)."""
-    own = corpus.own[rows] @ query
-    ctx = corpus.ctx[rows] @ query
+    own = corpus.similarity("own", rows, query)
+    ctx = corpus.similarity("ctx", rows, query)
     chunk, which = corpus.best_chunks(query, rows)
     won = chunk > own
     own = np.where(won, chunk, own)

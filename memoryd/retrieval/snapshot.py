@@ -1,13 +1,14 @@
 """The corpus snapshot: what start-up would otherwise rebuild from every memory, in
 one file under index/ (`corpus.snapshot`).
 
-It holds the corpus's columns (vectors, filters, neighbours), its postings as flat
-arrays, each row's metadata and the long notes' chunks, with the keyword catalog's
-epoch and generation it reflects and the model that made the vectors. Start-up
-trusts it only if every check holds: the magic, the format version, the digest of
-the whole file (a torn or truncated file fails it), the catalog's epoch (a catalog
-created afresh is another catalog), a generation no newer than the catalog's, and
-the model. Then it catches up on the rows written since (catalog.written_since).
+It holds the corpus's columns (vectors, filters, neighbours, dense-index cells), the
+cells' centroids, its postings as flat arrays, each row's metadata and the long
+notes' chunks, with the keyword catalog's epoch and generation it reflects and the
+model that made the vectors. Start-up trusts it only if every check holds: the
+magic, the format version, the digest of the whole file (a torn or truncated file
+fails it), the catalog's epoch (a catalog created afresh is another catalog), a
+generation no newer than the catalog's, and the model. Then it catches up on the
+rows written since (catalog.written_since).
 
 Written to a temp file, fsync'd, renamed over the old one, folder fsync'd: a kill at
 any moment leaves the old snapshot or the new one, never a mix.
@@ -28,7 +29,7 @@ import numpy as np
 from memoryd.retrieval.corpus import COLUMNS, Corpus, RowMeta
 
 MAGIC = b"memoryd corpus snapshot\n"
-VERSION = 1
+VERSION = 2  # 2: the dense index's cells (centroids, a column, `trained`)
 _LENGTH = 8  # bytes of the header's length, little-endian
 _DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64
@@ -56,6 +57,7 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     sessions: list[tuple[str, str]]  # (scope, session), in code order
     stale_context: list[str]
     sections: list[Section]
+    trained: int = 0  # live rows the centroids were made from (0: no cells)
 
 
 _encode = msgspec.msgpack.Encoder().encode
@@ -71,7 +73,7 @@ class Captured:
 
 def capture(corpus: Corpus, epoch: str, generation: int, model: str,
             stale_context: set[str]) -> Captured:
-    """What the snapshot holds (hold the corpus lock; dead rows are compacted away).
+    """What the snapshot holds (hold the corpus write lock; dead rows are compacted away).
     The columns are views: write it before the corpus changes again."""
     corpus.compact(force=True)
     n = corpus.size
@@ -93,6 +95,8 @@ def capture(corpus: Corpus, epoch: str, generation: int, model: str,
     blobs["chunk_owners"] = _encode([(o, corpus.chunks[o][1]) for o in owners])
     blobs["chunk_vectors"] = _concat([corpus.chunks[o][0] for o in owners], np.float32,
                                      (0, corpus.dim))
+    blobs["centroids"] = (corpus.centroids if corpus.centroids is not None
+                          else np.zeros((0, corpus.dim), dtype=np.float32))
     sections, parts, offset = [], [], 0
     for name, blob in blobs.items():
         array = blob if isinstance(blob, np.ndarray) else np.frombuffer(blob, np.uint8)
@@ -108,7 +112,7 @@ def capture(corpus: Corpus, epoch: str, generation: int, model: str,
                     dim=corpus.dim, size=n,
                     scopes=sorted(corpus.scope_codes, key=corpus.scope_codes.__getitem__),
                     sessions=sessions, stale_context=sorted(stale_context),
-                    sections=sections)
+                    sections=sections, trained=corpus.trained)
     return Captured(header, parts)
 
 
@@ -241,4 +245,12 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
     for owner, spans in owners:
         corpus.chunks[owner] = (vectors[at:at + len(spans)].copy(), spans)
         at += len(spans)
+    centroids = arrays["centroids"]
+    cell = corpus.cell[:n]
+    if len(centroids):
+        if centroids.shape[1:] != (header.dim,) or int(cell.max(initial=-1)) >= len(centroids):
+            raise ValueError("the cells and their centroids differ")
+        corpus.centroids, corpus.trained = centroids.astype(np.float32), header.trained
+    elif int(cell.max(initial=-1)) >= 0:
+        raise ValueError("rows have cells but there are no centroids")
     return corpus

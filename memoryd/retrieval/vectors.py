@@ -1,10 +1,12 @@
 """VectorStore: chromadb, the persistent home of the embeddings.
 
-One pair of collections per scope (`own-…` and `ctx-…`), so no query needs a slow
-`where=` filter. No documents are stored (the keyword index holds the text) and
-no embedding function is set (we always pass vectors), so chroma never reaches
-for the network. Each vector's metadata records the model and a hash of the text
-it embeds: reconciliation re-embeds exactly what is missing or stale.
+Searches do not query it: ranking scores the corpus's copy of the vectors in process
+(retrieval/cells.py). It is what a full rebuild reads back instead of embedding
+every memory again. A collection per kind and scope. No documents are stored (the
+keyword index holds the text) and no embedding function is set (we always pass
+vectors), so chroma never reaches for the network. Each vector's metadata records
+the model and a hash of the text it embeds: reconciliation re-embeds exactly what is
+missing or stale.
 Embedded (`PersistentClient` under index/chroma) by default; `vectors.url`
 points at a `chroma run` server instead.
 """
@@ -117,15 +119,6 @@ class VectorStore:
             if kind:
                 out[kind] = out.get(kind, 0) + col.count()
         return out
-
-    def query(self, kind: str, scope: str, vector: np.ndarray, n: int) -> list[str]:
-        col = self._collection(kind, scope)
-        count = col.count()
-        if count == 0:
-            return []
-        result = col.query(query_embeddings=[vector], n_results=min(n, count),
-                           include=["distances"])
-        return list(result["ids"][0])
 
     def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
         """Every stored vector: (kind, scope, ids, vectors, metadatas), in batches."""

@@ -17,7 +17,9 @@ import contextlib
 import heapq
 import itertools
 import os
+import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +30,7 @@ import msgspec
 from memoryd.schema import Memory
 from memoryd.store import sqlite
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 # Up to this many matches a search sorts them; above, it walks memories newest first.
 SORT_MATCHES_BELOW = 2000
 ID_CHUNK = 10_000  # ids per `IN (...)` query
@@ -69,6 +71,10 @@ CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS links_dst ON links (dst);
 CREATE INDEX IF NOT EXISTS links_src ON links (src);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (content, tags, tokenize = 'trigram');
+-- Words (CJK characters one word each), for the terms trigrams cannot find: an index
+-- only (contentless); rows are deleted by giving back the values they were indexed with.
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5 (
+    content, tags, content = '', tokenize = 'unicode61 remove_diacritics 0');
 -- What a search filters and sorts on most often, one narrow row per memory (same rowid):
 -- a match joins here, not to the wide memories row that carries the document.
 CREATE TABLE IF NOT EXISTS search_keys (
@@ -142,18 +148,51 @@ class Filters:
         return clauses, args
 
 
-def _fts_query(query: str) -> tuple[str | None, list[str]]:
-    """(FTS5 MATCH expression, short terms to test with LIKE).
+_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                  "\uac00-\ud7af])")
 
-    Every whitespace-separated term must occur (AND). Terms are quoted, so FTS
-    syntax in a query is just text. Trigrams need 3 characters; shorter terms
-    are matched with LIKE.
+
+def _spaced(text: str) -> str:
+    """What the word index reads: CJK characters apart, each a word of its own."""
+    return _CJK.sub(r" \1 ", text)
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+@dataclass
+class _Match:
+    """Which rows a search text matches: one subquery giving their rowids.
+
+    Every whitespace-separated term must occur (AND), as a case-insensitive substring.
+    Terms are quoted, so FTS syntax in a query is just text. Terms of 3 characters or
+    more use the trigram index. Shorter ones (a number, a two-letter word, one CJK
+    character) use the word index, which finds them at the start of a word (a CJK
+    character anywhere), then LIKE confirms the substring on those rows only; a short
+    term with no letter or digit at all ("+") is tested with LIKE alone, a scan.
     """
-    long_terms, short_terms = [], []
-    for term in query.split():
-        (long_terms if len(term) >= 3 else short_terms).append(term)
-    match = " AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms) or None
-    return match, short_terms
+
+    sql: str
+    args: list[object]
+
+    @classmethod
+    def of(cls, query: str) -> _Match:
+        long_terms, short_terms = [], []
+        for term in query.split():
+            (long_terms if len(term) >= 3 else short_terms).append(term)
+        where, args = [], []
+        if long_terms:
+            where.append("fts MATCH ?")
+            args.append(" AND ".join(_quoted(t) for t in long_terms))
+        words = [w for t in short_terms if (w := re.findall(r"[^\W_]+", _spaced(t)))]
+        if words:  # the word index finds the rows, FTS5 reads them by rowid
+            where.append("fts.rowid IN (SELECT rowid FROM words WHERE words MATCH ?)")
+            args.append(" AND ".join(_quoted(" ".join(w)) + " *" for w in words))
+        for term in short_terms:
+            where.append("(fts.content LIKE ? ESCAPE '\\' OR fts.tags LIKE ? ESCAPE '\\')")
+            args.extend([_like(term), _like(term)])
+        return cls(f"SELECT fts.rowid AS rowid FROM fts WHERE {' AND '.join(where)}", args)
 
 
 def _by_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Memory]:
@@ -187,7 +226,9 @@ class Catalog:
         if not current:
             self._reset()
         self.epoch, self.generation = self._generation()
-        self.reader = self._connect()
+        self._readers: dict[int, sqlite3.Connection] = {}  # by thread
+        self._readers_lock = threading.Lock()
+        self._mine = threading.local()
         # Point reads by id take microseconds: the event loop's thread does them on a
         # connection of its own (WAL readers never wait for the writer).
         self.inline = self._connect()
@@ -196,6 +237,21 @@ class Catalog:
     def was_reset(self) -> bool:
         """An existing catalog was unreadable or of an older schema, and is rebuilt."""
         return self._rebuilt and self.existed
+
+    @property
+    def reader(self) -> sqlite3.Connection:
+        """This thread's reader connection: reads run in parallel, one connection a
+        thread (WAL readers never wait for the writer). Opening one closes those of
+        threads that have ended."""
+        conn = getattr(self._mine, "reader", None)
+        if conn is None:
+            conn = self._mine.reader = self._connect()
+            with self._readers_lock:
+                alive = {t.ident for t in threading.enumerate()}
+                for ident in [i for i in self._readers if i not in alive]:
+                    self._readers.pop(ident).close()
+                self._readers[threading.get_ident()] = conn
+        return conn
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite.connect(self.path, autocommit=True)
@@ -226,7 +282,10 @@ class Catalog:
 
     def close(self) -> None:
         self.inline.close()
-        self.reader.close()
+        with self._readers_lock:
+            for conn in self._readers.values():
+                conn.close()
+            self._readers.clear()
         self.writer.close()
 
     # -- writes (writer connection, one thread at a time) ---------------------
@@ -275,8 +334,11 @@ class Catalog:
             # A superseded fact is history (memory_history, `as_of`): kept out of the
             # keyword index and the list/search keys, so no search or job sees it.
             return
+        tags = " ".join(memory.tags)
         conn.execute("INSERT INTO fts (rowid, content, tags) VALUES (?, ?, ?)",
-                     (rowid, memory.content, " ".join(memory.tags)))
+                     (rowid, memory.content, tags))
+        conn.execute("INSERT INTO words (rowid, content, tags) VALUES (?, ?, ?)",
+                     (rowid, _spaced(memory.content), _spaced(tags)))
         conn.execute("INSERT INTO search_keys VALUES (?, ?, ?)",
                      (rowid, memory.scope, memory.created_at.timestamp()))
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in memory.tags])
@@ -285,6 +347,12 @@ class Catalog:
     def _delete_rowid(self, rowid: int) -> None:
         conn = self.writer
         (mem_id,) = conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        indexed = conn.execute("SELECT content, tags FROM fts WHERE rowid = ?",
+                               (rowid,)).fetchone()
+        if indexed is not None:
+            conn.execute("INSERT INTO words (words, rowid, content, tags)"
+                         " VALUES ('delete', ?, ?, ?)",
+                         (rowid, _spaced(indexed[0]), _spaced(indexed[1])))
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM search_keys WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM tags WHERE mem = ?", (rowid,))
@@ -395,39 +463,29 @@ class Catalog:
 
     def search(self, query: str, filters: Filters, limit: int,
                offset: int) -> tuple[list[Memory], int]:
-        match, short_terms = _fts_query(query)
-        text: list[str] = []
-        text_args: list[object] = []
-        if match:
-            text.append("fts MATCH ?")
-            text_args.append(match)
-        for term in short_terms:  # trigrams need 3 characters: LIKE for shorter terms
-            text.append("(fts.content LIKE ? ESCAPE '\\' OR fts.tags LIKE ? ESCAPE '\\')")
-            text_args.extend([_like(term), _like(term)])
+        match = _Match.of(query)
         if filters.keys_only:
-            return self._search_keys(text, text_args, filters, limit, offset)
+            return self._search_keys(match, filters, limit, offset)
         clauses, args = filters.where()
         # Matches first (CROSS JOIN fixes SQLite's join order): joined the other way,
         # it walks every memory of the scope and tests each against the match set.
-        where = " AND ".join([*text, *clauses])
-        from_matches = "FROM fts CROSS JOIN memories m ON m.rowid = fts.rowid"
+        where = " AND ".join(clauses) or "1"
+        from_matches = f"FROM ({match.sql}) x CROSS JOIN memories m ON m.rowid = x.rowid"
         total = self.reader.execute(f"SELECT count(*) {from_matches} WHERE {where}",
-                                    [*text_args, *args]).fetchone()[0]
+                                    [*match.args, *args]).fetchone()[0]
         if total == 0 or offset >= total:
             return [], total
         if total <= SORT_MATCHES_BELOW:
             rows = self.reader.execute(
                 f"SELECT m.doc {from_matches} WHERE {where}"
                 " ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?",
-                [*text_args, *args, limit, offset])
+                [*match.args, *args, limit, offset])
         else:  # many matches: walk newest first and stop after one page
-            inner = " AND ".join(text).replace("fts.content", "content").replace(
-                "fts.tags", "tags")
             rows = self.reader.execute(
-                f"SELECT m.doc FROM memories m WHERE m.rowid IN (SELECT rowid FROM fts WHERE"
-                f" {inner}){''.join(' AND ' + c for c in clauses)}"
+                f"SELECT m.doc FROM memories m WHERE m.rowid IN ({match.sql})"
+                f"{''.join(' AND ' + c for c in clauses)}"
                 " ORDER BY m.created_at DESC, m.id LIMIT ? OFFSET ?",
-                [*text_args, *args, limit, offset])
+                [*match.args, *args, limit, offset])
         return [_decode(r[0]) for r in rows], total
 
     def _list_keys(self, filters: Filters, limit: int, offset: int
@@ -465,20 +523,20 @@ class Catalog:
             rowids).fetchall())
         return [_decode(docs[r]) for r in rowids if r in docs]
 
-    def _search_keys(self, text: list[str], text_args: list[object], filters: Filters,
-                     limit: int, offset: int) -> tuple[list[Memory], int]:
+    def _search_keys(self, match: _Match, filters: Filters, limit: int, offset: int
+                     ) -> tuple[list[Memory], int]:
         """A search filtered by scope and dates only (the usual one): matches join the
         narrow search_keys rows, and one query gives the page and the total."""
         clauses, args = filters.where("k")
-        where = " AND ".join([*text, *clauses])
-        from_matches = "FROM fts CROSS JOIN search_keys k ON k.rowid = fts.rowid"
+        where = " AND ".join(clauses) or "1"
+        from_matches = f"FROM ({match.sql}) x CROSS JOIN search_keys k ON k.rowid = x.rowid"
         page = self.reader.execute(
             f"SELECT k.rowid, count(*) OVER () {from_matches} WHERE {where}"
             " ORDER BY k.created_at DESC, k.rowid DESC LIMIT ? OFFSET ?",
-            [*text_args, *args, limit, offset]).fetchall()
+            [*match.args, *args, limit, offset]).fetchall()
         if not page:
             total = self.reader.execute(f"SELECT count(*) {from_matches} WHERE {where}",
-                                        [*text_args, *args]).fetchone()[0] if offset else 0
+                                        [*match.args, *args]).fetchone()[0] if offset else 0
             return [], total
         return self._docs([r[0] for r in page]), page[0][1]
 

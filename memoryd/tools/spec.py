@@ -104,7 +104,8 @@ TOOLS: tuple[ToolSpec, ...] = (
           Cli("list", "list memories, newest first"), read_only=True, idempotent=True),
     _spec("memory_search", "Keyword search", p.SearchParams, """
         Exact keyword search: every word of `query` must occur in the content or tags
-        (case-insensitive, substrings match, works for Chinese), newest first, with
+        (case-insensitive; a word of 3 or more characters anywhere, as a substring; a
+        shorter one at the start of a word; works for Chinese), newest first, with
         filters. `from`/`to` are dates (YYYY-MM-DD, inclusive). Needs no model.""",
           Cli("search", "exact keyword search (every word must occur), newest first",
               positional=("query",)), read_only=True, idempotent=True),

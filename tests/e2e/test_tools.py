@@ -127,9 +127,13 @@ def test_search_is_case_insensitive_with_filters_and_dates(daemon):
     assert daemon.call("memory_search", {"query": "postgres", "category": "knowledge"}
                        )["total"] == 1
     assert daemon.call("memory_search", {"query": "postgres", "phase": "inbox"})["total"] == 1
-    dated = daemon.call("memory_search", {"query": "e", "from": "2024-03-01",
+    # A term shorter than 3 characters matches at a word's start (a CJK character anywhere)
+    assert daemon.call("memory_search", {"query": "p"})["total"] == 2
+    dated = daemon.call("memory_search", {"query": "p", "from": "2024-03-01",
                                           "to": "2024-03-05"})
-    assert dated["total"] == 2
+    assert [m["content"] for m in dated["memories"]] == ["Postgres VACUUM needs care"]
+    assert daemon.call("memory_search", {"query": "茶"})["total"] == 1
+    assert daemon.call("memory_search", {"query": "e"})["total"] == 0
     # FTS syntax in a query is just text
     for query in ['"unbalanced', "NEAR(a b)", "a OR b", "*", "col:x", "-x", "a AND"]:
         assert daemon.call("memory_search", {"query": query})["total"] == 0

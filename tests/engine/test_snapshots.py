@@ -57,7 +57,8 @@ def rows(corpus: Corpus) -> dict[str, tuple]:
     for memory_id, row in corpus.row_of.items():
         meta = corpus.meta[row]
         prev, nxt = corpus.neighbours(memory_id)
-        out[memory_id] = (meta, corpus.own[row].tobytes(), corpus.ctx[row].tobytes(),
+        out[memory_id] = (meta, corpus.vectors("own", [row]).tobytes(),
+                          corpus.vectors("ctx", [row]).tobytes(),
                           float(corpus.length[row]), prev, nxt, postings.get(row, {}),
                           float(corpus.created[row]), bool(corpus.superseded[row]))
     return out
@@ -267,6 +268,7 @@ def test_columns_survive_the_round_trip(tmp_path):
     corpus.remove("00000000-0000-4000-8000-000000000002")  # a dead row is compacted away
     corpus.set_chunks("00000000-0000-4000-8000-000000000001",
                       np.ones((2, 8), dtype=np.float32), [(0, 1), (1, 2)])
+    assert corpus.train_cells(force=True) == 4  # the dense index's cells, however few rows
     path = tmp_path / "s"
     snapshot.write(path, snapshot.capture(corpus, "e", 7, "m", {"x"}))
     loaded, header = snapshot.read(path, "e", 7, "m", 8)
@@ -274,6 +276,12 @@ def test_columns_survive_the_round_trip(tmp_path):
     assert rows(loaded) == rows(corpus)
     assert np.array_equal(loaded.chunks["00000000-0000-4000-8000-000000000001"][0],
                           np.ones((2, 8)))
+    assert np.array_equal(loaded.centroids, corpus.centroids) and loaded.trained == 4
+    assert np.array_equal(loaded.cell[:4], corpus.cell[:4]) and loaded.cell[:4].min() >= 0
+    corpus.cell[0] = 4  # a cell with no centroid: the snapshot does not fit together
+    snapshot.write(path, snapshot.capture(corpus, "e", 7, "m", set()))
+    with pytest.raises(snapshot.Problem, match="cells and their centroids differ"):
+        snapshot.read(path, "e", 7, "m", 8)
     for epoch, generation, model in [("other", 7, "m"), ("e", 6, "m"), ("e", 7, "other")]:
         with pytest.raises(snapshot.Problem):
             snapshot.read(path, epoch, generation, model, 8)

@@ -43,7 +43,8 @@ async def test_turn_context_follows_its_neighbours(harness):
     corpus = harness.engine.stores.hybrid.corpus
     assert corpus.neighbours(ids[1]) == (ids[0], ids[2])
     row = corpus.row_of[ids[1]]
-    assert float(corpus.own[row] @ corpus.ctx[row]) < 0.99, "context differs from own text"
+    own, ctx = corpus.vectors("own", [row])[0], corpus.vectors("ctx", [row])[0]
+    assert float(own @ ctx) < 0.99, "context differs from own text"
     explained = await harness.call("memory_explain", query="what dog breed did Ann get")
     by_id = {c["id"]: c["scores"] for c in explained["candidates"]}
     assert by_id[ids[2]]["neighbour_credit"] > 0 and by_id[ids[2]]["session_boost"] > 0

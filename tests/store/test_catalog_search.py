@@ -68,3 +68,54 @@ def test_list_pages_agree_across_both_plans(tmp_path):
     assert [m.id for m in index.list(dated, 10, 0)[0]] == ["m12", "m11", "m10"]
     assert index.list(dated, 10, 0)[1] == 3
     index.close()
+
+
+def test_short_terms_come_from_the_word_index(tmp_path):
+    """1-2 character terms, numbers and single CJK characters: found at the start of a
+    word (a CJK character anywhere) through the word index, not by reading every row."""
+    index = Catalog(tmp_path / "k.sqlite")
+    texts = {"go": "Go 1.22 is out", "ago": "we left 5 days ago", "cjk": "会议在东京举行",
+             "sharp": "c# and f# code", "version": "version 42b shipped",
+             "plus": "x + y", "filler": "nothing to see here"}
+    with index.transaction():
+        for i, (key, text) in enumerate(texts.items()):
+            memory = Memory(id=key, content=text, content_hash=content_hash(text),
+                            created_at=START + timedelta(hours=i), tags=["db"] * (key == "ago"))
+            index.upsert(memory, f"inbox/{key}.md", "sha")
+        for i in range(2000):  # enough rows that a scan is plain to see
+            text = f"filler note {'hijklmnpqrstuvw'[i % 15]}{i // 15:b} about the weekly plan"
+            index.upsert(Memory(id=f"f{i}", content=text, content_hash=content_hash(text),
+                                created_at=START), f"inbox/f{i}.md", "sha")
+
+    def found(query: str) -> list[str]:
+        return sorted(m.id for m in index.search(query, Filters(), 50, 0)[0])
+
+    assert found("go") == ["go"], "a word's start, not inside 'ago'"
+    assert found("5") == ["ago"] and found("42") == ["version"]
+    assert found("东") == ["cjk"] and found("东京") == ["cjk"] and found("京举") == ["cjk"]
+    assert found("c#") == ["sharp"] and found("db") == ["ago"]  # tags too
+    assert found("go out") == ["go"] and found("Go 1") == ["go"]
+    assert found("+") == ["plus"]  # no letter or digit: LIKE alone
+    assert found("x") == ["plus"]
+
+    def steps(query: str) -> int:
+        count = 0
+
+        def tick() -> int:
+            nonlocal count
+            count += 1
+            return 0
+
+        index.reader.set_progress_handler(tick, 100)
+        found(query)
+        index.reader.set_progress_handler(None, 100)
+        return count
+
+    assert steps("5") * 10 < steps("+"), "the word index, not a pass over every row"
+    with index.transaction():
+        text = "Rust 1.80 is out"
+        index.upsert(Memory(id="go", content=text, content_hash=content_hash(text),
+                            created_at=START), "inbox/go.md", "sha")
+        index.delete("cjk")
+    assert found("go") == [] and found("东") == [] and found("1") == ["go"]
+    index.close()

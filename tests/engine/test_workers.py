@@ -1,0 +1,46 @@
+"""Reads run side by side, each thread on its own catalog connection."""
+
+from __future__ import annotations
+
+import threading
+
+import trio
+
+from memoryd.engine.workers import READERS, Workers
+from memoryd.store.catalog import Catalog
+
+WAIT = 30  # seconds: only reads that queue behind each other would reach it
+
+
+async def test_reads_run_at_once_on_connections_of_their_own(tmp_path):
+    catalog = Catalog(tmp_path / "keyword.sqlite")
+    workers = Workers()
+    together = threading.Barrier(READERS, timeout=WAIT)  # broken if reads queued
+    used: list[int] = []
+
+    def read() -> int:
+        conn = catalog.reader
+        together.wait()
+        used.append(id(conn))
+        return catalog.count_rows()
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(READERS):
+            nursery.start_soon(workers.read, read)
+    assert len(set(used)) == READERS, "one connection a reading thread"
+    assert len(catalog._readers) == READERS
+    catalog.close()
+    assert not catalog._readers
+
+
+def test_a_reader_connection_outlives_its_thread_only_until_the_next_opens(tmp_path):
+    catalog = Catalog(tmp_path / "keyword.sqlite")
+    opened = []
+    thread = threading.Thread(target=lambda: opened.append(catalog.reader))
+    thread.start()
+    thread.join()
+    assert len(catalog._readers) == 1
+    assert catalog.reader is not opened[0] and len(catalog._readers) == 1, \
+        "the ended thread's connection is closed when this one opens"
+    catalog.close()
+
