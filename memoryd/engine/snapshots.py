@@ -4,7 +4,9 @@
 catalog changed since its generation: rows written since are indexed again (an
 unchanged text keeps its vectors; a changed one is embedded), memories gone since
 are dropped. It declines (and start-up rebuilds in full) when the snapshot cannot
-be trusted, or when so much changed that a rebuild is as cheap.
+be trusted, when the vector store it was saved with is gone (a collection id it
+recorded is missing: no vector index is loaded to tell), or when so much changed
+that a rebuild is as cheap.
 
 `save` runs in the writer thread: deferred vectors are flushed, the catalog is
 checkpointed (so the generation the snapshot names is durable before the snapshot
@@ -49,6 +51,12 @@ class Snapshots:
         except snapshot.Problem as exc:
             log.info("index.snapshot.unused", path=str(self.path), reason=str(exc))
             return None
+        gone_collections = set(header.collections) - set(hybrid.vectors.collection_ids())
+        if gone_collections:  # the vector store was deleted, replaced or moved
+            log.info("index.snapshot.unused", path=str(self.path),
+                     reason=f"{len(gone_collections)} of the vector store's collections are "
+                            "gone (deleted, replaced or vectors.url moved)")
+            return None
         changed = catalog.written_since(header.generation)
         ids = catalog.ids()
         gone = [i for i in corpus.row_of if i not in ids]
@@ -62,12 +70,6 @@ class Snapshots:
             assert meta is not None
             hybrid.delete(memory_id, meta.scope, catalog.load)
         embedded = hybrid.upsert_many(changed, catalog.load) if changed else 0
-        stored = hybrid.vectors.counts().get("own", 0)
-        if stored != corpus.live:  # the vector store was replaced, moved or damaged
-            log.info("index.snapshot.unused", path=str(self.path),
-                     reason=f"the vector store holds {stored} vectors for {corpus.live} "
-                            "memories")
-            return None
         self.saved_generation = header.generation
         log.info("index.snapshot.loaded", memories=corpus.live, generation=header.generation,
                  caught_up=len(changed), removed=len(gone),
@@ -94,7 +96,7 @@ class Snapshots:
         generation = catalog.generation
         with hybrid.corpus.lock.write():
             captured = snapshot.capture(hybrid.corpus, catalog.epoch, generation, hybrid.model,
-                                        hybrid.stale_context)
+                                        hybrid.stale_context, hybrid.vectors.collection_ids())
         # Unlocked: only this (the writer) thread changes the corpus.
         size = snapshot.write(self.path, captured)
         self.saved_generation, self.saved_at = generation, time.monotonic()

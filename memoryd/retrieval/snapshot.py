@@ -58,6 +58,7 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     stale_context: list[str]
     sections: list[Section]
     trained: int = 0  # live rows the centroids were made from (0: no cells)
+    collections: list[str] = []  # the vector store's collection ids when saved
 
 
 _encode = msgspec.msgpack.Encoder().encode
@@ -72,7 +73,7 @@ class Captured:
 
 
 def capture(corpus: Corpus, epoch: str, generation: int, model: str,
-            stale_context: set[str]) -> Captured:
+            stale_context: set[str], collections: list[str] | None = None) -> Captured:
     """What the snapshot holds (hold the corpus write lock; dead rows are compacted away).
     The columns are views: write it before the corpus changes again."""
     corpus.compact(force=True)
@@ -112,7 +113,8 @@ def capture(corpus: Corpus, epoch: str, generation: int, model: str,
                     dim=corpus.dim, size=n,
                     scopes=sorted(corpus.scope_codes, key=corpus.scope_codes.__getitem__),
                     sessions=sessions, stale_context=sorted(stale_context),
-                    sections=sections, trained=corpus.trained)
+                    sections=sections, trained=corpus.trained,
+                    collections=collections or [])
     return Captured(header, parts)
 
 

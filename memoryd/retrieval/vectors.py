@@ -111,6 +111,11 @@ class VectorStore:
             for start in range(0, len(ids), BATCH):
                 self._collection(kind, scope).delete(ids=ids[start:start + BATCH])
 
+    def collection_ids(self) -> list[str]:
+        """The ids of its collections (no index is loaded): a store deleted, replaced or
+        pointed elsewhere since has other ids."""
+        return sorted(str(col.id) for col in self.client.list_collections())
+
     def counts(self) -> dict[str, int]:
         """Stored vectors per kind (own, ctx, chunk), over every scope's collection."""
         out: dict[str, int] = {}

@@ -21,6 +21,7 @@ import trio
 from memoryd.config import Config
 from memoryd.engine import Engine
 from memoryd.errors import Busy, Forbidden
+from memoryd.history.git import GitHistory
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import encode_error
 from memoryd.protocol.dispatch import Connection, Dispatcher
@@ -125,6 +126,11 @@ async def _snapshot_when_due(engine: Engine) -> None:
             await _save_snapshot(engine)
 
 
+async def _history(git: GitHistory) -> None:
+    await git.start()
+    await git.run_forever()
+
+
 async def _report_start(engine: Engine, scope: trio.CancelScope) -> None:
     """While start-up builds the indexes: systemd hears how far it is, and that it is
     alive (a long rebuild outlasts the start timeout otherwise)."""
@@ -222,9 +228,8 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
                 return False
             log.info("index.reconciled", **summary)
             await engine.conversation.start()
-            if engine.git is not None:
-                await engine.git.start()
-                services.start_soon(engine.git.run_forever)
+            if engine.git is not None:  # its first commit does not hold up the start
+                services.start_soon(_history, engine.git)
             services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
             services.start_soon(_snapshot_when_due, engine)
             services.start_soon(engine.conversation.run_forever)

@@ -36,9 +36,10 @@ def commits(root) -> int:
 def test_batched_commits_history_and_restore(make_daemon) -> None:
     d = make_daemon(config="git:\n  commit_interval: 1s\n").start()
     root = d.root
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=60,
+             what="the start's commit")  # the index, socket, lock ignored
     assert (root / ".git").is_dir() and "/index/" in (root / ".gitignore").read_text()
     start = commits(root)
-    assert git(root, "status", "--porcelain") == ""  # the index, socket, lock ignored
 
     # 1000 pipelined writes: a handful of commits, not 1000.
     with d.client() as c:

@@ -5,6 +5,7 @@ indexed exactly once, with the corpus a full rebuild would give."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from memoryd.config import Config
 from memoryd.retrieval import snapshot
@@ -129,6 +131,23 @@ async def test_an_untrustworthy_snapshot_means_a_full_rebuild(tmp_path, damage, 
     h.engine.close()
     h, summary = await open_root(tmp_path)  # and the rebuild saved a good one
     assert summary["snapshot_caught_up"] == 0
+    h.engine.close()
+
+
+async def test_a_snapshot_whose_vector_store_is_gone_is_not_used(tmp_path):
+    """The vector store deleted while the daemon was down (or vectors.url moved): its
+    collections have new ids, so the start rebuilds and stores every vector again."""
+    h, _ = await open_root(tmp_path)
+    await fill(h)
+    await h.engine.sync.snapshots.save()
+    h.engine.close()
+    shutil.rmtree(tmp_path / "index" / "chroma")
+    with capture_logs() as logs:
+        h, summary = await open_root(tmp_path)
+    assert "snapshot_caught_up" not in summary, "rebuilt, not resumed"
+    assert any("of the vector store's collections are gone" in e.get("reason", "")
+               for e in logs if e["event"] == "index.snapshot.unused")
+    await assert_indexed_once(h, tmp_path)
     h.engine.close()
 
 
