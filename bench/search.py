@@ -68,7 +68,7 @@ def start(root: Path) -> tuple[subprocess.Popen[bytes], float]:
         except (DaemonUnavailable, OSError):
             if proc.poll() is not None:
                 raise SystemExit("memoryd exited") from None
-            time.sleep(0.05)
+        time.sleep(0.05)  # not up, or still starting: asking in a tight loop slows it
 
 
 def rss_mb(pid: int) -> float:

@@ -73,10 +73,8 @@ class MemoryVectors:
             out[kind] = out.get(kind, 0) + len(col)
         return out
 
-    def query(self, kind: str, scope: str, vector: np.ndarray, n: int) -> list[str]:
-        col = self.data.get((kind, scope), {})
-        ranked = sorted(col, key=lambda i: -float(col[i][0] @ vector))
-        return ranked[:n]
+    def collection_ids(self) -> list[str]:
+        return sorted(f"{kind}-{scope}" for kind, scope in self.data)
 
     def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
         for (kind, scope), col in self.data.items():
