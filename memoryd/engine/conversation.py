@@ -224,7 +224,7 @@ class Conversation:
                 mask[row] = False
             if not mask.any():
                 return None
-            return corpus.vectors("own", np.flatnonzero(mask)).mean(axis=0)
+            return corpus.mean("own", np.flatnonzero(mask))
 
     async def learn(self, text: str, caller: Caller, *, scope: str | None = None,
                     session: str | None = None, **more: Any) -> Learned:

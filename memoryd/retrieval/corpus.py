@@ -296,6 +296,14 @@ class Corpus:
         return getattr(self, kind)[rows].astype(np.float32) * getattr(
             self, f"{kind}_scale")[rows, None]
 
+    def mean(self, kind: str, rows: np.ndarray) -> np.ndarray:
+        """The mean of `vectors(kind, rows)`, a block at a time (never a float32 copy of
+        a whole scope's vectors)."""
+        total = np.zeros(self.dim, dtype=np.float32)
+        for start in range(0, len(rows), cells.BLOCK):
+            total += self.vectors(kind, rows[start:start + cells.BLOCK]).sum(axis=0)
+        return total / max(1, len(rows))
+
     def similarity(self, kind: str, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """`vectors(kind, rows) @ query` (a vector, or a (dim, m) matrix of them)."""
         codes = getattr(self, kind)[rows].astype(np.float32) @ query

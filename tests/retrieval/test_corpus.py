@@ -54,3 +54,5 @@ def test_refresh_in_place_and_compaction_keep_scores():
     assert score_before["t4"] > 0
     own = c.vectors("own", [c.row_of["t3"]])[0]
     assert np.allclose(own, vec(33), atol=np.abs(vec(33)).max() / 254)  # int8: half a step
+    rows = np.arange(c.size)
+    assert np.allclose(c.mean("own", rows), c.vectors("own", rows).mean(axis=0), atol=1e-6)
