@@ -94,9 +94,10 @@ class Snapshots:
         hybrid.flush_deferred(catalog.load)
         catalog.checkpoint()
         generation = catalog.generation
+        collections = hybrid.vectors.collection_ids()  # I/O (a server's, too): not locked
         with hybrid.corpus.lock.write():
             captured = snapshot.capture(hybrid.corpus, catalog.epoch, generation, hybrid.model,
-                                        hybrid.stale_context, hybrid.vectors.collection_ids())
+                                        hybrid.stale_context, collections)
         # Unlocked: only this (the writer) thread changes the corpus.
         size = snapshot.write(self.path, captured)
         self.saved_generation, self.saved_at = generation, time.monotonic()
