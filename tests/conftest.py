@@ -38,7 +38,8 @@ class Daemon:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memoryd", "serve", "--root", str(self.root),
              "--log-format", "json", *self.extra_args],
-            stdout=self._log, stderr=self._log, env=env)
+            stdout=self._log, stderr=self._log, env=env,
+            start_new_session=True)  # a process group of its own: see `stop`
         if wait:
             self.wait_ready()
         return self
@@ -78,12 +79,42 @@ class Daemon:
             self.proc.send_signal(sig)
         try:
             code = self.proc.wait(timeout)
+            self._end_children(timeout)
         finally:
             self._log.close()
         return code
 
+    def _end_children(self, timeout: float) -> None:
+        """What systemd does when the service stops (its control group ends): a child the
+        daemon left running (a git commit, after a kill -9) ends too, so it cannot write
+        into a root the test goes on with, or removes. SIGTERM: git drops its locks."""
+        assert self.proc is not None
+        group = self.proc.pid
+        try:
+            os.killpg(group, signal.SIGTERM)
+        except ProcessLookupError:
+            return  # none left: the usual case
+        deadline = time.monotonic() + timeout
+        while _running_in_group(group):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the daemon's children outlived it by {timeout} s")
+            time.sleep(0.02)
+
     def kill(self) -> None:
         self.stop(signal.SIGKILL)
+
+
+def _running_in_group(group: int) -> bool:
+    """A process of this group still runs (a zombie waiting for init to reap it does
+    not count: it writes nothing)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it ended while we looked
+        if int(fields[2]) == group and fields[0] != "Z":  # pgrp, state
+            return True
+    return False
 
 
 @pytest.fixture
