@@ -100,7 +100,7 @@ def _reindex(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
 
     async def run() -> dict[str, int]:
-        engine = build_engine(root, config)  # type: ignore[arg-type]
+        engine = build_engine(root, config, reindex=True)  # type: ignore[arg-type]
         try:
             return await engine.sync.startup(force_embed=True)
         finally:
@@ -121,6 +121,9 @@ def _serve(args: argparse.Namespace) -> int:
     root, config = prepared
     socket_path = Path(args.socket or config.socket or root / "memory.sock").expanduser()
 
+    from memoryd.server.native import one_blas_thread_per_caller
+
+    one_blas_thread_per_caller()  # before numpy's first import
     import trio
 
     from memoryd.server import lock

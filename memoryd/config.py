@@ -75,7 +75,9 @@ class StatsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class EmbedderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    variant: Literal["fp32", "int8"] = "fp32"
+    # auto: what the store's vectors were made with (index/embedder); int8 for a new
+    # store and for `memoryd reindex` (memoryd/models/variant.py).
+    variant: Literal["auto", "fp32", "int8"] = "auto"
     threads: int = 1
     batch_size: int = 32
 

@@ -117,6 +117,16 @@ def _running_in_group(group: int) -> bool:
     return False
 
 
+@pytest.fixture(scope="session", autouse=True)
+def model_cache() -> Iterator[Path]:
+    """One user's model cache for the whole run, as on a user's machine: the first
+    daemon makes the int8 model, the others load it (and nothing is written to ~)."""
+    with tempfile.TemporaryDirectory(prefix="md-cache-") as tmp, \
+            pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", tmp)
+        yield Path(tmp)
+
+
 @pytest.fixture
 def short_tmp() -> Iterator[Path]:
     # Unix socket paths are limited to ~104 bytes: pytest's tmp_path can be longer.

@@ -16,7 +16,9 @@ never saved.
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ import structlog
 
 from memoryd.engine.stores import Stores
 from memoryd.retrieval import snapshot
+from memoryd.retrieval.corpus import Corpus
 
 log = structlog.get_logger("memoryd.index")
 
@@ -40,14 +43,34 @@ class Snapshots:
         self.saved_generation: int | None = None
         self.saved_at = time.monotonic()
 
-    def resume(self) -> dict[str, Any] | None:
-        """Serve the snapshot's corpus, caught up with the catalog; None: rebuild."""
+    def read_ahead(self) -> Future[tuple[Corpus, snapshot.Header]]:
+        """Read the snapshot in a thread of its own (the writer thread meanwhile walks
+        the folders: both mostly wait on the disk or run in C). Checked against the
+        catalog as it is now, before start-up reconciles any file into it: the snapshot
+        was saved against that catalog."""
         catalog, hybrid = self.stores.catalog, self.stores.hybrid
         snapshot.remove_temps(self.path.parent, FILE)
+        args = (self.path, catalog.epoch, catalog.generation, hybrid.model,
+                hybrid.embedder.dim)
+        future: Future[tuple[Corpus, snapshot.Header]] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(snapshot.read(*args))
+            except BaseException as exc:  # handed to resume(), which re-raises it
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name="snapshot-read", daemon=True).start()
+        return future
+
+    def resume(self, ahead: Future[tuple[Corpus, snapshot.Header]] | None = None
+               ) -> dict[str, Any] | None:
+        """Serve the snapshot's corpus (from `read_ahead`, else read now), caught up
+        with the catalog; None: rebuild."""
+        catalog, hybrid = self.stores.catalog, self.stores.hybrid
         started = time.monotonic()
         try:
-            corpus, header = snapshot.read(self.path, catalog.epoch, catalog.generation,
-                                           hybrid.model, hybrid.embedder.dim)
+            corpus, header = (ahead or self.read_ahead()).result()
         except snapshot.Problem as exc:
             log.info("index.snapshot.unused", path=str(self.path), reason=str(exc))
             return None

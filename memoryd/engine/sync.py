@@ -236,9 +236,8 @@ class FileSync:
         """Make the catalog agree with every file. A file whose stamp (size, mtime,
         inode) is the one recorded when it was indexed is taken as indexed; the others
         (and with `every_file`, all) are read and compared by content hash."""
-        stale = self.files.remove_stale_temp_files()
         known = self.catalog.stamps()
-        on_disk = self.files.stamped_files(INDEXED_DIRS)
+        on_disk, stale = self.files.stamped_files(INDEXED_DIRS)
         todo = sorted(p for p, s in on_disk.items()
                       if every_file or s is None or known.get(p) != s)
         gone = [p for p in known if p not in on_disk]
@@ -251,19 +250,27 @@ class FileSync:
 
     async def index_health(self) -> dict[str, Any]:
         """Do the derived indexes agree with the files? Memory files (accepted), keyword
-        rows and stored vectors, counted now; `in_step`, else `differs` says how."""
+        rows and the vectors ranking reads (the corpus's rows and chunks), counted now;
+        `in_step`, else `differs` says how. The vector store is not counted: counting
+        loads chroma's whole index (200 MB at 100k); each start re-embeds what it
+        lacks, and `unpersisted` says how many vectors still wait to be written to it."""
         def run() -> dict[str, Any]:
             on_disk = sum(1 for _ in self.files.iter_files(INDEXED_DIRS))
             files = on_disk - len(self.rejected)
             rows = self.catalog.count_rows()
-            vectors = self.stores.hybrid.vectors.counts()
+            hybrid = self.stores.hybrid
+            with hybrid.corpus.lock.read():
+                vectors = {"own": hybrid.corpus.live,
+                           "chunk": sum(len(v[0]) for v in hybrid.corpus.chunks.values())}
+                unpersisted = len(hybrid.unpersisted)
             differs = []
             if rows != files:
                 differs.append(f"{files} memory files but {rows} keyword rows")
-            if vectors.get("own", 0) != rows:
-                differs.append(f"{rows} keyword rows but {vectors.get('own', 0)} vectors")
+            if vectors["own"] != rows:
+                differs.append(f"{rows} keyword rows but {vectors['own']} vectors")
             return {"files": files, "rejected": len(self.rejected), "keyword_rows": rows,
-                    "vectors": vectors, "in_step": not differs, "differs": differs}
+                    "vectors": vectors, "unpersisted": unpersisted, "in_step": not differs,
+                    "differs": differs}
 
         return await self.stores.workers.read(run)
 
@@ -278,9 +285,10 @@ class FileSync:
             # The catalog first: the files whose stamp changed, read one by one. Then
             # the corpus: the snapshot caught up, else the vectors in bulk, reusing every
             # stored vector whose text is unchanged (a catalog rebuild re-embeds nothing).
+            ahead = None if force_embed else self.snapshots.read_ahead()
             summary = self._reconcile_files(uow, announce=False, every_file=force_embed,
                                             progress=self.progress)
-            resumed = None if force_embed else self.snapshots.resume()
+            resumed = None if ahead is None else self.snapshots.resume(ahead)
             if resumed is None:
                 summary |= self.stores.hybrid.reconcile(
                     self.catalog.all_memories(), force=force_embed, progress=self.progress)

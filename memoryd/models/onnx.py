@@ -20,3 +20,7 @@ def session(model: Path, threads: int = 1) -> ort.InferenceSession:
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     options.log_severity_level = 3
     return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+
+def ort_version() -> str:
+    return ort.__version__

@@ -11,13 +11,13 @@ at once (memoryd/rwlock.py).
 from __future__ import annotations
 
 import bisect
-from array import array
 from collections import Counter
 
 import msgspec
 import numpy as np
 
 from memoryd.retrieval import cells
+from memoryd.retrieval.postings import Postings
 from memoryd.rwlock import RWLock
 from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
 
@@ -41,10 +41,13 @@ COLUMNS: dict[str, tuple[type, object]] = {
     "cell": (np.int16, -1),  # the own vector's nearest centroid (cells.py); -1: none yet
 }
 _VECTORS = ("own", "ctx")  # (capacity, dim) columns
+SCORE_BLOCK = 2048  # rows scored at once by `similarity`: 3 MB of float32 vectors
 
 
-class RowMeta(msgspec.Struct, frozen=True, array_like=True):
-    """A row's metadata (as the snapshot stores it too: an array per row)."""
+class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A row's metadata (as the snapshot stores it too: an array per row). It holds no
+    reference that could form a cycle, so the garbage collector does not track it: 100k
+    rows add nothing to a collection."""
 
     id: str
     scope: str
@@ -77,7 +80,7 @@ class Corpus:
         self.row_of: dict[str, int] = {}
         self.meta: list[RowMeta | None] = []
         self._alloc(capacity)
-        self.postings: dict[str, tuple[array, array]] = {}
+        self.postings = Postings()
         self.scope_codes: dict[str, int] = {}
         self.sessions: dict[tuple[str, str], list[tuple[float, str]]] = {}
         self.session_codes: dict[tuple[str, str], int] = {}
@@ -139,10 +142,7 @@ class Corpus:
         self.session_code[row] = (self.session_codes.setdefault(
             (memory.scope, memory.session), len(self.session_codes))
             if is_turn and memory.session is not None else -1)
-        for term, tf in Counter(terms).items():
-            rows, tfs = self.postings.setdefault(term, (array("i"), array("f")))
-            rows.append(row)
-            tfs.append(tf)
+        self.postings.add(row, Counter(terms).items())
         if is_turn:
             assert memory.session is not None
             turns = self.sessions.setdefault((memory.scope, memory.session), [])
@@ -305,10 +305,16 @@ class Corpus:
         return total / max(1, len(rows))
 
     def similarity(self, kind: str, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """`vectors(kind, rows) @ query` (a vector, or a (dim, m) matrix of them)."""
-        codes = getattr(self, kind)[rows].astype(np.float32) @ query
-        scale = getattr(self, f"{kind}_scale")[rows]
-        return codes * (scale[:, None] if codes.ndim == 2 else scale)
+        """`vectors(kind, rows) @ query` (a vector, or a (dim, m) matrix of them), a
+        block of rows at a time: the float32 copy of the codes stays a few MB (a whole
+        10k-row pool as float32 is 15 MB, and each reader thread's heap kept it)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        codes, scale = getattr(self, kind), getattr(self, f"{kind}_scale")
+        out = np.empty((len(rows), *query.shape[1:]), dtype=np.float32)
+        for start in range(0, len(rows), SCORE_BLOCK):
+            part = rows[start:start + SCORE_BLOCK]
+            out[start:start + len(part)] = codes[part].astype(np.float32) @ query
+        return out * (scale[rows][:, None] if out.ndim == 2 else scale[rows])
 
     def _place(self, row: int) -> None:
         """The row's cell, from its own vector (when there are cells)."""
@@ -372,19 +378,7 @@ class Corpus:
             column[len(keep): self.size] = empty
         self.meta = [self.meta[r] for r in keep]
         self.row_of = {m.id: r for r, m in enumerate(self.meta) if m is not None}
-        for term in list(self.postings):
-            rows, tfs = self.postings[term]
-            r = np.frombuffer(rows, dtype=np.int32)
-            t = np.frombuffer(tfs, dtype=np.float32)
-            mapped = remap[r]
-            ok = mapped >= 0
-            if not ok.any():
-                del self.postings[term]
-                continue
-            new_rows, new_tfs = array("i"), array("f")
-            new_rows.frombytes(mapped[ok].astype(np.int32).tobytes())
-            new_tfs.frombytes(t[ok].tobytes())
-            self.postings[term] = (new_rows, new_tfs)
+        self.postings.remap(remap)
         self.size = self.live = len(keep)
         self._stacked = None  # it holds row numbers
         self.prev[:] = -1
@@ -394,9 +388,5 @@ class Corpus:
 
     # -- reading (hold `lock.read()`) ------------------------------------------------
     def posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        entry = self.postings.get(term)
-        if entry is None:
-            return None
-        # Copies: a view left alive would stop the arrays from growing.
-        return (np.frombuffer(entry[0], dtype=np.int32).copy(),
-                np.frombuffer(entry[1], dtype=np.float32).copy())
+        """The term's rows and frequencies (read-only)."""
+        return self.postings.get(term)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import msgspec
 import numpy as np
 
 from memoryd.retrieval.corpus import COLUMNS, Corpus, RowMeta
+from memoryd.retrieval.postings import Postings
 
 MAGIC = b"memoryd corpus snapshot\n"
 VERSION = 2  # 2: the dense index's cells (centroids, a column, `trained`)
@@ -83,15 +83,9 @@ def capture(corpus: Corpus, epoch: str, generation: int, model: str,
         blobs[name] = getattr(corpus, name)[:n]
     metas = corpus.meta[:n]
     blobs["meta"] = _encode([m for m in metas if m is not None])
-    terms = list(corpus.postings)
-    lengths = np.fromiter((len(corpus.postings[t][0]) for t in terms), dtype=np.int64,
-                          count=len(terms))
+    terms, offsets, rows, tfs = corpus.postings.flat()
     blobs["terms"] = _encode(terms)
-    blobs["term_offsets"] = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    blobs["posting_rows"] = _concat([np.frombuffer(corpus.postings[t][0], np.int32)
-                                     for t in terms], np.int32)
-    blobs["posting_tfs"] = _concat([np.frombuffer(corpus.postings[t][1], np.float32)
-                                    for t in terms], np.float32)
+    blobs["term_offsets"], blobs["posting_rows"], blobs["posting_tfs"] = offsets, rows, tfs
     owners = list(corpus.chunks)
     blobs["chunk_owners"] = _encode([(o, corpus.chunks[o][1]) for o in owners])
     blobs["chunk_vectors"] = _concat([corpus.chunks[o][0] for o in owners], np.float32,
@@ -231,16 +225,12 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
     for turns in corpus.sessions.values():
         turns.sort()
     terms = msgspec.msgpack.decode(arrays["terms"].tobytes(), type=list[str])
-    offsets = arrays["term_offsets"]
-    rows, tfs = arrays["posting_rows"].tobytes(), arrays["posting_tfs"].tobytes()
-    if len(offsets) != len(terms) + 1:
-        raise ValueError("postings and terms differ in number")
-    for k, term in enumerate(terms):
-        a, b = int(offsets[k]) * 4, int(offsets[k + 1]) * 4
-        r, t = array("i"), array("f")
-        r.frombytes(rows[a:b])
-        t.frombytes(tfs[a:b])
-        corpus.postings[term] = (r, t)
+    rows = arrays["posting_rows"]
+    if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= n):
+        raise ValueError("a posting names a row the snapshot does not have")
+    # Copies: the views would keep the whole file's buffer alive.
+    corpus.postings = Postings(terms, arrays["term_offsets"].copy(), rows.copy(),
+                               arrays["posting_tfs"].copy())
     owners = msgspec.msgpack.decode(arrays["chunk_owners"].tobytes(),
                                     type=list[tuple[str, list[tuple[int, int]]]])
     vectors, at = arrays["chunk_vectors"], 0

@@ -40,12 +40,17 @@ from memoryd.store.files import MarkdownStore
 from memoryd.tools import registry
 
 
-def _embedder(root: Path, config: Config) -> Any:
-    from memoryd.models.embedder import Embedder
+def _embedder(root: Path, config: Config, reindex: bool) -> Any:
+    from memoryd.models import variant
+    from memoryd.models.embedder import Embedder, user_cache_dir
 
     e = config.embedder
-    return Embedder(threads=e.threads, batch_size=e.batch_size, variant=e.variant,
-                    cache_dir=root / "index" / "models")
+    index = root / "index"
+    chosen = variant.choose(index, e.variant, rebuild=reindex)
+    embedder = Embedder(threads=e.threads, batch_size=e.batch_size, variant=chosen,
+                        cache_dirs=[user_cache_dir(), index / "models"])
+    variant.record(index, chosen)
+    return embedder
 
 
 def _vectors(root: Path, config: Config) -> Any:
@@ -72,9 +77,11 @@ def _recipe(config: Config) -> Recipe:
 
 
 def build_engine(root: Path, config: Config, *, embedder: Any = None,
-                 vectors: Any = None) -> Engine:
-    """The engine for `root`: opens (or creates) every store under it."""
-    embedder = embedder if embedder is not None else _embedder(root, config)
+                 vectors: Any = None, reindex: bool = False) -> Engine:
+    """The engine for `root`: opens (or creates) every store under it. `reindex`: for
+    `memoryd reindex`, which re-embeds everything (with the default embedder, unless
+    the config names one)."""
+    embedder = embedder if embedder is not None else _embedder(root, config, reindex)
     vectors = vectors if vectors is not None else _vectors(root, config)
     stores = Stores(files=MarkdownStore(root),
                     catalog=Catalog(root / "index" / "keyword.sqlite"),

@@ -397,8 +397,10 @@ class Catalog:
 
     def written_since(self, generation: int) -> list[Memory]:
         """The memories whose rows a commit after `generation` wrote."""
+        # `+created_at`: the generation index finds the few rows; ordering by the
+        # created_at index instead walked every row (0.2 s at 100k, at every start).
         rows = self.writer.execute("SELECT doc FROM memories WHERE gen > ? ORDER BY "
-                                   "created_at, id", (generation,))
+                                   "+created_at, id", (generation,))
         return [_decode(r[0]) for r in rows]
 
     def record_by_id(self, memory_id: str) -> FileRecord | None:

@@ -210,43 +210,44 @@ class MarkdownStore:
         for rel, _ in self._memory_entries(under):
             yield rel
 
-    def _memory_entries(self, under: Iterable[str]
+    def _memory_entries(self, under: Iterable[str], temps: list[str] | None = None
                         ) -> Iterator[tuple[str, os.DirEntry[str] | None]]:
-        """(relpath, entry) of what `iter_files` yields (None: a linked top folder)."""
+        """(relpath, entry) of what `iter_files` yields (None: a linked top folder).
+        With `temps`, the temp files met on the way are listed there."""
         for top in under:
             if os.path.islink(self.root / top):
                 yield top, None  # a linked folder: reported, never entered
                 continue
             for rel, entry in self._walk(top):
                 if entry.name.startswith("."):
+                    if (temps is not None and entry.name.startswith(TMP_PREFIX)
+                            and not entry.is_dir(follow_symlinks=False)):
+                        temps.append(rel)
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     continue
                 if entry.name.endswith(".md") or entry.is_symlink():
                     yield rel, entry
 
-    def stamped_files(self, under: Iterable[str]) -> dict[str, str | None]:
+    def stamped_files(self, under: Iterable[str]) -> tuple[dict[str, str | None], int]:
         """`iter_files` with each regular file's stamp (None for anything else): one
-        lstat per file, no file opened."""
+        lstat per file, no file opened. The same walk removes the temp files a killed
+        daemon left behind (we hold the lock: none is live); their number is returned
+        too."""
         out: dict[str, str | None] = {}
-        for rel, entry in self._memory_entries(under):
+        temps: list[str] = []
+        for rel, entry in self._memory_entries(under, temps):
             try:
                 info = entry.stat(follow_symlinks=False) if entry is not None else None
             except OSError:
                 info = None
             out[rel] = stamp(info) if info is not None and stat.S_ISREG(info.st_mode) else None
-        return out
-
-    def remove_stale_temp_files(self) -> int:
-        """Temp files a killed daemon left behind (we hold the lock: none is live)."""
         removed = 0
-        for top in WATCHED_DIRS:
-            for rel, entry in self._walk(top):
-                if entry.name.startswith(TMP_PREFIX) and not entry.is_dir(follow_symlinks=False):
-                    with contextlib.suppress(OSError):
-                        os.unlink(self.root / rel)
-                        removed += 1
-        return removed
+        for rel in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(self.root / rel)
+                removed += 1
+        return out, removed
 
     @staticmethod
     def is_memory_path(relpath: str) -> bool:

@@ -187,6 +187,20 @@ def test_deleted_or_corrupted_index_is_rebuilt_from_the_files(make_daemon):
     assert d.call("memory_read", {"id": ids[7]})["content"] == "rebuild me 7"
 
 
+def test_a_new_store_embeds_with_int8_an_older_one_keeps_fp32(make_daemon):
+    d = make_daemon().start()
+    first = d.call("memory_write", {"content": "the kayak is in the boathouse"})
+    assert d.call("stats")["models"]["embedder"]["model"].endswith("/int8-dynamic-per-channel")
+    assert (d.root / "index/embedder").read_text() == "int8\n"
+    assert d.stop() == 0
+    (d.root / "index/embedder").unlink()  # as a store built before the record was
+    d.start()
+    assert d.call("stats")["models"]["embedder"]["model"].endswith("/fp32")
+    assert (d.root / "index/embedder").read_text() == "fp32\n"
+    found = d.call("memory_smart_search", {"query": "where is the kayak"})
+    assert [m["id"] for m in found["memories"]] == [first["id"]]
+
+
 def test_bad_config_fails_at_start_naming_the_key(short_tmp):
     root = short_tmp / "cfg"
     root.mkdir()

@@ -248,7 +248,7 @@ def test_a_kill_during_snapshot_writing_leaves_the_old_or_the_new(tmp_path):
             continue  # killed before the first rename: nothing is trusted
         corpus, header = snapshot.read(path, "epoch", 10**9, FakeEmbedder.model_id,
                                        FakeEmbedder.dim)
-        assert corpus.live == 20000 and len(corpus.postings["harbour"][0]) == 3334
+        assert corpus.live == 20000 and len(corpus.posting("harbour")[0]) == 3334
         seen.add(header.generation)
     snapshot.remove_temps(tmp_path, "corpus.snapshot")
     assert not list(tmp_path.glob(".corpus.snapshot.tmp-*"))

@@ -22,6 +22,10 @@ REDIS = [
 ]
 MONGO = ("Can I use MongoDB for session caching?",
          "You can, but Redis is the usual choice for a session cache.")
+# The MongoDB exchange sits just under the 0.70 join threshold (seed 002, calibrated on
+# fp32 vectors): 0.68 from the Redis talk with fp32, 0.707 with int8, where it joins it.
+# The tests of that boundary pin the model they were calibrated on.
+FP32 = {"embedder": {"variant": "fp32"}}
 CAKE = ("My daughter's birthday party is on Saturday.",
         "Lovely! Do you need ideas for the birthday cake?")
 
@@ -42,7 +46,8 @@ def _front(engine, memory_id):
     return frontmatter.parse((engine.root / path).read_text(), memory_id).memory
 
 
-async def test_cold_turns_pair_into_episodes_clustered_by_topic(harness):
+async def test_cold_turns_pair_into_episodes_clustered_by_topic(make_harness):
+    harness = await make_harness(FP32)
     engine = harness.engine
     redis = await _conversation(harness, REDIS, OLD)
     (mongo,) = await _conversation(harness, [MONGO], OLD + timedelta(hours=1))
@@ -112,7 +117,7 @@ async def test_graph_survives_restart_and_is_rebuilt_from_the_files(make_harness
 
 async def test_co_occurrence_edges_and_expansion_along_them(make_harness):
     # max_nodes 1: a query reaches a second topic only along an edge.
-    h = await make_harness({"graph": {"max_nodes": 1}})
+    h = await make_harness({"graph": {"max_nodes": 1}, **FP32})
     redis = await _conversation(h, REDIS, OLD)
     (mongo,) = await _conversation(h, [MONGO], OLD + timedelta(hours=1))
     await _conversation(h, [CAKE], OLD + timedelta(hours=2))

@@ -89,12 +89,17 @@ def test_memoryd_reindex_command(short_tmp):
     root = short_tmp / "ri"
     (root / "categories" / "knowledge").mkdir(parents=True)
     (root / "categories" / "knowledge" / "kiel.md").write_text("The boat is in Kiel\n")
+    (root / "index").mkdir()
+    (root / "index" / "embedder").write_text("fp32\n")  # an older store
     proc = subprocess.run([sys.executable, "-m", "memoryd", "reindex", "--root", str(root)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "vectors_embedded 1" in proc.stdout
     events = [json.loads(x) for x in proc.stderr.splitlines() if x.startswith("{")]
-    assert any(e.get("event") == "index.embedding" for e in events)
+    assert any(e.get("event") == "index.embedding"
+               and e["model"].endswith("int8-dynamic-per-channel") for e in events), \
+        "reindex moves the store to the default embedder"
+    assert (root / "index" / "embedder").read_text() == "int8\n"
 
 
 async def test_corrupted_vector_store_is_set_aside_and_rebuilt(make_harness, tmp_path):
