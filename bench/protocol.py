@@ -34,10 +34,11 @@ def start_daemon(root: Path) -> subprocess.Popen[bytes]:
     while time.monotonic() < deadline:
         try:
             with Client(root / "memory.sock", retries=0) as c:
-                c.call("health")
-            return proc
+                if c.call("health")["status"] == "ok":  # "starting": indexes being built
+                    return proc
         except (DaemonUnavailable, OSError):
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
     raise SystemExit("the daemon did not start")
 
 

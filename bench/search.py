@@ -79,22 +79,30 @@ def rss_mb(pid: int) -> float:
 
 
 def fill(client: Client, n: int, window: int = 256) -> float:
+    """Pipelined writes: up to `window` in flight, topped up by half a window as replies
+    come (a bulk writer that keeps the daemon busy, not one that waits for each batch)."""
     rng = random.Random(n)
-    t0 = time.perf_counter()
-    sent = 0
-    last = t0
-    while sent < n:
-        batch = [note(rng, i) for i in range(sent, min(n, sent + window))]
+    t0 = last = time.perf_counter()
+    sent = done = 0
+
+    def send(count: int) -> None:
+        nonlocal sent
+        batch = [note(rng, i) for i in range(sent, min(n, sent + count))]
         client._sock.sendall(b"".join(
             json.dumps({"id": sent + k, "method": "memory_write", "params": p}).encode() + b"\n"
             for k, p in enumerate(batch)))
-        for _ in batch:
-            reply = client.read_message()
-            if "error" in reply:
-                raise SystemExit(f"write failed: {reply['error']}")
         sent += len(batch)
+
+    send(window)
+    while done < n:
+        reply = client.read_message()
+        if "error" in reply:
+            raise SystemExit(f"write failed: {reply['error']}")
+        done += 1
+        if sent < n and sent - done <= window // 2:
+            send(window // 2)
         if time.perf_counter() - last > 30:
-            print(f"  ... {sent}/{n} written ({sent / (time.perf_counter() - t0):.0f}/s)",
+            print(f"  ... {done}/{n} written ({done / (time.perf_counter() - t0):.0f}/s)",
                   flush=True)
             last = time.perf_counter()
     return n / (time.perf_counter() - t0)

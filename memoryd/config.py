@@ -80,6 +80,9 @@ class EmbedderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     variant: Literal["auto", "fp32", "int8"] = "auto"
     threads: int = 1
     batch_size: int = 32
+    # Model calls at once when many texts are embedded together (bulk writes, imports,
+    # re-index); a single write or a search makes one call.
+    workers: int = 2
 
 
 class VectorsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

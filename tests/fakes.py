@@ -21,7 +21,8 @@ class FakeEmbedder:
     dim = 64
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.calls = 0  # calls that reached the "model": some text was not cached
+        self._cache: dict[str, np.ndarray] = {}  # by text, as the real one
 
     def describe(self) -> dict[str, object]:
         return {"model": self.model_id, "file": None, "dim": self.dim, "sha256": None}
@@ -31,13 +32,19 @@ class FakeEmbedder:
         return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
+        if any(t not in self._cache for t in texts):
+            self.calls += 1
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
+            cached = self._cache.get(text)
+            if cached is not None:
+                out[i] = cached
+                continue
             for word in _WORD.findall(text.casefold()):
                 out[i] += self._word(word)
             norm = float(np.linalg.norm(out[i]))
             out[i] = out[i] / norm if norm else self._word("")
+            self._cache[text] = out[i].copy()
         return out
 
     def count_tokens(self, text: str, limit: int | None = None) -> int:

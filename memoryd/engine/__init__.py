@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import structlog
+
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
 from memoryd.engine.conversation import Conversation
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     from memoryd.llm.client import ChatClient
     from memoryd.models.embedder import Embedder
     from memoryd.models.reranker import Reranker
+
+log = structlog.get_logger("memoryd.engine")
 
 
 __all__ = ["UPGRADE_CATEGORY", "Changes", "Engine", "NewMemory"]
@@ -101,5 +105,9 @@ class Engine:
         self._closed = True
         self.graph.save(self.graph_store, utcnow().timestamp())
         self.graph_store.close()
+        try:  # what no batch wrote yet (derived: a failure costs a re-embedding at start)
+            self.stores.hybrid.persist_deferred()
+        except Exception:
+            log.exception("vectors.persist_failed")
         self.stores.catalog.close()
         self.stores.hybrid.vectors.close()

@@ -30,6 +30,7 @@ import errno
 import os
 import sqlite3
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +183,8 @@ class UnitOfWork:
         if self.vectors and unindexed:
             records = [catalog.record_by_path(p) for p in unindexed]
             gone = catalog.load([r.id for r in records if r is not None])
+        fresh = [w.memory for w in writes] + [m for m, _, _, _ in indexed]
+        ahead = self.hybrid.embed_ahead(fresh) if self.vectors and fresh else None
         files = _FileChanges(self.files)
         try:
             shas = files.apply([*writes, *shelved], trashed)
@@ -196,6 +199,7 @@ class UnitOfWork:
                     catalog.upsert(memory, path, sha, stamp)
         except BaseException as exc:
             files.undo()
+            _settle(ahead)
             if disk_full(exc):
                 raise StorageFull(f"the disk is full ({exc}); nothing of this change was "
                                   "made: free some space and try again") from None
@@ -205,7 +209,7 @@ class UnitOfWork:
             try:
                 for memory in [*gone, *(t.memory for t in trashed)]:
                     self.hybrid.delete(memory.id, memory.scope, catalog.load)
-                fresh = [w.memory for w in writes] + [m for m, _, _, _ in indexed]
+                _settle(ahead)  # its vectors are in the embedder's cache now
                 if fresh:
                     self.hybrid.upsert_many(fresh, catalog.load, self.defer_vectors)
             except Exception as exc:  # derived: the change itself is durable and indexed
@@ -218,6 +222,13 @@ class UnitOfWork:
             self.access_counts.forget(t.memory.id)
             if t.memory.kind == "turn":
                 self.files.remove_empty_dirs(t.path)
+
+
+def _settle(ahead: Future[None] | None) -> None:
+    """Wait for an embedding started ahead; its failure is upsert_many's to meet again."""
+    if ahead is not None:
+        with contextlib.suppress(Exception):
+            ahead.result()
 
 
 class _FileChanges:
@@ -236,15 +247,13 @@ class _FileChanges:
         """Returns each written memory's file sha256 and stamp."""
         files = self.files
         shas: dict[str, tuple[str, str]] = {}
-        texts: list[tuple[str, str]] = []  # (temp, where it goes)
-        for w in writes:
-            data = frontmatter.render(w.memory)
-            temp, stamp = self._temp(w.origin, data)
+        rendered = [(w.origin, frontmatter.render(w.memory)) for w in writes]
+        rendered += [(t.path, frontmatter.render(t.memory)) for t in trashed if t.rewrite]
+        temps = self.files.write_temps(rendered)  # all durable, or none made
+        self._temps.extend(temp for temp, _ in temps)
+        for w, (_, data), (_, stamp) in zip(writes, rendered, temps, strict=False):
             shas[w.memory.id] = (file_sha(data), stamp)
-            texts.append((temp, w.origin))
-        for t in trashed:
-            if t.rewrite:
-                texts.append((self._temp(t.path, frontmatter.render(t.memory))[0], t.path))
+        texts = [(temp, target) for (temp, _), (target, _) in zip(temps, rendered, strict=True)]
         for temp, target in texts:
             self._install(temp, target)
         for w in writes:
@@ -254,11 +263,6 @@ class _FileChanges:
             self._rename(t.path, t.to)
         files.sync_dirs(self._touched)  # durable before the catalog says so
         return shas
-
-    def _temp(self, relpath: str, data: bytes) -> tuple[str, str]:
-        temp, stamp = self.files.write_temp_stamped(relpath, data)
-        self._temps.append(temp)
-        return temp, stamp
 
     def _install(self, temp: str, target: str) -> None:
         files = self.files

@@ -75,6 +75,8 @@ class Writes:
                 results.append(None)
             except RpcError as exc:
                 results.append(exc)
+        if not defer_vectors:  # their vectors are made while the writer is still busy
+            self.stores.hybrid.embed_ahead(built)
         stored = iter(await self.stores.change(lambda uow: self._store(uow, built),
                                                defer_vectors=defer_vectors)
                       if built else [])

@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ MAX_TOKENS = 256
 # max_tokens * CHARS_PER_TOKEN characters before tokenizing, so a huge memory costs
 # what the model reads, not its length.
 CHARS_PER_TOKEN = 16
+# The fewest texts a model call gets when a call's texts are split among workers.
+MIN_SPLIT = 8
 
 
 def clip(text: str, max_tokens: int) -> str:
@@ -157,7 +160,7 @@ def _quantize(model: Path, target: Path, check: Path) -> Path:
 class Embedder:
     def __init__(self, assets: Path | None = None, threads: int = 1, batch_size: int = 32,
                  cache_size: int = 4096, variant: str = "fp32",
-                 cache_dirs: list[Path] | None = None) -> None:
+                 cache_dirs: list[Path] | None = None, workers: int = 1) -> None:
         assets = assets or locate_assets()
         verify(assets)
         model = assets / "onnx" / "model.onnx"
@@ -171,6 +174,11 @@ class Embedder:
         self._counter.no_truncation()
         self._session = session(model, threads)
         self._batch = batch_size
+        # Many texts at once (a bulk write, a re-index): model calls side by side, each
+        # on its own core (onnxruntime releases the GIL; one session serves them all).
+        self._workers = max(1, workers)
+        self._pool = (ThreadPoolExecutor(self._workers, thread_name_prefix="embed")
+                      if self._workers > 1 else None)
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # writes and searches embed from two threads
@@ -212,9 +220,14 @@ class Embedder:
             self.misses += len(todo)
         # Similar lengths batch together: less padding, less work.
         todo.sort(key=lambda i: len(texts[i]))
-        for start in range(0, len(todo), self._batch):
-            chunk = todo[start:start + self._batch]
-            vectors = self._run([texts[i] for i in chunk])
+        size = self._batch
+        if self._pool is not None and len(todo) >= 2 * MIN_SPLIT:  # every worker gets some
+            size = min(size, max(MIN_SPLIT, -(-len(todo) // self._workers)))
+        chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
+        runs = [[texts[i] for i in chunk] for chunk in chunks]
+        results = (self._pool.map(self._run, runs) if self._pool is not None and len(runs) > 1
+                   else map(self._run, runs))
+        for chunk, vectors in zip(chunks, results, strict=True):
             with self._cache_lock:
                 for i, vector in zip(chunk, vectors, strict=True):
                     out[i] = vector

@@ -38,6 +38,7 @@ from memoryd.server.watcher import watch_files
 from memoryd.server.wiring import build_dispatcher, build_engine
 
 SNAPSHOT_CHECK = 30.0  # seconds between checks whether a snapshot is due
+PERSIST_EVERY = 1.0  # seconds between writes of new vectors to the vector store
 START_REPORT = 10.0  # seconds between start-up progress reports to systemd
 log = structlog.get_logger("memoryd")
 
@@ -124,6 +125,19 @@ async def _snapshot_when_due(engine: Engine) -> None:
         await trio.sleep(SNAPSHOT_CHECK)
         if engine.sync.snapshots.due():
             await _save_snapshot(engine)
+
+
+async def _persist_vectors(engine: Engine) -> None:
+    """Write the new memories' vectors to the vector store in batches (a write's
+    acknowledgement does not wait for chroma; HybridIndex.persist_deferred)."""
+    hybrid = engine.stores.hybrid
+    while True:
+        await trio.sleep(PERSIST_EVERY)
+        if hybrid.unpersisted:
+            try:
+                await engine.stores.workers.write(hybrid.persist_deferred)
+            except Exception:  # derived: the next round, or the next start, retries
+                log.exception("vectors.persist_failed")
 
 
 async def _history(git: GitHistory) -> None:
@@ -232,6 +246,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
                 services.start_soon(_history, engine.git)
             services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
             services.start_soon(_snapshot_when_due, engine)
+            services.start_soon(_persist_vectors, engine)
             services.start_soon(engine.conversation.run_forever)
             if config.jobs.enabled:
                 services.start_soon(scheduler.run_forever)

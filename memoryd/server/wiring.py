@@ -48,7 +48,7 @@ def _embedder(root: Path, config: Config, reindex: bool) -> Any:
     index = root / "index"
     chosen = variant.choose(index, e.variant, rebuild=reindex)
     embedder = Embedder(threads=e.threads, batch_size=e.batch_size, variant=chosen,
-                        cache_dirs=[user_cache_dir(), index / "models"])
+                        cache_dirs=[user_cache_dir(), index / "models"], workers=e.workers)
     variant.record(index, chosen)
     return embedder
 

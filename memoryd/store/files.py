@@ -22,7 +22,9 @@ import errno
 import hashlib
 import os
 import stat
+import threading
 from collections.abc import Collection, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
 from memoryd.schema import CATEGORIES, MAX_CONTENT, Memory
@@ -71,6 +73,40 @@ def check_relpath(relpath: str) -> tuple[str, ...]:
 
 def _is_link_error(exc: OSError) -> bool:
     return exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)
+
+
+_SYNC_WORKERS = 8
+_sync_pool: ThreadPoolExecutor | None = None
+_sync_pool_lock = threading.Lock()
+
+
+def _syncs() -> ThreadPoolExecutor:
+    """Threads that fsync many files at once (os.fsync releases the GIL)."""
+    global _sync_pool
+    with _sync_pool_lock:
+        if _sync_pool is None:
+            _sync_pool = ThreadPoolExecutor(_SYNC_WORKERS, thread_name_prefix="fsync")
+        return _sync_pool
+
+
+def _unsynced_temp(folder: _Dir, parts: tuple[str, ...], data: bytes
+                   ) -> tuple[str, int, _Dir]:
+    """A fresh temp file in `folder` beside the file `parts` names, holding `data`, not
+    yet fsync'd: its relative path, its fd (the caller's to close) and the folder."""
+    tmp = f"{TMP_PREFIX}{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600, dir_fd=folder.fd)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder.fd)
+        raise
+    return "/".join((*parts[:-1], tmp)), fd, folder
 
 
 class _Dir:
@@ -361,29 +397,38 @@ class MarkdownStore:
     def write_temp(self, relpath: str, data: bytes) -> str:
         """Write `data` durably to a fresh temp file beside `relpath`; returns the temp's
         relative path (rename it into place with `replace`)."""
-        return self.write_temp_stamped(relpath, data)[0]
+        return self.write_temps([(relpath, data)])[0][0]
 
-    def write_temp_stamped(self, relpath: str, data: bytes) -> tuple[str, str]:
-        """`write_temp`, and the temp file's stamp (a rename keeps it)."""
-        folder, name = self._parent(relpath, create=True)
-        tmp = f"{TMP_PREFIX}{name}.{os.getpid()}.{os.urandom(4).hex()}"
-        with folder:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o600, dir_fd=folder.fd)
-            try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                os.fsync(fd)
-                info = os.fstat(fd)
-            except BaseException:
-                os.close(fd)
+    def write_temps(self, items: list[tuple[str, bytes]]) -> list[tuple[str, str]]:
+        """`write_temp` for many files at once, with each temp's stamp (a rename keeps
+        it): each written, then all fsync'd side by side (the file system commits its
+        journal once for many of them; one at a time, each waited for a commit of its
+        own). All or none: on a failure the temps made so far are removed."""
+        folders: dict[tuple[str, ...], _Dir] = {}  # each opened once, for all its files
+        made: list[tuple[str, int, _Dir]] = []  # (temp's relpath, its fd, its folder)
+        try:
+            for relpath, data in items:
+                parts = check_relpath(relpath)
+                folder = folders.get(parts[:-1])
+                if folder is None:
+                    folder = folders[parts[:-1]] = self._open_dir(parts[:-1], create=True)
+                made.append(_unsynced_temp(folder, parts, data))
+            fds = [fd for _, fd, _ in made]
+            if len(fds) > 1:
+                list(_syncs().map(os.fsync, fds))
+            elif fds:
+                os.fsync(fds[0])
+            return [(temp, stamp(os.fstat(fd))) for temp, fd, _ in made]
+        except BaseException:
+            for temp, _, folder in made:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=folder.fd)
-                raise
-            os.close(fd)
-        return (relpath.rsplit("/", 1)[0] + "/" + tmp if "/" in relpath else tmp), stamp(info)
+                    os.unlink(temp.rsplit("/", 1)[-1], dir_fd=folder.fd)
+            raise
+        finally:
+            for _, fd, _ in made:
+                os.close(fd)
+            for folder in folders.values():
+                os.close(folder.fd)
 
     def write_atomic(self, relpath: str, data: bytes, sync_dir: bool = True) -> None:
         """Durable once this returns (with `sync_dir=False`: once `sync_dirs` ran)."""

@@ -135,9 +135,15 @@ def _yaml_value(value: Any) -> Any:
     return value
 
 
+# libyaml's emitter when PyYAML has it (the wheels do): 5x faster than the Python one,
+# a tenth of a write's time. Both write the same YAML but for characters like NEL, which
+# libyaml escapes in double quotes; each reads back the same.
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def _dump(fields: dict[str, Any], allow_unicode: bool) -> str:
-    return yaml.safe_dump(fields, sort_keys=False, allow_unicode=allow_unicode,
-                          default_flow_style=False, width=1_000_000)
+    return yaml.dump(fields, Dumper=_Dumper, sort_keys=False, allow_unicode=allow_unicode,
+                     default_flow_style=False, width=1_000_000)
 
 
 def render(memory: Memory) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -199,6 +200,23 @@ def test_a_new_store_embeds_with_int8_an_older_one_keeps_fp32(make_daemon):
     assert (d.root / "index/embedder").read_text() == "fp32\n"
     found = d.call("memory_smart_search", {"query": "where is the kayak"})
     assert [m["id"] for m in found["memories"]] == [first["id"]]
+
+
+def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
+    d = make_daemon().start()
+    ids = [d.call("memory_write", {"content": f"the lighthouse keeper's note {i}"})["id"]
+           for i in range(5)]
+    deadline = time.monotonic() + 60  # the daemon writes them each second; a loaded box
+    while (index := d.call("stats")["index"])["unpersisted"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert index["unpersisted"] == 0 and index["in_step"], index
+    d.kill()  # no snapshot, no shutdown: only what was persisted survives in index/
+    (d.root / "index/corpus.snapshot").unlink(missing_ok=True)
+    d.start()
+    reconciled = [json.loads(x) for x in d.log.splitlines() if '"index.reconciled"' in x]
+    assert reconciled[-1]["vectors_embedded"] == 0, "every vector was in the store"
+    found = d.call("memory_smart_search", {"query": "lighthouse keeper"})
+    assert {m["id"] for m in found["memories"]} <= set(ids) and found["memories"]
 
 
 def test_bad_config_fails_at_start_naming_the_key(short_tmp):

@@ -76,7 +76,9 @@ async def assert_indexed_once(h: Harness, root: Path) -> None:
     assert corpus.live == len(records) == len(ids)
     assert set(corpus.row_of) == ids
     assert not [i for i, n in Counter(m.id for m in corpus.meta if m).items() if n > 1]
-    assert h.engine.stores.hybrid.vectors.counts().get("own") == len(ids)
+    hybrid = h.engine.stores.hybrid
+    await h.engine.stores.workers.write(hybrid.persist_deferred)  # as the daemon each second
+    assert hybrid.vectors.counts().get("own") == len(ids)
     fresh = Harness(root, Config(), embedder=FakeEmbedder())  # what a rebuild makes
     try:
         reference = fresh.engine.stores.hybrid

@@ -84,6 +84,7 @@ def _content(text: str):
 async def test_chunk_vectors_missing_from_the_store_are_embedded_at_start(rig) -> None:
     note = await rig.result("memory_write", content=long_note(), category="knowledge")
     hybrid = rig.engine.stores.hybrid
+    hybrid.persist_deferred()  # the own vector, as the daemon writes it within a second
     hybrid.vectors.data = {k: v for k, v in hybrid.vectors.data.items() if k[0] != "chunk"}
     summary = hybrid.reconcile(rig.engine.catalog.all_memories())
     assert summary["vectors_embedded"] == len(SECTIONS)
