@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,3 +81,22 @@ def test_yaml_line_break_characters_in_values_round_trip(odd):
     m = memory(content="body", tags=[f"t{odd}t"], source=odd, extra={odd: odd})
     back = frontmatter.parse(frontmatter.render(m).decode(), "x").memory
     assert (back.tags, back.source, back.extra) == ([f"t{odd}t"], odd, {odd: odd})
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+def test_both_yaml_loaders_read_and_refuse_alike(monkeypatch, loader):
+    """libyaml when PyYAML has it, else the pure-Python parser: the same checks."""
+    if loader == "python":
+        monkeypatch.setattr(frontmatter, "_Loader", yaml.SafeLoader)
+    inside = frontmatter.MAX_DEPTH - 1  # the front matter's own mapping is the first level
+    nested = "{d: " * inside + "1" + "}" * inside
+    ok = frontmatter.parse(f"---\nid: x1\ntags: [a, b]\ndeep: {nested}\n---\nbody\n", "x1")
+    assert ok.memory.tags == ["a", "b"] and ok.memory.content == "body"
+    assert ok.memory.extra["deep"]["d"]["d"] is not None
+    deeper = "[" * frontmatter.MAX_DEPTH + "]" * frontmatter.MAX_DEPTH  # one level too many
+    for text, why in [("---\ntags: &t [a]\nlinks: *t\n---\nx", "anchors or aliases"),
+                      ("---\nid: &i x2\n---\nx", "anchors or aliases"),
+                      (f"---\nextra: {deeper}\n---\nx", "nested too deeply"),
+                      ("---\na: [b\n---\nx", "not valid YAML")]:
+        with pytest.raises(frontmatter.FrontMatterError, match=why):
+            frontmatter.parse(text, "x3")
