@@ -74,12 +74,6 @@ class MemoryVectors:
             for memory_id in ids:
                 col.pop(memory_id, None)
 
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for (kind, _), col in self.data.items():
-            out[kind] = out.get(kind, 0) + len(col)
-        return out
-
     def collection_ids(self) -> list[str]:
         return sorted(f"{kind}-{scope}" for kind, scope in self.data)
 

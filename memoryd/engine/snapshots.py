@@ -63,14 +63,13 @@ class Snapshots:
         threading.Thread(target=run, name="snapshot-read", daemon=True).start()
         return future
 
-    def resume(self, ahead: Future[tuple[Corpus, snapshot.Header]] | None = None
-               ) -> dict[str, Any] | None:
-        """Serve the snapshot's corpus (from `read_ahead`, else read now), caught up
-        with the catalog; None: rebuild."""
+    def resume(self, ahead: Future[tuple[Corpus, snapshot.Header]]) -> dict[str, Any] | None:
+        """Serve the snapshot's corpus (as `read_ahead` read it), caught up with the
+        catalog; None: rebuild."""
         catalog, hybrid = self.stores.catalog, self.stores.hybrid
         started = time.monotonic()
         try:
-            corpus, header = (ahead or self.read_ahead()).result()
+            corpus, header = ahead.result()
         except snapshot.Problem as exc:
             log.info("index.snapshot.unused", path=str(self.path), reason=str(exc))
             return None

@@ -116,15 +116,6 @@ class VectorStore:
         pointed elsewhere since has other ids."""
         return sorted(str(col.id) for col in self.client.list_collections())
 
-    def counts(self) -> dict[str, int]:
-        """Stored vectors per kind (own, ctx, chunk), over every scope's collection."""
-        out: dict[str, int] = {}
-        for col in self.client.list_collections():
-            kind = (col.metadata or {}).get("kind")
-            if kind:
-                out[kind] = out.get(kind, 0) + col.count()
-        return out
-
     def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
         """Every stored vector: (kind, scope, ids, vectors, metadatas), in batches."""
         for col in self.client.list_collections():
