@@ -90,7 +90,7 @@ class GitHistory:
 
     # -- committing ------------------------------------------------------------------
     def changed(self) -> None:
-        """A unit of work changed files (called on the trio thread)."""
+        """Files changed: a unit of work, or pending.md (called on the trio thread)."""
         self.dirty.set()
 
     async def run_forever(self) -> None:

@@ -28,6 +28,11 @@ log = structlog.get_logger("memoryd.vectors")
 
 KINDS = ("own", "ctx", "chunk")  # chunk: a long note's chunks, ids `<memory id>#<n>`
 BATCH = 1000
+# Nothing queries chroma's own HNSW graph (ranking scores the corpus's vectors), so a new
+# collection builds a cheap one: at its defaults (M 16, ef 100) an upsert cost 0.2 ms a
+# vector at 500 stored, 0.45 ms at 4,000 and growing; with these, about 0.11 ms flat.
+# Chroma fixes both when a collection is made: older collections keep theirs.
+HNSW = {"hnsw:space": "cosine", "hnsw:M": 4, "hnsw:construction_ef": 10}
 
 
 def text_hash(text: str) -> str:
@@ -88,7 +93,7 @@ class VectorStore:
         if col is None:
             col = self.client.get_or_create_collection(
                 collection_name(kind, scope), embedding_function=None,
-                metadata={"scope": scope, "kind": kind, "hnsw:space": "cosine"})
+                metadata={"scope": scope, "kind": kind, **HNSW})
             self._collections[key] = col
         return col
 

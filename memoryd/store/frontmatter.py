@@ -10,6 +10,8 @@ are refused before anything is built.
 
 from __future__ import annotations
 
+import math
+import re
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -165,7 +167,62 @@ def _dump(fields: dict[str, Any], allow_unicode: bool) -> str:
                      default_flow_style=False, width=1_000_000)
 
 
-def render(memory: Memory) -> bytes:
+# A string PyYAML writes as it is, or in single quotes when it would read back as another
+# type ('2026', 'yes', a date): ASCII, starting with a letter or digit, no YAML indicator
+# in it, a colon only before a digit, single spaces only between words.
+_SIMPLE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.+/-]|:(?=[0-9])| (?=[A-Za-z0-9_.+/-]))*")
+_STR = "tag:yaml.org,2002:str"
+
+
+def _fast_scalar(value: Any) -> str | None:
+    """`value` as PyYAML's dumper writes it when that is simple to know, else None."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is float:
+        text = repr(value)
+        return text if "." in text and "e" not in text and math.isfinite(value) else None
+    if type(value) is str:
+        if not value:
+            return "''"
+        if _SIMPLE.fullmatch(value) is None:
+            return None
+        plain = _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) == _STR
+        return value if plain else f"'{value}'"
+    return None
+
+
+def _fast_head(fields: dict[str, Any]) -> str | None:
+    """The front matter as `_dump` writes it, for fields of plain values and lists of
+    them (PyYAML's representer is most of a write's rendering time); None when any
+    value is not simple (tests check both give the same bytes)."""
+    if not fields:
+        return None
+    lines: list[str] = []
+    for key, value in fields.items():
+        if type(value) is list:
+            if not value:
+                lines.append(f"{key}: []")
+                continue
+            lines.append(f"{key}:")
+            for item in value:
+                text = _fast_scalar(item)
+                if text is None:
+                    return None
+                lines.append(f"- {text}")
+        else:
+            text = _fast_scalar(value)
+            if text is None:
+                return None
+            lines.append(f"{key}: {text}")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _fields(memory: Memory) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key in FRONT_MATTER_FIELDS:
         value = getattr(memory, key)
@@ -176,7 +233,19 @@ def render(memory: Memory) -> bytes:
     for key, value in memory.extra.items():
         if key not in fields:
             fields[key] = value
+    return fields
+
+
+def _yaml_head(fields: dict[str, Any]) -> str:
     head = _dump(fields, allow_unicode=True)
     if any(ch in head for ch in _YAML_BREAKS):
         head = _dump(fields, allow_unicode=False)
+    return head
+
+
+def render(memory: Memory) -> bytes:
+    fields = _fields(memory)
+    head = _fast_head(fields) if not memory.extra else None
+    if head is None:
+        head = _yaml_head(fields)
     return f"---\n{head}---\n{memory.content}\n".encode()

@@ -36,8 +36,12 @@ def commits(root) -> int:
 def test_batched_commits_history_and_restore(make_daemon) -> None:
     d = make_daemon(config="git:\n  commit_interval: 1s\n").start()
     root = d.root
-    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=60,
-             what="the start's commit")  # the index, socket, lock ignored
+    status: list[str] = []
+    try:  # the index, socket, lock ignored
+        wait_for(lambda: status.append(git(root, "status", "--porcelain")) or status[-1] == "",
+                 timeout=60, what="the start's commit")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; git status says {status[-1]!r}") from None
     assert (root / ".git").is_dir() and "/index/" in (root / ".gitignore").read_text()
     start = commits(root)
 
