@@ -104,11 +104,13 @@ def _digest(path: Path) -> str:
 
 
 class _QuantizerNotice(logging.Filter):
-    """onnxruntime's quantizer warns on the root logger that it prefers pre-processed
-    models; it says nothing about our model, so it is kept out of the daemon's log."""
+    """onnxruntime's quantizer logs on the root logger: a line per tensor it leaves in
+    float (info) and a warning that it prefers pre-processed models. Neither says
+    anything about our model, so they are kept out of the daemon's log."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
+        return (record.levelno >= logging.WARNING
+                and "pre-processing before quantization" not in record.getMessage())
 
 
 def quantized(model: Path, cache_dirs: list[Path]) -> Path:

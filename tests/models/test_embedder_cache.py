@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,8 @@ import numpy as np
 from memoryd.models.embedder import INT8_ID, Embedder, locate_assets, quantized
 
 
-def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path) -> None:
+def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.INFO)
     fp32 = locate_assets() / "onnx" / "model.onnx"
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder would be")
@@ -17,6 +19,8 @@ def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path) -> N
     made = quantized(fp32, [blocked / "models", cache])  # the first cannot be written
     assert made.parent == cache
     digest = made.with_name(made.name + ".sha256").read_text().strip()
+    assert [r.getMessage() for r in caplog.records if r.name == "root"] == [], \
+        "the quantizer's notes stay out of the log"
     stamp = made.stat().st_mtime_ns
     assert quantized(fp32, [blocked / "models", cache]) == made
     assert made.stat().st_mtime_ns == stamp, "a good copy is loaded, not made again"
