@@ -11,8 +11,9 @@ import onnxruntime as ort
 
 # onnxruntime's fused SkipLayerNormalization kernel is slow on CPU for these small
 # models: 0.90 ms of a MiniLM text's 3.7 ms (int8), against 0.15 ms for the Add and
-# LayerNormalization it replaces (measured with onnxruntime 1.32's profiler). The
-# result is the same to float rounding (cosine 1.0).
+# LayerNormalization it replaces (measured with onnxruntime 1.32's profiler). fp32
+# vectors are the same to float rounding; int8 ones move as much as embedding a text in
+# another batch moves them (cosine 0.997 on average; LoCoMo R@10 0.776 against 0.778).
 DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 
 
