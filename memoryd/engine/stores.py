@@ -26,8 +26,9 @@ class Stores:
     access_counts: AccessCounts
     events: EventBus
     workers: Workers
-    # Called (trio thread) after each committed change: the git history marks itself dirty.
-    on_change: list[Callable[[], None]] = field(default_factory=list)
+    # Called (trio thread) after each committed change with the files it touched: the
+    # git history marks itself dirty.
+    on_change: list[Callable[[set[str]], None]] = field(default_factory=list)
 
     def unit(self, vectors: bool = True, defer_vectors: bool = False) -> UnitOfWork:
         return UnitOfWork(self.files, self.catalog, self.hybrid, self.access_counts, vectors,
@@ -48,6 +49,6 @@ class Stores:
 
     def publish(self, uow: UnitOfWork) -> None:
         for hook in self.on_change:
-            hook()
+            hook(uow.touched)
         for method, params, scope in uow.events:
             self.events.publish(method, params, scope)

@@ -85,6 +85,7 @@ class UnitOfWork:
         self.vectors = vectors  # False at start-up: vectors are reconciled in bulk after
         self.defer_vectors = defer_vectors  # see HybridIndex.upsert_many(defer=)
         self.events: list[Event] = []
+        self.touched: set[str] = set()  # files its commits changed, moved or indexed
         self._reset()
 
     def discard(self) -> None:
@@ -205,6 +206,9 @@ class UnitOfWork:
                                   "made: free some space and try again") from None
             raise
         files.done()
+        self.touched |= files.touched
+        self.touched.update(path for _, path, _, _ in indexed)
+        self.touched.update(unindexed)
         if self.vectors:
             try:
                 for memory in [*gone, *(t.memory for t in trashed)]:
@@ -241,7 +245,7 @@ class _FileChanges:
         self._undo: list[Callable[[], None]] = []
         self._temps: list[str] = []
         self._backups: list[str] = []
-        self._touched: set[str] = set()
+        self.touched: set[str] = set()
 
     def apply(self, writes: list[_Write], trashed: list[_Trash]) -> dict[str, tuple[str, str]]:
         """Returns each written memory's file sha256 and stamp."""
@@ -261,7 +265,7 @@ class _FileChanges:
                 self._rename(w.origin, w.path)
         for t in trashed:
             self._rename(t.path, t.to)
-        files.sync_dirs(self._touched)  # durable before the catalog says so
+        files.sync_dirs(self.touched)  # durable before the catalog says so
         return shas
 
     def _install(self, temp: str, target: str) -> None:
@@ -284,12 +288,12 @@ class _FileChanges:
             self._undo.append(lambda: files.unlink(target))
         files.replace(temp, target, sync=False)
         self._temps.remove(temp)
-        self._touched.add(target)
+        self.touched.add(target)
 
     def _rename(self, src: str, dst: str) -> None:
         self.files.replace(src, dst, sync=False)
         self._undo.append(lambda: self.files.replace(dst, src, sync=False))
-        self._touched.update((src, dst))
+        self.touched.update((src, dst))
 
     def undo(self) -> None:
         """Put every file back as it was (best effort on a failing disk: renames need
@@ -302,7 +306,7 @@ class _FileChanges:
         for temp in [*self._temps, *self._backups]:
             self.files.unlink(temp)
         with contextlib.suppress(Exception):
-            self.files.sync_dirs(self._touched)
+            self.files.sync_dirs(self.touched)
 
     def done(self) -> None:
         for backup in self._backups:

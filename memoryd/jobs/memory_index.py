@@ -11,6 +11,7 @@ from memoryd.engine import Engine
 from memoryd.schema import CATEGORIES, Memory
 
 TOP = 10
+INDEX = "memory.md"
 
 
 def _line(memory: Memory) -> str:
@@ -35,4 +36,6 @@ def render(notes: list[Memory], now: datetime) -> str:
 
 async def refresh(engine: Engine, now: datetime) -> None:
     body = render(await engine.reads.notes(), now).encode()
-    await trio.to_thread.run_sync(engine.files.write_atomic, "memory.md", body)
+    await trio.to_thread.run_sync(engine.files.write_atomic, INDEX, body)
+    if engine.git is not None:  # not a unit of work's change: git is told here
+        engine.git.changed([INDEX])

@@ -57,5 +57,5 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
         body = render_pending(await engine.reads.announced_reminders(), now).encode()
         await trio.to_thread.run_sync(engine.files.write_atomic, PENDING, body)
         if engine.git is not None:  # not a unit of work's change: git is told here
-            engine.git.changed()
+            engine.git.changed([PENDING])
     return changes

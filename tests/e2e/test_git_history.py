@@ -87,6 +87,14 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
     missing = ctl(d, "restore", note["id"], "9")
     assert missing.returncode == 1 and "not in the history" in missing.stderr
 
+    # A delete is committed as the file's move into trash/ (only the files a change
+    # names are staged: the move's both ends).
+    path = git(root, "ls-files", f"*{note['id']}*").strip()
+    assert path.startswith("categories/")
+    deleted = ok(d, "delete", note["id"])
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=30, what="a commit")
+    assert git(root, "ls-files", f"*{note['id']}*").strip() == deleted["trash"]
+
 
 async def test_a_broken_git_only_turns_the_history_off(tmp_path) -> None:
     (tmp_path / ".git").write_text("not a repository\n")

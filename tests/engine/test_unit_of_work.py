@@ -125,3 +125,20 @@ def test_fakes_keep_the_model_and_chromadb_out(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=str(__import__("pathlib").Path(__file__).parents[2]))
     assert proc.stdout.strip() == "[]", proc.stderr
+
+
+async def test_each_change_names_the_files_it_touched(engine):
+    """What the git history stages: the files a change wrote, moved, indexed or lost."""
+    touched: list[set[str]] = []
+    engine.stores.on_change.append(lambda paths: touched.append(set(paths)))
+    a, _ = await engine.writes.write(NewMemory(content="the first"), Caller())
+    path = engine.catalog.record_by_id(a.id).path
+    assert touched[-1] == {path}
+
+    text = (engine.root / path).read_text().replace("the first", "the first, by hand")
+    (engine.root / path).write_text(text)
+    await engine.sync.sync_paths([path])
+    assert touched[-1] == {path}
+
+    trash = await engine.writes.delete(a.id, Caller())
+    assert touched[-1] == {path, trash}

@@ -1,0 +1,106 @@
+"""GitHistory against a real git: a commit stages the files the changes named (minus
+what the user's ignore rules exclude), everything at the first commit and every
+FULL_EVERY seconds, and everything again when staging by name fails."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from memoryd.history.git import FULL_EVERY, GitHistory, available
+
+pytestmark = pytest.mark.skipif(not available(), reason="no git binary on this machine")
+
+
+def tree(root) -> set[str]:
+    out = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def put(root, path: str, text: str = "x\n") -> str:
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(text)
+    return path
+
+
+async def started(root) -> GitHistory:
+    put(root, "categories/knowledge/first.md")
+    history = GitHistory(root, 0.01)
+    await history.start()
+    assert history.enabled, history.last_error
+    return history
+
+
+async def test_a_commit_stages_the_named_files_and_everything_when_due(tmp_path,
+                                                                        mock_clock) -> None:
+    history = await started(tmp_path)
+    assert tree(tmp_path) == {".gitignore", "categories/knowledge/first.md"}
+
+    put(tmp_path, "categories/knowledge/second.md")
+    put(tmp_path, "stray.txt")  # no change named it
+    history.changed(["categories/knowledge/second.md"])
+    assert await history.commit() is not None
+    assert "categories/knowledge/second.md" in tree(tmp_path)
+    assert "stray.txt" not in tree(tmp_path)
+    assert await history.commit() is None  # nothing named, nothing due
+
+    mock_clock.jump(FULL_EVERY)
+    assert await history.commit() is not None
+    assert "stray.txt" in tree(tmp_path)
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert log == ["memoryd: 1 added", "memoryd: 1 added", "memoryd: 2 added"]
+
+
+async def test_deleted_and_moved_files_leave_the_tree(tmp_path) -> None:
+    history = await started(tmp_path)
+    (tmp_path / "categories/knowledge/first.md").rename(tmp_path / "trash-first.md")
+    history.changed(["categories/knowledge/first.md", "trash-first.md"])
+    await history.commit()
+    assert tree(tmp_path) == {".gitignore", "trash-first.md"}
+    (tmp_path / "trash-first.md").unlink()
+    history.changed(["trash-first.md", "never-existed.md"])
+    await history.commit()
+    assert tree(tmp_path) == {".gitignore"}
+
+
+async def test_the_users_ignore_rules_hold_for_named_files(tmp_path) -> None:
+    history = await started(tmp_path)
+    with (tmp_path / ".gitignore").open("a") as ignore:
+        ignore.write("sessions/\n")
+    history.changed([".gitignore", put(tmp_path, "sessions/s1/turn.md"),
+                     put(tmp_path, "categories/knowledge/kept.md")])
+    await history.commit()
+    assert "categories/knowledge/kept.md" in tree(tmp_path)
+    assert not any(p.startswith("sessions/") for p in tree(tmp_path))
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""
+
+
+async def test_staging_by_name_that_fails_stages_everything(tmp_path) -> None:
+    history = await started(tmp_path)
+    put(tmp_path, "categories/knowledge/inside.md")
+    history.changed(["categories/knowledge"])  # a folder: update-index refuses it
+    assert await history.commit() is not None
+    assert "categories/knowledge/inside.md" in tree(tmp_path)
+
+
+async def test_a_commit_keeps_the_users_commits_and_their_branch(tmp_path) -> None:
+    history = await started(tmp_path)
+    subprocess.run(["git", "checkout", "-q", "-b", "mine"], cwd=tmp_path, check=True)
+    put(tmp_path, "NOTES.txt")
+    subprocess.run(["git", "add", "NOTES.txt"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=Ada", "-c", "user.email=ada@example.org",
+                    "commit", "-qm", "my own commit"], cwd=tmp_path, check=True)
+    history.changed([put(tmp_path, "categories/knowledge/later.md")])
+    head = await history.commit()
+    branch = subprocess.run(["git", "rev-parse", "mine"], cwd=tmp_path, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert head == branch
+    assert {"NOTES.txt", "categories/knowledge/later.md"} <= tree(tmp_path)
+    reflog = subprocess.run(["git", "reflog", "-1", "--format=%gs"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert reflog == "commit: memoryd: 1 added"
