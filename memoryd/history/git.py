@@ -9,13 +9,14 @@ warning and turns the history off; the memories never depend on it.
 
 What a commit costs must not grow with the store. `git add -A` and `git commit` stat
 every tracked file, twice, and write each new file as a loose object (an inode each,
-then a `gc --auto` to pack them): about 1.2 ms of CPU a memory at 130,000 files, a
-quarter of a bulk write. So a commit stages only the files the changes named
+then a `gc --auto` to pack them): 0.7-1.2 ms of CPU a memory at 130,000 files, up to
+a quarter of a bulk write. So a commit stages only the files the changes named
 (`update-index`), minus those the user's ignore rules exclude, with new blobs streamed
-into one pack (`core.bigFileThreshold=1`, on that command only), and commits the index as it is
-(`write-tree`, `commit-tree`, `update-ref`): 0.3 ms a memory. Everything is staged
-(`add -A`) at the first commit after a start, every `FULL_EVERY` seconds (what no
-change named: a file dropped into the root) and when staging by name fails.
+into one pack (`core.bigFileThreshold=1`, on that command only), and commits the
+index as it is (`write-tree`, `commit-tree`, `update-ref`): 0.3 ms a memory.
+Everything is staged (`add -A`) at the first commit after a start, every `FULL_EVERY`
+seconds (what no change named: a file dropped into the root) and when staging by
+name fails.
 
 `revisions(id)` reads a memory's past back: every commit that touched a file of that
 id (wherever it moved: inbox, a category, trash/), the version its front matter said,
@@ -129,16 +130,22 @@ class GitHistory:
         if not self.enabled:
             return None
         paths, self._paths = self._paths, set()
+        now = trio.current_time()
+        full = self._full_at is None or now - self._full_at >= FULL_EVERY
         try:
-            await self._stage(paths)
-        except GitError as exc:
-            log.warning("git.staging_by_name_failed", error=str(exc)[:300])
-            self._full_at = None
             try:
-                await self._stage(paths)
-            except BaseException:
-                self._paths |= paths  # named again next time
-                raise
+                await self._stage(None if full else paths)
+            except GitError as exc:
+                if full:
+                    raise
+                log.warning("git.staging_by_name_failed", error=str(exc)[:300])
+                full = True
+                await self._stage(None)
+        except BaseException:
+            self._paths |= paths  # named again next time
+            raise
+        if full:
+            self._full_at = now
         status = await self._git("diff", "--cached", "--name-status", "-M", "-z")
         fields = status.split("\0")
         counts: dict[str, int] = {}
@@ -156,12 +163,10 @@ class GitHistory:
         log.info("git.committed", commit=head[:12], message=message)
         return head
 
-    async def _stage(self, paths: set[str]) -> None:
-        """Everything (`add -A`) when due, else the named files that are not ignored."""
-        now = trio.current_time()
-        if self._full_at is None or now - self._full_at >= FULL_EVERY:
+    async def _stage(self, paths: set[str] | None) -> None:
+        """These files, minus those the ignore rules exclude; everything for None."""
+        if paths is None:
             await self._git("add", "-A")
-            self._full_at = now
             return
         if not paths:
             return
@@ -185,7 +190,10 @@ class GitHistory:
         head = (await self._git("commit-tree", tree, *(("-p", parent) if parent else ()),
                                 "-m", message)).strip()
         await self._git("update-ref", "-m", f"commit: {message}", "HEAD", head, parent)
-        await self._git("gc", "--auto", "--quiet")  # as `git commit` does
+        try:
+            await self._git("gc", "--auto", "--quiet")  # as `git commit` does
+        except GitError as exc:  # the commit is made; packing waits for the next one
+            log.warning("git.gc_failed", error=str(exc)[:300])
         return head
 
     # -- reading the past ------------------------------------------------------------
