@@ -37,9 +37,18 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
     d = make_daemon(config="git:\n  commit_interval: 1s\n").start()
     root = d.root
     status: list[str] = []
+
+    def committed() -> bool:
+        """The start's commit is made (the daemon makes the repository after ready)."""
+        try:
+            status.append(git(root, "status", "--porcelain"))
+        except AssertionError as exc:  # not a repository yet
+            status.append(str(exc))
+            return False
+        return status[-1] == ""
+
     try:  # the index, socket, lock ignored
-        wait_for(lambda: status.append(git(root, "status", "--porcelain")) or status[-1] == "",
-                 timeout=60, what="the start's commit")
+        wait_for(committed, timeout=60, what="the start's commit")
     except AssertionError as exc:
         raise AssertionError(f"{exc}; git status says {status[-1]!r}") from None
     assert (root / ".git").is_dir() and "/index/" in (root / ".gitignore").read_text()
