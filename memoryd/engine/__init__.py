@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
+import trio
 
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
@@ -92,6 +93,13 @@ class Engine:
     @property
     def access_counts(self) -> AccessCounts:
         return self.stores.access_counts
+
+    async def write_generated(self, path: str, body: bytes) -> None:
+        """A file the daemon generates (pending.md, memory.md), written atomically. It is
+        no unit of work's change, so git is told here."""
+        await trio.to_thread.run_sync(self.files.write_atomic, path, body)
+        if self.git is not None:
+            self.git.changed([path])
 
     async def flush_stats(self) -> int:
         """Buffered access counts into their files, in one batch, and the graph's new

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-import trio
-
 from memoryd.engine import Engine
 from memoryd.schema import CATEGORIES, Memory
 
@@ -36,6 +34,4 @@ def render(notes: list[Memory], now: datetime) -> str:
 
 async def refresh(engine: Engine, now: datetime) -> None:
     body = render(await engine.reads.notes(), now).encode()
-    await trio.to_thread.run_sync(engine.files.write_atomic, INDEX, body)
-    if engine.git is not None:  # not a unit of work's change: git is told here
-        engine.git.changed([INDEX])
+    await engine.write_generated(INDEX, body)

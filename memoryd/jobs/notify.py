@@ -55,7 +55,5 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
             await trio.to_thread.run_sync(desktop.notify, "memoryd reminder", reminder.content)
     if not dry_run and (changes or not engine.files.exists(PENDING)):
         body = render_pending(await engine.reads.announced_reminders(), now).encode()
-        await trio.to_thread.run_sync(engine.files.write_atomic, PENDING, body)
-        if engine.git is not None:  # not a unit of work's change: git is told here
-            engine.git.changed([PENDING])
+        await engine.write_generated(PENDING, body)
     return changes
