@@ -213,8 +213,7 @@ class UnitOfWork:
             try:
                 for memory in [*gone, *(t.memory for t in trashed)]:
                     self.hybrid.delete(memory.id, memory.scope, catalog.load)
-                _settle(ahead)  # its vectors are in the embedder's cache now
-                if fresh:
+                if fresh:  # their vectors are cached or being made (the embedder waits)
                     self.hybrid.upsert_many(fresh, catalog.load, self.defer_vectors)
             except Exception as exc:  # derived: the change itself is durable and indexed
                 self.hybrid.diverged = True  # no snapshot of it: the next start repairs it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
+from memoryd.retrieval.text import index_text_of
 from memoryd.schema import (
     MAX_TAGS,
     Memory,
@@ -58,6 +60,19 @@ class Writes:
         if isinstance(result, RpcError):
             raise result
         return result
+
+    def prepare(self, news: list[NewMemory], caller: Caller) -> Future[object] | None:
+        """These writes are queued behind others: start embedding their texts now, so
+        the model is busy while the writes before them commit (a pipelining client's
+        next batch). Only the embedder's cache changes; nothing is checked or kept
+        beyond what `write_many` checks again. The embedding's future, if any."""
+        texts = []
+        for new in news:
+            content = new.content.strip()
+            if content and caller.can_see(new.scope or caller.default_scope):
+                created = as_aware(new.created_at) if new.created_at else utcnow()
+                texts.append(index_text_of(content, created))
+        return self.stores.hybrid.embed_texts_ahead(texts)
 
     async def write_many(self, news: list[NewMemory], caller: Caller,
                          defer_vectors: bool = False) -> list[tuple[Memory, bool] | RpcError]:

@@ -160,7 +160,7 @@ def _quantize(model: Path, target: Path, check: Path) -> Path:
 
 
 class Embedder:
-    def __init__(self, assets: Path | None = None, threads: int = 1, batch_size: int = 32,
+    def __init__(self, assets: Path | None = None, threads: int = 1, batch_size: int = 16,
                  cache_size: int = 4096, variant: str = "fp32",
                  cache_dirs: list[Path] | None = None, workers: int = 1) -> None:
         assets = assets or locate_assets()
@@ -184,6 +184,7 @@ class Embedder:
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # writes and searches embed from two threads
+        self._flying: dict[bytes, threading.Event] = {}  # texts being embedded now
         self.hits = self.misses = 0
         self.model_file = model
 
@@ -206,22 +207,51 @@ class Embedder:
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), 384) float32, L2-normalised; cached by text."""
+        """(len(texts), 384) float32, L2-normalised; cached by text. A text another call
+        is embedding now is waited for, not embedded twice."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         todo: list[int] = []
+        waits: list[tuple[int, threading.Event]] = []
         keys = [hashlib.blake2b(t.encode(), digest_size=16).digest() for t in texts]
+        flight = threading.Event()  # set when this call's texts are in the cache
         with self._cache_lock:
             for i, key in enumerate(keys):
                 hit = self._cache.get(key)
-                if hit is None:
-                    todo.append(i)
-                else:
+                if hit is not None:
                     self._cache.move_to_end(key)
                     out[i] = hit
+                elif (other := self._flying.get(key)) is not None and other is not flight:
+                    waits.append((i, other))  # (a text twice in this call: made twice)
+                else:
+                    todo.append(i)
+                    self._flying[key] = flight
             self.hits += len(texts) - len(todo)
             self.misses += len(todo)
+        try:
+            self._embed_into(out, texts, keys, todo)
+        finally:
+            with self._cache_lock:
+                for i in todo:
+                    if self._flying.get(keys[i]) is flight:
+                        del self._flying[keys[i]]
+            flight.set()
+        missing: list[int] = []
+        for i, other in waits:
+            other.wait()
+            with self._cache_lock:
+                hit = self._cache.get(keys[i])
+            if hit is None:  # that call failed, or its vector left the cache already
+                missing.append(i)
+            else:
+                out[i] = hit
+        if missing:
+            out[missing] = self.embed([texts[i] for i in missing])
+        return out
+
+    def _embed_into(self, out: np.ndarray, texts: list[str], keys: list[bytes],
+                    todo: list[int]) -> None:
         # Similar lengths batch together: less padding, less work.
-        todo.sort(key=lambda i: len(texts[i]))
+        todo = sorted(todo, key=lambda i: len(texts[i]))
         size = self._batch
         if self._pool is not None and len(todo) >= 2 * MIN_SPLIT:  # every worker gets some
             size = min(size, max(MIN_SPLIT, -(-len(todo) // self._workers)))
@@ -236,7 +266,6 @@ class Embedder:
                     self._cache[keys[i]] = vector
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
-        return out
 
     def _run(self, texts: list[str]) -> np.ndarray:
         encoded = self.tokenizer.encode_batch([clip(t, MAX_TOKENS) for t in texts])

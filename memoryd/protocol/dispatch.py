@@ -160,6 +160,32 @@ class Dispatcher:
         replies += await self._run_batch(run, conn)
         return [r for r in replies if r is not None]
 
+    def prepare(self, lines: list[bytes], conn: Connection) -> None:
+        """Lines received while earlier ones still run: each run of calls to a tool that
+        prepares (memory_write) starts its early work now. Best effort and without
+        effect but speed: a line that does not decode is left to `handle_many`."""
+        try:
+            run: list[Any] = []
+            tool: Tool | None = None
+            for line in lines:
+                routed = self._route(line)
+                if not isinstance(routed, _Call) or routed.tool is None \
+                        or routed.tool.prepare is None or routed.error is not None:
+                    continue
+                try:
+                    params = decode_params(routed.raw, routed.tool.params, routed.prefix)
+                except RpcError:
+                    continue
+                if routed.tool is not tool and tool is not None and run:
+                    tool.prepare(conn.caller, run)  # type: ignore[misc]
+                    run = []
+                tool = routed.tool
+                run.append(params)
+            if tool is not None and run:
+                tool.prepare(conn.caller, run)  # type: ignore[misc]
+        except Exception:  # a bug of ours costs the head start, never a request
+            log.exception("request.prepare_failed")
+
     # -- routing ---------------------------------------------------------------------
     def _route(self, line: bytes) -> _Call | bytes:
         routed = self._route_line(line)

@@ -65,6 +65,11 @@ class HybridIndex:
         wait on the result before `upsert_many`. Safe from any thread."""
         return self._ahead.submit(self._embed_new_texts, memories) if memories else None
 
+    def embed_texts_ahead(self, texts: list[str]) -> Future[object] | None:
+        """Start embedding `texts` (queued after any embedding started before); the
+        vectors land in the embedder's cache. Safe from any thread."""
+        return self._ahead.submit(self.embedder.embed, texts) if texts else None
+
     def _embed_new_texts(self, memories: list[Memory]) -> None:
         texts = [text.index_text(m) for m in memories]
         with self.corpus.lock.read():

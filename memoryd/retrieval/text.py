@@ -42,9 +42,13 @@ def day(when: datetime) -> str:
 
 
 def index_text(memory: Memory) -> str:
-    speaker, text = split_speaker(memory.content)
+    return index_text_of(memory.content, memory.created_at)
+
+
+def index_text_of(content: str, created_at: datetime) -> str:
+    speaker, text = split_speaker(content)
     prefix = f"{speaker} " if speaker else ""
-    return f"{prefix}({day(memory.created_at)}): {text}"
+    return f"{prefix}({day(created_at)}): {text}"
 
 
 def context_line(memory: Memory) -> str:

@@ -23,6 +23,7 @@ from memoryd.protocol.framing import MAX_LINE, LineFramer, LineTooLong
 
 log = structlog.get_logger("memoryd.connection")
 RECEIVE_SIZE = 65536
+READ_AHEAD = 1  # chunks received and waiting while one runs (one more is being framed)
 
 
 class Drain:
@@ -37,13 +38,11 @@ class Drain:
         for scope in list(self._idle):
             scope.cancel()
 
-    async def receive(self, stream: trio.SocketStream, timeout: float = math.inf
-                      ) -> bytes | None:
-        """Next chunk, or None when the peer closed, the daemon is stopping or nothing
-        came for `timeout` seconds."""
+    async def receive(self, stream: trio.SocketStream) -> bytes | None:
+        """Next chunk, or None when the peer closed or the daemon is stopping."""
         if self.stopping:
             return None
-        with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
+        with trio.CancelScope() as scope:
             self._idle.add(scope)
             try:
                 return await stream.receive_some(RECEIVE_SIZE) or None
@@ -68,22 +67,51 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                            idle_timeout: float = 0) -> None:
     framer = LineFramer(MAX_LINE)
     send_lock = trio.Lock()
+    # Chunks read while the one before still runs (at most READ_AHEAD waiting).
+    chunks_in, chunks_out = trio.open_memory_channel[list[bytes | LineTooLong]](READ_AHEAD)
+    busy = False
 
     async def send(method: str, params: dict) -> None:
         async with send_lock:
             await stream.send_all(encode_notification(method, params))
+
+    async def read_ahead() -> None:
+        """Receive and frame chunks while earlier ones run: a pipelining client's next
+        writes start embedding before the writes ahead of them have committed."""
+        async with chunks_in:
+            while True:
+                try:
+                    data = await drain.receive(stream)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = None  # a reset peer: what it sent before still runs, as a close
+                if data is None:
+                    return
+                chunk = list(framer.feed(data))
+                if busy:
+                    dispatcher.prepare([e for e in chunk if not isinstance(e, LineTooLong)],
+                                       conn)
+                await chunks_in.send(chunk)
 
     conn.send = send
     too_large = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, "
                          "the connection is still open")
     try:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_ahead)
             forwarding = None  # the subscription being forwarded
-            while (data := await drain.receive(stream, _idle_limit(conn, idle_timeout))
-                   ) is not None:
+            while True:
+                # The idle limit runs only while nothing is received and nothing runs.
+                with trio.move_on_after(_idle_limit(conn, idle_timeout)):
+                    try:
+                        chunk = await chunks_out.receive()
+                    except trio.EndOfChannel:  # the peer closed, or the daemon stops
+                        break
+                    busy = True
+                if not busy:
+                    break  # idle for too long
                 replies: list[bytes] = []
                 lines: list[bytes] = []
-                for event in framer.feed(data):
+                for event in chunk:
                     if isinstance(event, LineTooLong):
                         replies.extend(await dispatcher.handle_many(lines, conn))
                         lines = []
@@ -91,6 +119,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                     else:
                         lines.append(event)
                 replies.extend(await dispatcher.handle_many(lines, conn))
+                busy = False
                 if replies:
                     async with send_lock:
                         await stream.send_all(b"".join(replies))

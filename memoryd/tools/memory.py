@@ -28,18 +28,25 @@ if TYPE_CHECKING:
 Result = dict[str, Any]
 
 
-async def memory_write_many(app: App, caller: Caller, ps: list[WriteParams]
-                            ) -> list[Result | RpcError]:
-    news = [NewMemory(content=p.content, category=p.category, tags=p.tags, scope=p.scope,
+def _news(ps: list[WriteParams]) -> list[NewMemory]:
+    return [NewMemory(content=p.content, category=p.category, tags=p.tags, scope=p.scope,
                       source=p.source, type=p.type, importance=p.importance,
                       session=p.session, role=p.role, created_at=p.created_at) for p in ps]
-    results = await app.engine.writes.write_many(news, caller)
+
+
+def memory_write_prepare(app: App, caller: Caller, ps: list[WriteParams]) -> None:
+    app.engine.writes.prepare(_news(ps), caller)
+
+
+async def memory_write_many(app: App, caller: Caller, ps: list[WriteParams]
+                            ) -> list[Result | RpcError]:
+    results = await app.engine.writes.write_many(_news(ps), caller)
     # `duplicate`: the same content was already stored in that scope; this is that memory.
     return [r if isinstance(r, RpcError) else {**to_wire(r[0]), "duplicate": not r[1]}
             for r in results]
 
 
-@handler("memory_write", batch=memory_write_many)
+@handler("memory_write", batch=memory_write_many, prepare=memory_write_prepare)
 async def memory_write(app: App, caller: Caller, p: WriteParams) -> Result:
     (result,) = await memory_write_many(app, caller, [p])
     if isinstance(result, RpcError):

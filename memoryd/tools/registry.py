@@ -18,8 +18,11 @@ from memoryd.tools.spec import SPECS, ToolSpec
 Handler = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]  # (app, caller, params)
 # Many calls at once: a result or an RpcError per call, in order (group commit).
 BatchHandler = Callable[[Any, Caller, list[Any]], Awaitable[list[Any]]]
+# Calls a connection has received but not yet run (the ones before them still run):
+# work that can start early, with no effect but speed (embedding a write's text).
+PrepareHandler = Callable[[Any, Caller, list[Any]], None]
 
-_HANDLERS: dict[str, tuple[Handler, BatchHandler | None]] = {}
+_HANDLERS: dict[str, tuple[Handler, BatchHandler | None, PrepareHandler | None]] = {}
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class Tool:
     spec: ToolSpec
     fn: Callable[[Caller, Any], Awaitable[dict[str, Any]]]
     batch: Callable[[Caller, list[Any]], Awaitable[list[Any]]] | None = None
+    prepare: Callable[[Caller, list[Any]], None] | None = None
 
     @property
     def name(self) -> str:
@@ -37,17 +41,18 @@ class Tool:
         return self.spec.params
 
 
-def handler(name: str, batch: BatchHandler | None = None) -> Callable[[Handler], Handler]:
+def handler(name: str, batch: BatchHandler | None = None,
+            prepare: PrepareHandler | None = None) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         if name not in SPECS:
             raise LookupError(f"handler for {name!r}, which tools/spec.py does not define")
-        _HANDLERS[name] = (fn, batch)
+        _HANDLERS[name] = (fn, batch, prepare)
         return fn
 
     return register
 
 
-def handlers() -> dict[str, tuple[Handler, BatchHandler | None]]:
+def handlers() -> dict[str, tuple[Handler, BatchHandler | None, PrepareHandler | None]]:
     from memoryd.tools import (  # noqa: F401  (they register)
         conversation,
         data,
@@ -59,7 +64,7 @@ def handlers() -> dict[str, tuple[Handler, BatchHandler | None]]:
     missing = set(SPECS) - set(_HANDLERS)
     if missing:
         raise LookupError(f"tools without a handler: {', '.join(sorted(missing))}")
-    mismatched = [n for n, (_, batch) in _HANDLERS.items()
+    mismatched = [n for n, (_, batch, _) in _HANDLERS.items()
                   if (batch is not None) != SPECS[n].batchable]
     if mismatched:  # the spec says batchable exactly when a batch handler exists
         raise LookupError(f"batch handler and spec disagree: {', '.join(mismatched)}")
@@ -82,8 +87,9 @@ def bind(app: Any) -> dict[str, Tool]:
     table = handlers()
     tools = {}
     for name, spec in SPECS.items():
-        fn, batch = table[name]
+        fn, batch, prepare = table[name]
         if spec.params.id_fields:
             fn = _resolving_ids(fn, spec.params.id_fields)
-        tools[name] = Tool(spec, partial(fn, app), partial(batch, app) if batch else None)
+        tools[name] = Tool(spec, partial(fn, app), partial(batch, app) if batch else None,
+                           partial(prepare, app) if prepare else None)
     return tools

@@ -8,21 +8,10 @@ import sys
 
 import pytest
 
-from memoryd.config import Config
 from memoryd.engine import NewMemory
 from memoryd.errors import NotFound
 from memoryd.scopes import Caller
-from memoryd.server.wiring import build_engine
 from memoryd.store import frontmatter
-from tests.fakes import FakeEmbedder, MemoryVectors
-
-
-@pytest.fixture
-async def engine(tmp_path):
-    engine = build_engine(tmp_path, Config(), embedder=FakeEmbedder(), vectors=MemoryVectors())
-    await engine.sync.startup()
-    yield engine
-    engine.close()
 
 
 def _file(engine, memory_id):

@@ -10,6 +10,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from memoryd.errors import ERROR_CODES, INTERNAL_ERROR
 from memoryd.protocol.dispatch import Connection
@@ -74,6 +75,9 @@ async def test_random_json(dispatcher, value):
 @given(request=requests)
 async def test_random_requests(dispatcher, request):
     line = json.dumps(request).encode()
+    with capture_logs() as logs:  # preparing a line never fails, whatever it holds
+        dispatcher.prepare([line], Connection())
+    assert [e for e in logs if e["log_level"] == "error"] == []
     check(await dispatcher.handle(line, Connection()), request)
 
 
@@ -104,6 +108,9 @@ async def test_pipelined_bursts_with_deep_nesting_and_invalid_utf8(dispatcher, b
     """Each line of a burst is answered on its own and in order: a hostile line gets
     -32700 (-32600 for a line that opens like a batch), the writes around it are stored
     and acknowledged."""
+    with capture_logs() as logs:  # received while earlier lines run: prepared first
+        dispatcher.prepare(burst, Connection())
+    assert [e for e in logs if e["log_level"] == "error"] == []
     replies = await dispatcher.handle_many(burst, Connection())
     assert len(replies) == len(burst)
     for line, reply in zip(burst, replies, strict=True):

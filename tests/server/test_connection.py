@@ -1,5 +1,6 @@
 """One connection over a real socket pair, with trio's autojump clock standing in for
-the wall clock: the idle timeout, and subscriptions that come and go."""
+the wall clock: the idle timeout, subscriptions that come and go, and lines read
+ahead while a call runs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from memoryd.events import EventBus
 from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.server.connection import Drain, serve_connection
 from memoryd.server.methods import server_methods
+from memoryd.tools.registry import Tool
+from memoryd.tools.spec import SPECS
 
 
 class Peer:
@@ -83,3 +86,75 @@ async def test_subscribe_after_unsubscribe_delivers_again(autojump_clock):
         events.publish("notifications/memory", {"event": "written", "id": "again"})
         assert (await peer.line())["params"]["id"] == "again"
         await peer.stream.aclose()
+
+
+def _slow_writes() -> tuple[list[list[str]], trio.Event, trio.Event, Tool]:
+    """A memory_write tool whose "slow" write runs until `finish` is set, and that
+    records what it was asked to prepare."""
+    prepared: list[list[str]] = []
+    started, finish = trio.Event(), trio.Event()
+
+    async def write(caller, p) -> dict:
+        if p.content == "slow":
+            started.set()
+            await finish.wait()
+        return {"content": p.content}
+
+    async def write_many(caller, ps) -> list:
+        return [await write(caller, p) for p in ps]
+
+    return prepared, started, finish, Tool(
+        SPECS["memory_write"], write, write_many,
+        lambda caller, ps: prepared.append([p.content for p in ps]))
+
+
+def _write(i: int, content: str) -> bytes:
+    return json.dumps({"id": i, "method": "memory_write",
+                       "params": {"content": content}}).encode() + b"\n"
+
+
+async def test_lines_received_while_a_call_runs_are_prepared_and_answered_in_order(
+        autojump_clock):
+    """A pipelining client's next writes are prepared while the call before them runs
+    (a long one: the idle timeout does not run meanwhile), then answered in order."""
+    prepared, started, finish, tool = _slow_writes()
+    ours, theirs = trio.socket.socketpair()
+    peer = Peer(trio.SocketStream(theirs))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serve_connection, trio.SocketStream(ours),
+                           Dispatcher({"memory_write": tool}, {}), Connection(), EventBus(),
+                           Drain(), 60)
+        await peer.stream.send_all(_write(1, "slow"))
+        await started.wait()
+        await peer.stream.send_all(_write(2, "next") + _write(3, "after"))
+        await trio.sleep(600)  # the slow call runs for ten minutes, past the idle timeout
+        assert prepared == [["next", "after"]]
+        finish.set()
+        assert [(await peer.line())["result"]["content"] for _ in range(3)] == [
+            "slow", "next", "after"]
+        await trio.sleep(61)
+        assert await peer.closed(), "idle again: the timeout runs"
+
+
+async def test_on_shutdown_a_busy_connection_answers_what_it_received_then_closes(
+        autojump_clock):
+    """Shutdown stops reading; what was received before it is still answered."""
+    _, started, finish, tool = _slow_writes()
+    ours, theirs = trio.socket.socketpair()
+    peer = Peer(trio.SocketStream(theirs))
+
+    async with trio.open_nursery() as nursery:
+        drain = Drain()
+        nursery.start_soon(serve_connection, trio.SocketStream(ours),
+                           Dispatcher({"memory_write": tool}, {}), Connection(), EventBus(),
+                           drain, 60)
+        await peer.stream.send_all(_write(1, "slow"))
+        await started.wait()
+        await peer.stream.send_all(_write(2, "received"))
+        await trio.sleep(1)
+        drain.begin()
+        finish.set()
+        assert [(await peer.line())["result"]["content"] for _ in range(2)] == [
+            "slow", "received"]
+        assert await peer.closed()

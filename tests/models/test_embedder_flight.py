@@ -1,0 +1,69 @@
+"""Two calls that need the same text: the model embeds it once, the second call waits
+for it (a write's batch and the embedding started ahead of it). The real model."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from memoryd.models.embedder import Embedder
+
+
+@pytest.fixture(scope="module")
+def reference() -> Embedder:
+    return Embedder()
+
+
+def _gated(embedder: Embedder, fail_first: bool = False):
+    """Make the model wait for `release`; record what it was asked to embed."""
+    real = embedder._run
+    runs: list[list[str]] = []
+    release = threading.Event()
+    lock = threading.Lock()
+
+    def run(texts: list[str]) -> np.ndarray:
+        with lock:
+            runs.append(list(texts))
+            first = len(runs) == 1
+        assert release.wait(30)
+        if fail_first and first:
+            raise RuntimeError("the model failed")
+        return real(texts)
+
+    embedder._run = run  # type: ignore[method-assign]
+    return runs, release
+
+
+def _until(condition) -> None:
+    for _ in range(3000):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("timed out")
+
+
+@pytest.mark.parametrize("fail_first", [False, True])
+def test_a_text_being_embedded_is_waited_for_not_embedded_twice(reference, fail_first) -> None:
+    embedder = Embedder()
+    runs, release = _gated(embedder, fail_first)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(embedder.embed, ["the heron", "Anne's tea"])
+        _until(lambda: len(runs) == 1)
+        second = pool.submit(embedder.embed, ["Anne's tea", "a kayak"])
+        _until(lambda: len(runs) == 2)  # its own text started: it waits for the other
+        release.set()
+        if fail_first:
+            with pytest.raises(RuntimeError):
+                first.result(30)
+        else:
+            first.result(30)
+        got = second.result(30)
+    # the shared text once, unless the call embedding it failed: then the waiter made it
+    assert [sorted(run) for run in runs] == [["Anne's tea", "the heron"], ["a kayak"]] + (
+        [["Anne's tea"]] if fail_first else [])
+    want = reference.embed(["Anne's tea", "a kayak"])
+    assert np.allclose(got, want, atol=1e-4)
+    assert embedder._flying == {}, "nothing is left marked as being embedded"
