@@ -30,7 +30,6 @@ import errno
 import os
 import sqlite3
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,7 +184,8 @@ class UnitOfWork:
             records = [catalog.record_by_path(p) for p in unindexed]
             gone = catalog.load([r.id for r in records if r is not None])
         fresh = [w.memory for w in writes] + [m for m, _, _, _ in indexed]
-        ahead = self.hybrid.embed_ahead(fresh) if self.vectors and fresh else None
+        if self.vectors and fresh:  # made while the files are (upsert_many waits for them)
+            self.hybrid.embed_ahead(fresh)
         files = _FileChanges(self.files)
         try:
             shas = files.apply([*writes, *shelved], trashed)
@@ -200,7 +200,6 @@ class UnitOfWork:
                     catalog.upsert(memory, path, sha, stamp)
         except BaseException as exc:
             files.undo()
-            _settle(ahead)
             if disk_full(exc):
                 raise StorageFull(f"the disk is full ({exc}); nothing of this change was "
                                   "made: free some space and try again") from None
@@ -225,13 +224,6 @@ class UnitOfWork:
             self.access_counts.forget(t.memory.id)
             if t.memory.kind == "turn":
                 self.files.remove_empty_dirs(t.path)
-
-
-def _settle(ahead: Future[None] | None) -> None:
-    """Wait for an embedding started ahead; its failure is upsert_many's to meet again."""
-    if ahead is not None:
-        with contextlib.suppress(Exception):
-            ahead.result()
 
 
 class _FileChanges:

@@ -62,7 +62,8 @@ class HybridIndex:
         of its own, while the writer thread makes their files durable (or, for a batch
         of writes, while it still commits the batch before): a commit then costs about
         the longer of the two, not their sum. The vectors land in the embedder's cache;
-        wait on the result before `upsert_many`. Safe from any thread."""
+        `upsert_many` finds them there, or waits for those still being made (the
+        embedder never makes one text twice at once). Safe from any thread."""
         return self._ahead.submit(self._embed_new_texts, memories) if memories else None
 
     def embed_texts_ahead(self, texts: list[str]) -> Future[object] | None:

@@ -69,7 +69,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
     send_lock = trio.Lock()
     # Chunks read while the one before still runs (at most READ_AHEAD waiting).
     chunks_in, chunks_out = trio.open_memory_channel[list[bytes | LineTooLong]](READ_AHEAD)
-    busy = False
+    busy = False  # a chunk runs: what is read now is prepared
 
     async def send(method: str, params: dict) -> None:
         async with send_lock:
@@ -101,14 +101,14 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
             forwarding = None  # the subscription being forwarded
             while True:
                 # The idle limit runs only while nothing is received and nothing runs.
-                with trio.move_on_after(_idle_limit(conn, idle_timeout)):
+                with trio.move_on_after(_idle_limit(conn, idle_timeout)) as idle:
                     try:
                         chunk = await chunks_out.receive()
                     except trio.EndOfChannel:  # the peer closed, or the daemon stops
                         break
-                    busy = True
-                if not busy:
+                if idle.cancelled_caught:
                     break  # idle for too long
+                busy = True
                 replies: list[bytes] = []
                 lines: list[bytes] = []
                 for event in chunk:
