@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -46,6 +47,15 @@ class FakeEmbedder:
             out[i] = out[i] / norm if norm else self._word("")
             self._cache[text] = out[i].copy()
         return out
+
+    def prefetch(self, texts: list[str]) -> Future[None] | None:
+        """As the real one, made at once (the real one queues them for its threads)."""
+        if all(t in self._cache for t in texts):
+            return None
+        self.embed(texts)
+        done: Future[None] = Future()
+        done.set_result(None)
+        return done
 
     def count_tokens(self, text: str, limit: int | None = None) -> int:
         return len(_WORD.findall(text))

@@ -91,7 +91,9 @@ class Writes:
             except RpcError as exc:
                 results.append(exc)
         if not defer_vectors:  # their vectors are made while the writer is still busy
-            self.stores.hybrid.embed_ahead(built)
+            # (new ids: every text is new; queued now, before writes received after these)
+            self.stores.hybrid.embed_texts_ahead(
+                [index_text_of(m.content, m.created_at) for m in built])
         stored = iter(await self.stores.change(lambda uow: self._store(uow, built),
                                                defer_vectors=defer_vectors)
                       if built else [])

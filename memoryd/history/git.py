@@ -52,6 +52,13 @@ _ENV = {"GIT_AUTHOR_NAME": "memoryd", "GIT_AUTHOR_EMAIL": "memoryd@localhost",
         "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 MAX_REVISIONS = 200
 FULL_EVERY = 600.0  # seconds between commits that stage everything
+# A commit's fixed work grows with the store (write-tree, reading and writing the index
+# file: about 0.6 s of CPU at 130,000 memories), so commits are spaced at least this many
+# times as long as the last one took, up to SPACED_MAX seconds: a bulk write makes fewer,
+# bigger commits. (Capped: each file costs git work too, so under a sustained bulk write
+# a commit's length grows with the gap before it.)
+SPACING = 20
+SPACED_MAX = 60.0
 # update-index streams new blobs into one pack, not loose files (`add` would too, but
 # 4x slower than writing them loose)
 _BULK = ("-c", "core.bigFileThreshold=1")
@@ -114,16 +121,20 @@ class GitHistory:
         self.dirty.set()
 
     async def run_forever(self) -> None:
+        took = 0.0  # how long the last commit took
         while self.enabled:
             await self.dirty.wait()
-            await trio.sleep(self.interval)  # one commit gathers the whole interval
+            # One commit gathers the whole interval (a longer one when commits are slow).
+            await trio.sleep(max(self.interval, min(SPACING * took, SPACED_MAX)))
             self.dirty = trio.Event()
+            started = trio.current_time()
             try:
                 await self.commit()
             except (GitError, OSError) as exc:  # a user's git holding index.lock, often
                 self.last_error = str(exc)[:500]
                 self.dirty.set()  # tried again after the next interval
                 log.warning("git.commit_failed", error=self.last_error, retry=True)
+            took = trio.current_time() - started
 
     async def commit(self) -> str | None:
         """Stage what changed and commit it; the new commit, or None when nothing did."""

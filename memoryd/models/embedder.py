@@ -15,7 +15,8 @@ import os
 import sys
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -178,9 +179,9 @@ class Embedder:
         self._batch = batch_size
         # Many texts at once (a bulk write, a re-index): model calls side by side, each
         # on its own core (onnxruntime releases the GIL; one session serves them all).
+        # `prefetch` queues its model calls here too.
         self._workers = max(1, workers)
-        self._pool = (ThreadPoolExecutor(self._workers, thread_name_prefix="embed")
-                      if self._workers > 1 else None)
+        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embed")
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # writes and searches embed from two threads
@@ -253,19 +254,71 @@ class Embedder:
         # Similar lengths batch together: less padding, less work.
         todo = sorted(todo, key=lambda i: len(texts[i]))
         size = self._batch
-        if self._pool is not None and len(todo) >= 2 * MIN_SPLIT:  # every worker gets some
+        if self._workers > 1 and len(todo) >= 2 * MIN_SPLIT:  # every worker gets some
             size = min(size, max(MIN_SPLIT, -(-len(todo) // self._workers)))
         chunks = [todo[start:start + size] for start in range(0, len(todo), size)]
         runs = [[texts[i] for i in chunk] for chunk in chunks]
-        results = (self._pool.map(self._run, runs) if self._pool is not None and len(runs) > 1
+        results = (self._pool.map(self._run, runs) if self._workers > 1 and len(runs) > 1
                    else map(self._run, runs))
         for chunk, vectors in zip(chunks, results, strict=True):
+            for i, vector in zip(chunk, vectors, strict=True):
+                out[i] = vector
+            self._keep([keys[i] for i in chunk], vectors)
+
+    def _keep(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        with self._cache_lock:
+            for key, vector in zip(keys, vectors, strict=True):
+                self._cache[key] = vector
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+
+    def prefetch(self, texts: list[str]) -> Future[None] | None:
+        """Queue `texts` for the model threads and return at once: their vectors land
+        in the cache, and an `embed` that needs one meanwhile waits for it. Texts
+        cached or being made are skipped. Each model call of a prefetch is queued
+        when it is made, so the model never waits for the prefetch before it to end
+        (a pipelining writer's batches follow each other without a gap). The future
+        is done when every text is; a failed model call is logged (an `embed` that
+        needed its texts makes them itself)."""
+        todo: dict[bytes, str] = {}
+        with self._cache_lock:
+            for text in texts:
+                key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+                if key not in self._cache and key not in self._flying and key not in todo:
+                    todo[key] = text
+            self.misses += len(todo)
+            order = sorted(todo, key=lambda k: len(todo[k]))
+            chunks = [order[start:start + self._batch]
+                      for start in range(0, len(order), self._batch)]
+            flights = [threading.Event() for _ in chunks]
+            for chunk, flight in zip(chunks, flights, strict=True):
+                self._flying.update((key, flight) for key in chunk)
+        if not chunks:
+            return None
+        done: Future[None] = Future()
+        left = [len(chunks)]
+
+        def landed(chunk: list[bytes], flight: threading.Event, call: Future[np.ndarray]
+                   ) -> None:
+            error = call.exception()
+            if error is None:
+                self._keep(chunk, call.result())
+            else:
+                log.warning("embedder.prefetch_failed", texts=len(chunk), error=str(error))
             with self._cache_lock:
-                for i, vector in zip(chunk, vectors, strict=True):
-                    out[i] = vector
-                    self._cache[keys[i]] = vector
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                for key in chunk:
+                    if self._flying.get(key) is flight:
+                        del self._flying[key]
+                left[0] -= 1
+                last = not left[0]
+            flight.set()
+            if last:
+                done.set_result(None)
+
+        for chunk, flight in zip(chunks, flights, strict=True):
+            call = self._pool.submit(self._run, [todo[key] for key in chunk])
+            call.add_done_callback(partial(landed, chunk, flight))
+        return done
 
     def _run(self, texts: list[str]) -> np.ndarray:
         encoded = self.tokenizer.encode_batch([clip(t, MAX_TOKENS) for t in texts])

@@ -47,7 +47,7 @@ class HybridIndex:
         # A change reached the catalog but not the corpus (the vectors failed): no
         # snapshot may record this corpus; the next start catches up from an older one.
         self.diverged = False
-        self._ahead = ThreadPoolExecutor(1, thread_name_prefix="embed-ahead")
+        self._ahead = ThreadPoolExecutor(1, thread_name_prefix="embed-ahead")  # see embed_ahead
 
     def adopt(self, corpus: Corpus, stale_context: Iterable[str]) -> None:
         """Serve `corpus` (a snapshot's; start-up, writer thread)."""
@@ -57,28 +57,28 @@ class HybridIndex:
         self.diverged = False
 
     # -- one memory at a time (writer thread) -----------------------------------
-    def embed_ahead(self, memories: list[Memory]) -> Future[None] | None:
-        """Start embedding the texts `upsert_many` will need for `memories`, in a thread
-        of its own, while the writer thread makes their files durable (or, for a batch
-        of writes, while it still commits the batch before): a commit then costs about
-        the longer of the two, not their sum. The vectors land in the embedder's cache;
-        `upsert_many` finds them there, or waits for those still being made (the
-        embedder never makes one text twice at once). Safe from any thread."""
-        return self._ahead.submit(self._embed_new_texts, memories) if memories else None
+    def embed_ahead(self, memories: list[Memory]) -> None:
+        """Start embedding the texts `upsert_many` will need for `memories` while the
+        writer thread makes their files durable: a commit then costs about the longer
+        of the two, not their sum. Which texts are new is read in a thread of its own
+        (the corpus may be locked); they are queued for the embedder's model threads
+        (`Embedder.prefetch`). `upsert_many` finds the vectors in the embedder's
+        cache, or waits for those still being made. Safe from any thread."""
+        if memories:
+            self._ahead.submit(self._prefetch_new_texts, memories)
 
-    def embed_texts_ahead(self, texts: list[str]) -> Future[object] | None:
-        """Start embedding `texts` (queued after any embedding started before); the
-        vectors land in the embedder's cache. Safe from any thread."""
-        return self._ahead.submit(self.embedder.embed, texts) if texts else None
+    def embed_texts_ahead(self, texts: list[str]) -> Future[None] | None:
+        """Queue `texts` for the model (`Embedder.prefetch`), behind what was queued
+        before; the vectors land in the embedder's cache. Safe from any thread."""
+        return self.embedder.prefetch(texts) if texts else None
 
-    def _embed_new_texts(self, memories: list[Memory]) -> None:
+    def _prefetch_new_texts(self, memories: list[Memory]) -> None:
         texts = [text.index_text(m) for m in memories]
         with self.corpus.lock.read():
             wanted = [t for m, t in zip(memories, texts, strict=True)
                       if (meta := self.corpus.meta_of(m.id)) is None
                       or not _same_text(meta, m, text_hash(t))]
-        if wanted:
-            self.embedder.embed(wanted)
+        self.embedder.prefetch(wanted)
 
     def upsert(self, memory: Memory, fetch: Fetch) -> None:
         self.upsert_many([memory], fetch)

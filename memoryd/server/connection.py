@@ -69,7 +69,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
     send_lock = trio.Lock()
     # Chunks read while the one before still runs (at most READ_AHEAD waiting).
     chunks_in, chunks_out = trio.open_memory_channel[list[bytes | LineTooLong]](READ_AHEAD)
-    busy = False  # a chunk runs: what is read now is prepared
+    busy = False  # a chunk runs or its replies go out: what is read now is prepared
 
     async def send(method: str, params: dict) -> None:
         async with send_lock:
@@ -87,7 +87,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                 if data is None:
                     return
                 chunk = list(framer.feed(data))
-                if busy:
+                if busy or chunks_in.statistics().current_buffer_used:  # it will wait
                     dispatcher.prepare([e for e in chunk if not isinstance(e, LineTooLong)],
                                        conn)
                 await chunks_in.send(chunk)
@@ -100,6 +100,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
             nursery.start_soon(read_ahead)
             forwarding = None  # the subscription being forwarded
             while True:
+                busy = False
                 # The idle limit runs only while nothing is received and nothing runs.
                 with trio.move_on_after(_idle_limit(conn, idle_timeout)) as idle:
                     try:
@@ -119,7 +120,6 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                     else:
                         lines.append(event)
                 replies.extend(await dispatcher.handle_many(lines, conn))
-                busy = False
                 if replies:
                     async with send_lock:
                         await stream.send_all(b"".join(replies))

@@ -1,14 +1,17 @@
 """GitHistory against a real git: a commit stages the files the changes named (minus
 what the user's ignore rules exclude), everything at the first commit and every
-FULL_EVERY seconds, and everything again when staging by name fails."""
+FULL_EVERY seconds, and everything again when staging by name fails. Commits are
+spaced by the interval, or by SPACING times the last commit's length."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 
 import pytest
+import trio
 
-from memoryd.history.git import FULL_EVERY, GitHistory, available
+from memoryd.history.git import FULL_EVERY, SPACED_MAX, SPACING, GitHistory, available
 
 pytestmark = pytest.mark.skipif(not available(), reason="no git binary on this machine")
 
@@ -104,3 +107,27 @@ async def test_a_commit_keeps_the_users_commits_and_their_branch(tmp_path) -> No
     reflog = subprocess.run(["git", "reflog", "-1", "--format=%gs"], cwd=tmp_path,
                             capture_output=True, text=True, check=True).stdout.strip()
     assert reflog == "commit: memoryd: 1 added"
+
+
+async def test_commits_are_spaced_by_how_long_the_last_one_took(tmp_path,
+                                                                autojump_clock) -> None:
+    history = GitHistory(tmp_path, 10.0)
+    started: list[float] = []
+    lengths = [2.0, 10.0, 0.1, 0.1]  # slow commits (a big store's), then quick ones
+
+    async def commit() -> str:
+        started.append(trio.current_time())
+        autojump_clock.jump(lengths[len(started) - 1])
+        history.changed(["categories/knowledge/more.md"])  # writes keep coming
+        return "commit"
+
+    history.commit = commit  # type: ignore[method-assign]
+    history.changed(["categories/knowledge/first.md"])
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(history.run_forever)
+        while len(started) < 4:
+            await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+    gaps = [b - a for a, b in itertools.pairwise(started)]
+    assert SPACING * 10.0 > SPACED_MAX > SPACING * 2.0
+    assert gaps == pytest.approx([2.0 + SPACING * 2.0, 10.0 + SPACED_MAX, 0.1 + 10.0])

@@ -1,5 +1,6 @@
 """Two calls that need the same text: the model embeds it once, the second call waits
-for it (a write's batch and the embedding started ahead of it). The real model."""
+for it (a write's batch and the embedding started ahead of it). Prefetches queue their
+model calls at once and never block their caller. The real model."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from memoryd.models.embedder import Embedder
 
@@ -67,3 +69,39 @@ def test_a_text_being_embedded_is_waited_for_not_embedded_twice(reference, fail_
     want = reference.embed(["Anne's tea", "a kayak"])
     assert np.allclose(got, want, atol=1e-4)
     assert embedder._flying == {}, "nothing is left marked as being embedded"
+
+
+def test_a_prefetch_returns_at_once_and_its_texts_are_not_embedded_again(reference) -> None:
+    embedder = Embedder(workers=2, batch_size=2)
+    runs, release = _gated(embedder)
+    first = embedder.prefetch(["the heron", "Anne's tea"])
+    second = embedder.prefetch(["Anne's tea", "a kayak", "the kayak club"])
+    assert first is not None and second is not None
+    # the second's model calls are queued at once: one starts before the first ends
+    _until(lambda: len(runs) == 2)
+    assert embedder.prefetch(["the heron", "a kayak"]) is None, "made already or queued"
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(embedder.embed, ["a kayak", "the heron"])
+        release.set()
+        got = waiting.result(30)
+    first.result(30)
+    second.result(30)
+    assert sorted(t for run in runs for t in run) == sorted(
+        ["the heron", "Anne's tea", "a kayak", "the kayak club"]), "each text made once"
+    assert np.allclose(got, reference.embed(["a kayak", "the heron"]), atol=1e-4)
+    assert embedder._flying == {}
+
+
+def test_a_failed_prefetch_is_logged_and_its_texts_are_made_when_needed(reference) -> None:
+    embedder = Embedder()
+    runs, release = _gated(embedder, fail_first=True)
+    release.set()
+    with capture_logs() as logs:
+        ahead = embedder.prefetch(["the heron"])
+        assert ahead is not None
+        ahead.result(30)
+    assert [e["event"] for e in logs] == ["embedder.prefetch_failed"]
+    assert embedder._flying == {}
+    got = embedder.embed(["the heron"])
+    assert runs == [["the heron"], ["the heron"]]
+    assert np.allclose(got, reference.embed(["the heron"]), atol=1e-4)
