@@ -15,7 +15,7 @@ from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
-from memoryd.retrieval.text import index_text_of
+from memoryd.retrieval.text import index_text, index_text_of
 from memoryd.schema import (
     MAX_TAGS,
     Memory,
@@ -92,8 +92,7 @@ class Writes:
                 results.append(exc)
         if not defer_vectors:  # their vectors are made while the writer is still busy
             # (new ids: every text is new; queued now, before writes received after these)
-            self.stores.hybrid.embed_texts_ahead(
-                [index_text_of(m.content, m.created_at) for m in built])
+            self.stores.hybrid.embed_texts_ahead([index_text(m) for m in built])
         stored = iter(await self.stores.change(lambda uow: self._store(uow, built),
                                                defer_vectors=defer_vectors)
                       if built else [])
