@@ -26,14 +26,14 @@ def _gated(embedder: Embedder, fail_first: bool = False):
     release = threading.Event()
     lock = threading.Lock()
 
-    def run(texts: list[str]) -> np.ndarray:
+    def run(call) -> np.ndarray:
         with lock:
-            runs.append(list(texts))
+            runs.append(list(call.texts))
             first = len(runs) == 1
         assert release.wait(30)
         if fail_first and first:
             raise RuntimeError("the model failed")
-        return real(texts)
+        return real(call)
 
     embedder._run = run  # type: ignore[method-assign]
     return runs, release
@@ -105,3 +105,31 @@ def test_a_failed_prefetch_is_logged_and_its_texts_are_made_when_needed(referenc
     got = embedder.embed(["the heron"])
     assert runs == [["the heron"], ["the heron"]]
     assert np.allclose(got, reference.embed(["the heron"]), atol=1e-4)
+
+
+def test_model_calls_group_texts_by_token_count_not_by_characters(reference) -> None:
+    """A call pads its texts to the longest: similar token counts share a call, even
+    where characters say otherwise (digits are many tokens, a long word is few)."""
+    texts = ["1 2 3 4 5 6 7 8 9", "a kayak", "antidisestablishmentarianism",
+             "9 8 7 6 5 4 3 2 1 0", "the heron", "internationalization"]
+    tokens = {t: reference.count_tokens(t) for t in texts}
+    by_chars = sorted(texts, key=len)
+    assert sorted(by_chars[:2], key=tokens.get) != sorted(texts, key=tokens.get)[:2], \
+        "the texts must order differently by characters and by tokens"
+    for way in ("embed", "prefetch"):
+        embedder = Embedder(batch_size=2)
+        runs, release = _gated(embedder)
+        release.set()
+        if way == "embed":
+            got = embedder.embed(texts)
+        else:
+            ahead = embedder.prefetch(texts)
+            assert ahead is not None
+            ahead.result(30)
+            assert embedder._flying == {}
+            got = embedder.embed(texts)
+        assert len(runs) == 3
+        ordered = sorted(tokens.values())
+        counts = sorted(sorted(tokens[t] for t in run) for run in runs)
+        assert counts == [ordered[i:i + 2] for i in (0, 2, 4)], way  # [[2, 2], [3, 8], [9, 10]]
+        assert np.allclose(got, reference.embed(texts), atol=1e-4), way
