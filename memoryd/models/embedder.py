@@ -95,13 +95,18 @@ class _Call:
 
 
 def by_tokens(ids: list[list[int]], size: int) -> list[list[int]]:
-    """Positions in `ids`, cut into model calls of `size` texts of similar token counts.
-    A call pads every text to its longest, and a padded token costs more than a real
-    one: its masked attention scores underflow in the softmax, a slow path on x86
-    (sorting by characters instead padded 8% of a bulk write's tokens and made the
-    model 20% slower)."""
-    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-    return [order[start:start + size] for start in range(0, len(order), size)]
+    """Positions in `ids`, cut into model calls of up to `size` texts of one token count.
+    A call pads its texts to its longest, and a padded token costs far more than a real
+    one: its masked attention scores underflow in the softmax, a slow path on x86. Model
+    CPU a text, the same chunks of 128 interleaved in one process (int8, one thread):
+    bulk notes 4.30 ms padded in order of characters, 3.83 in order of tokens, 3.6 with
+    no padding; LoCoMo turns 7.2 ms in order of tokens, 5.8 with no padding, although
+    their calls hold only 2.6 texts on average."""
+    same: dict[int, list[int]] = {}
+    for i, text in enumerate(ids):
+        same.setdefault(len(text), []).append(i)
+    return [group[start:start + size] for _, group in sorted(same.items())
+            for start in range(0, len(group), size)]
 
 
 def user_cache_dir() -> Path:
