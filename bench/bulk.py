@@ -4,7 +4,7 @@
     .venv/bin/python bench/bulk.py --root ~/copy-of-130k --memories 10000
 
 Starts memoryd on the root (new or already filled), writes `--memories` generated
-notes the way `bench/search.py` fills (pipelined `memory_write`, `--window` in flight,
+notes with `bench/search.py`'s fill (pipelined `memory_write`, `--window` in flight,
 topped up by half a window as replies come) and prints the rate of each 10,000, then
 the whole run's rate, the daemon's CPU a write (its threads, and git's processes
 apart), and how idle the machine was and how much of it the hypervisor took (steal).
@@ -15,17 +15,16 @@ less, so compare changes by it, on copies of one root, interleaved.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import random
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.search import note, start  # noqa: E402
+from bench.search import fill, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -43,34 +42,19 @@ def machine_ticks() -> tuple[int, int, int]:
     return values[3] + values[4], values[7], sum(values)
 
 
-def write(client: Client, n: int, first: int, window: int) -> float:
-    """`n` pipelined writes of notes numbered from `first`; returns the rate."""
-    rng = random.Random(first + n)
-    t0 = mark = time.perf_counter()
-    sent = done = 0
+def per_10k(first: int, n: int) -> Callable[[int], None]:
+    """`fill`'s progress: the rate of each 10,000 writes (and of the last, shorter run)."""
+    mark = time.perf_counter()
 
-    def send(count: int) -> None:
-        nonlocal sent
-        batch = [note(rng, first + i) for i in range(sent, min(n, sent + count))]
-        client._sock.sendall(b"".join(
-            json.dumps({"id": sent + k, "method": "memory_write", "params": p}).encode()
-            + b"\n" for k, p in enumerate(batch)))
-        sent += len(batch)
-
-    send(window)
-    while done < n:
-        reply = client.read_message()
-        if "error" in reply:
-            raise SystemExit(f"write failed: {reply['error']}")
-        done += 1
-        if sent < n and sent - done <= window // 2:
-            send(window // 2)
+    def progress(done: int) -> None:
+        nonlocal mark
         if done % 10_000 == 0 or done == n:
             now = time.perf_counter()
             step = done % 10_000 or 10_000
             print(f"  {first + done:>9,} memories: {step / (now - mark):.0f}/s", flush=True)
             mark = now
-    return n / (time.perf_counter() - t0)
+
+    return progress
 
 
 def main() -> None:
@@ -87,7 +71,8 @@ def main() -> None:
             print(f"{first:,} memories, started in {cold:.1f} s", flush=True)
             own0, git0 = cpu_ticks(proc.pid)
             idle0, steal0, all0 = machine_ticks()
-            rate = write(client, args.memories, first, args.window)
+            rate = fill(client, args.memories, args.window, first,
+                        per_10k(first, args.memories))
             own1, git1 = cpu_ticks(proc.pid)
             idle1, steal1, all1 = machine_ticks()
     finally:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,16 +79,26 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def fill(client: Client, n: int, window: int = 256) -> float:
+def fill(client: Client, n: int, window: int = 256, first: int = 0,
+         progress: Callable[[int], None] | None = None) -> float:
     """Pipelined writes: up to `window` in flight, topped up by half a window as replies
-    come (a bulk writer that keeps the daemon busy, not one that waits for each batch)."""
-    rng = random.Random(n)
+    come (a bulk writer that keeps the daemon busy, not one that waits for each batch).
+    The notes are numbered from `first` (a root that holds that many already).
+    `progress(done)` follows each reply; by default a line every 30 s."""
+    rng = random.Random(first + n)
     t0 = last = time.perf_counter()
     sent = done = 0
 
+    def every_30_s(done: int) -> None:
+        nonlocal last
+        if time.perf_counter() - last > 30:
+            print(f"  ... {done}/{n} written ({done / (time.perf_counter() - t0):.0f}/s)",
+                  flush=True)
+            last = time.perf_counter()
+
     def send(count: int) -> None:
         nonlocal sent
-        batch = [note(rng, i) for i in range(sent, min(n, sent + count))]
+        batch = [note(rng, first + i) for i in range(sent, min(n, sent + count))]
         client._sock.sendall(b"".join(
             json.dumps({"id": sent + k, "method": "memory_write", "params": p}).encode() + b"\n"
             for k, p in enumerate(batch)))
@@ -101,10 +112,7 @@ def fill(client: Client, n: int, window: int = 256) -> float:
         done += 1
         if sent < n and sent - done <= window // 2:
             send(window // 2)
-        if time.perf_counter() - last > 30:
-            print(f"  ... {done}/{n} written ({done / (time.perf_counter() - t0):.0f}/s)",
-                  flush=True)
-            last = time.perf_counter()
+        (progress or every_30_s)(done)
     return n / (time.perf_counter() - t0)
 
 
