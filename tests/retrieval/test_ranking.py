@@ -22,6 +22,7 @@ FACTS = {
     "coffee": "The user drinks oat milk flat whites, never sugar",
     "birthday": "The user's birthday is on the 14th of March",
 }
+WRITTEN = datetime(2026, 1, 1, 12, tzinfo=UTC)
 QUESTIONS = [
     ("What is my spouse called?", "wife"),
     ("Which antibiotic am I allergic to?", "allergy"),
@@ -39,7 +40,9 @@ QUESTIONS = [
 
 
 async def test_the_relevant_fact_comes_first(harness):
-    ids = {key: await harness.write(text, category="people") for key, text in FACTS.items()}
+    # The text embedded holds the day it was written: one day, whatever the run's date.
+    ids = {key: await harness.write(text, category="people", created_at=WRITTEN)
+           for key, text in FACTS.items()}
     first = 0
     for question, key in QUESTIONS:
         result = await harness.call("memory_smart_search", query=question)
