@@ -33,6 +33,8 @@ def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, capl
 
     embedder = Embedder(variant="int8", cache_dirs=[cache])
     assert embedder.model_id == INT8_ID
+    assert [i.name for i in embedder._session.get_inputs()] == ["input_ids", "token_type_ids"], \
+        "made without its attention mask"
     reference = Embedder()
     texts = ["Anne prefers tea in the morning", "the Postgres migration is postponed"]
     same = (embedder.embed(texts) * reference.embed(texts)).sum(1)
