@@ -129,6 +129,7 @@ class _Dir:
 class MarkdownStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._prefix = os.path.join(os.path.abspath(root), "")  # ends with a separator
         for name in (*WATCHED_DIRS, "trash"):
             (root / name).mkdir(mode=0o700, parents=True, exist_ok=True)
         if (root / "categories").is_symlink():  # reported by the first reconcile
@@ -159,6 +160,11 @@ class MarkdownStore:
 
     def relpath(self, path: Path | str) -> str:
         """`path` relative to the root, lexically (links are not resolved)."""
+        if isinstance(path, str) and path.startswith(self._prefix):
+            rel = path[len(self._prefix):]  # the watcher's paths: the root's, joined
+            with contextlib.suppress(UnsafePath):
+                check_relpath(rel)
+                return rel
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
         if rel == ".." or rel.startswith("../") or rel == ".":
             raise UnsafePath(f"{path} is not inside the root {self.root}")
@@ -287,12 +293,12 @@ class MarkdownStore:
 
     @staticmethod
     def is_memory_path(relpath: str) -> bool:
-        parts = PurePosixPath(relpath).parts
+        parts = relpath.split("/")
         return (
             len(parts) >= 3
             and parts[0] in WATCHED_DIRS
             and parts[-1].endswith(".md")
-            and not any(p.startswith(".") for p in parts)
+            and not any(not p or p.startswith(".") for p in parts)
         )
 
     # -- walking from the root, one folder at a time --------------------------
@@ -369,6 +375,19 @@ class MarkdownStore:
             return b"".join(chunks), stamp(info)
         finally:
             os.close(fd)
+
+    def stamp_at(self, relpath: str) -> str | None:
+        """The stamp of the regular file at `relpath`, by one `lstat` of its whole path
+        (None if there is none), to compare with the stamp recorded for that path: a
+        link swapped into a folder on the way is followed, but nothing is read, and a
+        file elsewhere cannot match a recorded size, mtime and inode. A file is read
+        only through `read_stamped`."""
+        check_relpath(relpath)
+        try:
+            info = os.lstat(self._prefix + relpath)
+        except OSError:
+            return None
+        return stamp(info) if stat.S_ISREG(info.st_mode) else None
 
     def _lstat(self, relpath: str) -> os.stat_result | None:
         """What is at `relpath` itself (a link is not followed); None if nothing is."""
