@@ -240,6 +240,11 @@ class _FileChanges:
 
     def apply(self, writes: list[_Write], trashed: list[_Trash]) -> dict[str, tuple[str, str]]:
         """Returns each written memory's file sha256 and stamp."""
+        with self.files.holding_folders():
+            return self._apply(writes, trashed)
+
+    def _apply(self, writes: list[_Write], trashed: list[_Trash]
+               ) -> dict[str, tuple[str, str]]:
         files = self.files
         shas: dict[str, tuple[str, str]] = {}
         rendered = [(w.origin, frontmatter.render(w.memory)) for w in writes]

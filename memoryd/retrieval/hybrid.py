@@ -107,6 +107,7 @@ class HybridIndex:
         touched: set[str] = set()
         stale_chunks: dict[str, list[str]] = {}
         with self.corpus.lock.write():
+            rows: list[int] = []
             for memory, own in zip(fresh, vectors, strict=True):
                 old = self.corpus.chunks.get(memory.id)
                 keep = len(spans.get(memory.id, []))
@@ -114,9 +115,11 @@ class HybridIndex:
                     stale_chunks.setdefault(memory.scope, []).extend(
                         f"{memory.id}#{n}" for n in range(keep, len(old[0])))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
-                self.corpus.put(memory, text.terms(texts[memory.id]), own, hashes[memory.id])
+                rows.append(self.corpus.put(memory, text.terms(texts[memory.id]), own,
+                                            hashes[memory.id], place=False))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
+            self.corpus.place(rows)
             self._set_chunks(fresh, spans, chunk_vectors)
             self.corpus.compact()
             self._train_cells()

@@ -113,14 +113,19 @@ class _Dir:
     """A folder under the root opened without following links: a file descriptor that
     the `*at` calls below use, so nothing can swap a link in between check and use."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, held: bool = False) -> None:
         self.fd = fd
+        self.held = held  # kept open by `holding_folders`: closed there, not here
 
     def __enter__(self) -> _Dir:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)
+        self.close()
+
+    def close(self) -> None:
+        if not self.held:
+            os.close(self.fd)
 
     def fsync(self) -> None:
         os.fsync(self.fd)
@@ -130,6 +135,7 @@ class MarkdownStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._prefix = os.path.join(os.path.abspath(root), "")  # ends with a separator
+        self._held = threading.local()  # this thread's `holding_folders`, if any
         for name in (*WATCHED_DIRS, "trash"):
             (root / name).mkdir(mode=0o700, parents=True, exist_ok=True)
         if (root / "categories").is_symlink():  # reported by the first reconcile
@@ -302,10 +308,37 @@ class MarkdownStore:
         )
 
     # -- walking from the root, one folder at a time --------------------------
+    @contextlib.contextmanager
+    def holding_folders(self) -> Iterator[None]:
+        """Within, each folder this thread opens is opened once and kept open until the
+        end: a commit's files share a few folders, and each file's temp, rename and
+        checks walked the root to its folder (three opens) up to three times. Only
+        around work that removes no folder (a held folder would stay the one opened)."""
+        if getattr(self._held, "folders", None) is not None:  # already holding
+            yield
+            return
+        self._held.folders = {}
+        try:
+            yield
+        finally:
+            folders, self._held.folders = self._held.folders, None
+            for folder in folders.values():
+                os.close(folder.fd)
+
     def _open_dir(self, parts: tuple[str, ...], create: bool = False) -> _Dir:
         """The folder at `parts` below the root, opened without following any link
         (created 0700 with `create`). FileNotFoundError if it is missing, UnsafePath
         if any part of it is a link or not a folder."""
+        held: dict[tuple[str, ...], _Dir] | None = getattr(self._held, "folders", None)
+        if held is not None and (folder := held.get(parts)) is not None:
+            return folder
+        folder = self._descend(parts, create)
+        if held is not None:
+            folder.held = True
+            held[parts] = folder
+        return folder
+
+    def _descend(self, parts: tuple[str, ...], create: bool) -> _Dir:
         fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             for i, part in enumerate(parts):
@@ -447,7 +480,7 @@ class MarkdownStore:
             for _, fd, _ in made:
                 os.close(fd)
             for folder in folders.values():
-                os.close(folder.fd)
+                folder.close()
 
     def write_atomic(self, relpath: str, data: bytes, sync_dir: bool = True) -> None:
         """Durable once this returns (with `sync_dir=False`: once `sync_dirs` ran)."""

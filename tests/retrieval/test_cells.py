@@ -70,6 +70,19 @@ def test_rows_join_their_nearest_cell_and_keep_it_through_compaction():
     assert {i: int(c.cell[c.row_of[i]]) for i in before} == before
 
 
+def test_rows_placed_together_join_the_cells_they_would_alone():
+    """A batch of writes puts its rows first and places them at once (`place`)."""
+    c = corpus_of(clustered(5000, 30))
+    c.train_cells()
+    extra = clustered(40, 30, seed=4)
+    rows = [c.put(note(9000 + k), [], v, place=False) for k, v in enumerate(extra)]
+    assert (c.cell[rows] == -1).all(), "not placed until asked"
+    c.place(rows)
+    own = c.vectors("own", rows)
+    assert c.cell[rows].tolist() == np.argmax(own @ c.centroids.T, axis=1).tolist()
+    assert np.array_equal(c.vectors("ctx", rows), own), "the context vector is the own one"
+
+
 def test_a_narrow_filter_is_searched_whole():
     """Few allowed rows in the nearest cells: every allowed row is scored instead."""
     vectors = clustered(6000, 40)
