@@ -187,21 +187,14 @@ class FileSync:
 
     def sync_paths_blocking(self, uow: UnitOfWork, paths: Iterable[str],
                             announce: bool = True,
-                            progress: RebuildProgress | None = None,
-                            arrived: Iterable[str] = ()) -> dict[str, list[str]]:
+                            progress: RebuildProgress | None = None) -> dict[str, list[str]]:
         """Each file in its own commit of `uow`; hand-edit events are raised on it
-        (`announce`; not at start-up, before anybody can be subscribed). Those of
-        `arrived` that are as indexed (`_as_indexed`) are not read again."""
+        (`announce`; not at start-up, before anybody can be subscribed)."""
         now = utcnow()
         changed: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
-        paths = list(paths)
-        unchanged = self._as_indexed(sorted(set(arrived).intersection(paths)))
         for path in paths:
             if progress is not None:
                 progress.advance()
-            if path in unchanged:
-                self.rejected.clear(path)
-                continue
             try:
                 outcome = self._index_file(uow, path, now)
                 uow.commit()
@@ -221,23 +214,6 @@ class FileSync:
                 uow.event(_EVENT[what], scope, path=path, by="hand edit")
         return changed
 
-    def _as_indexed(self, paths: list[str]) -> set[str]:
-        """Those of `paths` whose file has the stamp recorded when it was indexed. Only
-        for files the watcher saw arrive and nothing else (renamed into place or made,
-        never written in place nor removed): a rename keeps a file's stamp, and a file
-        written in place within the clock tick of the recorded stamp would have had a
-        `modified` event. The daemon's own writes arrive so (their temps are renamed
-        into place): one `lstat` each instead of a read and a sha256 (0.06 -> 0.02 ms a
-        file, 2,000 files synced alone)."""
-        same: set[str] = set()
-        for path, recorded in self.catalog.stamps_of(paths).items():
-            try:
-                if recorded is not None and self.files.stamp_at(path) == recorded:
-                    same.add(path)
-            except UnsafePath:
-                continue
-        return same
-
     def _files_under(self, folders: Iterable[str]) -> list[str]:
         """Files now under these folders, and indexed files that were under them."""
         folders = [f.rstrip("/") for f in folders]
@@ -248,13 +224,11 @@ class FileSync:
         indexed = [p for p in self.catalog.all_records() if p.startswith(prefixes)]
         return sorted({*on_disk, *indexed})
 
-    async def sync_paths(self, paths: Iterable[str], folders: Iterable[str] = (),
-                         arrived: Iterable[str] = ()) -> dict[str, list[str]]:
-        """Re-read these files and folders (hand edits) and index what changed; those of
-        `paths` in `arrived` only if their stamp moved (`_as_indexed`)."""
+    async def sync_paths(self, paths: Iterable[str],
+                         folders: Iterable[str] = ()) -> dict[str, list[str]]:
+        """Re-read these files and folders (hand edits) and index what changed."""
         return await self.stores.change(
-            lambda uow: self.sync_paths_blocking(uow, [*paths, *self._files_under(folders)],
-                                                 arrived=arrived))
+            lambda uow: self.sync_paths_blocking(uow, [*paths, *self._files_under(folders)]))
 
     def _reconcile_files(self, uow: UnitOfWork, announce: bool = True,
                          every_file: bool = False,

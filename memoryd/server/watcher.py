@@ -2,9 +2,8 @@
 
 watchfiles delivers a burst of writes as many small batches, so changed paths
 collect in a dirty set and are synced after `quiet_period` without new events.
-The engine compares each file's sha256 with the index; a file that only arrived
-(renamed into place, as the daemon's own writes are) and still has the stamp it was
-indexed with is not read at all.
+The engine compares each file's sha256 with the index, so the events of the
+daemon's own writes cost a hash and change nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ class MemoryFileFilter(DefaultFilter):
 async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> None:
     root = engine.root
     dirty: set[str] = set()
-    touched: set[str] = set()  # written in place or removed: read whatever their stamp
     folders: set[str] = set()
     changed = trio.Event()
 
@@ -50,12 +48,11 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
                     await changed.wait()
                     continue
                 break
-            paths, trees, arrived = sorted(dirty), sorted(folders), dirty - touched
+            paths, trees = sorted(dirty), sorted(folders)
             dirty.clear()
-            touched.clear()
             folders.clear()
             try:
-                result = await engine.sync.sync_paths(paths, trees, arrived)
+                result = await engine.sync.sync_paths(paths, trees)
                 if any(result.values()):
                     log.info("watcher.synced", **{k: v for k, v in result.items() if v})
             except Exception:
@@ -67,7 +64,7 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
         async for changes in awatch(*watched, watch_filter=MemoryFileFilter(),
                                     stop_event=stop, debounce=400, step=50,
                                     rust_timeout=1000):
-            for change, path in changes:
+            for _change, path in changes:
                 try:
                     rel = engine.files.relpath(path)
                 except UnsafePath:  # reported through a link: never followed
@@ -75,8 +72,6 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
                     continue
                 if engine.files.is_memory_path(rel):
                     dirty.add(rel)
-                    if change != Change.added:
-                        touched.add(rel)
                 elif rel not in WATCHED_DIRS:
                     folders.add(rel)
             changed.set()

@@ -388,16 +388,6 @@ class Catalog:
         """The file at `path` is as indexed, with a new stamp (touched, copied back)."""
         self.writer.execute("UPDATE memories SET stamp = ? WHERE path = ?", (stamp, path))
 
-    def stamps_of(self, paths: list[str]) -> dict[str, str | None]:
-        """Path -> the stamp its file had when indexed, for those of `paths` indexed."""
-        out: dict[str, str | None] = {}
-        for start in range(0, len(paths), 500):
-            chunk = paths[start:start + 500]
-            out.update(self.writer.execute(
-                f"SELECT path, stamp FROM memories WHERE path IN ({','.join('?' * len(chunk))})",
-                chunk))
-        return out
-
     def stamps(self) -> dict[str, str | None]:
         """Path -> the stamp its file had when indexed (start-up's cheap check)."""
         return dict(self.writer.execute("SELECT path, stamp FROM memories"))

@@ -409,19 +409,6 @@ class MarkdownStore:
         finally:
             os.close(fd)
 
-    def stamp_at(self, relpath: str) -> str | None:
-        """The stamp of the regular file at `relpath`, by one `lstat` of its whole path
-        (None if there is none), to compare with the stamp recorded for that path: a
-        link swapped into a folder on the way is followed, but nothing is read, and a
-        file elsewhere cannot match a recorded size, mtime and inode. A file is read
-        only through `read_stamped`."""
-        check_relpath(relpath)
-        try:
-            info = os.lstat(self._prefix + relpath)
-        except OSError:
-            return None
-        return stamp(info) if stat.S_ISREG(info.st_mode) else None
-
     def _lstat(self, relpath: str) -> os.stat_result | None:
         """What is at `relpath` itself (a link is not followed); None if nothing is."""
         try:
