@@ -296,10 +296,10 @@ class Embedder:
         size = self._batch
         if self._workers > 1 and len(todo) >= 2 * MIN_SPLIT:  # every worker gets some
             size = min(size, max(MIN_SPLIT, -(-len(todo) // self._workers)))
-        chunks = [[todo[j] for j in batch] for batch in by_tokens(ids, size)]
-        ids_of = dict(zip(todo, ids, strict=True))
-        runs = [_Call([texts[i] for i in chunk], [ids_of[i] for i in chunk])
-                for chunk in chunks]
+        batches = by_tokens(ids, size)  # positions in `todo`
+        chunks = [[todo[j] for j in batch] for batch in batches]
+        runs = [_Call([texts[i] for i in chunk], [ids[j] for j in batch])
+                for chunk, batch in zip(chunks, batches, strict=True)]
         results = (self._pool.map(self._run, runs) if self._workers > 1 and len(runs) > 1
                    else map(self._run, runs))
         for chunk, vectors in zip(chunks, results, strict=True):

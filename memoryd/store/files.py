@@ -121,9 +121,6 @@ class _Dir:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
         if not self.held:
             os.close(self.fd)
 
@@ -443,31 +440,27 @@ class MarkdownStore:
         it): each written, then all fsync'd side by side (the file system commits its
         journal once for many of them; one at a time, each waited for a commit of its
         own). All or none: on a failure the temps made so far are removed."""
-        folders: dict[tuple[str, ...], _Dir] = {}  # each opened once, for all its files
         made: list[tuple[str, int, _Dir]] = []  # (temp's relpath, its fd, its folder)
-        try:
-            for relpath, data in items:
-                parts = check_relpath(relpath)
-                folder = folders.get(parts[:-1])
-                if folder is None:
-                    folder = folders[parts[:-1]] = self._open_dir(parts[:-1], create=True)
-                made.append(_unsynced_temp(folder, parts, data))
-            fds = [fd for _, fd, _ in made]
-            if len(fds) > 1:
-                list(_syncs().map(os.fsync, fds))
-            elif fds:
-                os.fsync(fds[0])
-            return [(temp, stamp(os.fstat(fd))) for temp, fd, _ in made]
-        except BaseException:
-            for temp, _, folder in made:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp.rsplit("/", 1)[-1], dir_fd=folder.fd)
-            raise
-        finally:
-            for _, fd, _ in made:
-                os.close(fd)
-            for folder in folders.values():
-                folder.close()
+        with self.holding_folders():  # each folder opened once, for all its files
+            try:
+                for relpath, data in items:
+                    parts = check_relpath(relpath)
+                    folder = self._open_dir(parts[:-1], create=True)
+                    made.append(_unsynced_temp(folder, parts, data))
+                fds = [fd for _, fd, _ in made]
+                if len(fds) > 1:
+                    list(_syncs().map(os.fsync, fds))
+                elif fds:
+                    os.fsync(fds[0])
+                return [(temp, stamp(os.fstat(fd))) for temp, fd, _ in made]
+            except BaseException:
+                for temp, _, folder in made:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temp.rsplit("/", 1)[-1], dir_fd=folder.fd)
+                raise
+            finally:
+                for _, fd, _ in made:
+                    os.close(fd)
 
     def write_atomic(self, relpath: str, data: bytes, sync_dir: bool = True) -> None:
         """Durable once this returns (with `sync_dir=False`: once `sync_dirs` ran)."""

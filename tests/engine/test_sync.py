@@ -10,22 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 import trio
 
 from memoryd.server.watcher import watch_files
 from memoryd.store.files import stamp
-from tests.rig import Rig
-
-
-@pytest.fixture
-async def rig(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    rig = Rig(root)
-    await rig.start()
-    yield rig
-    rig.close()
 
 
 def _edit_in_place_keeping_the_stamp(path: Path, old: str, new: str) -> None:

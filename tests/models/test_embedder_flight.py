@@ -109,9 +109,9 @@ def test_a_failed_prefetch_is_logged_and_its_texts_are_made_when_needed(referenc
 
 
 def test_a_model_call_holds_texts_of_one_token_count(reference) -> None:
-    """A call pads its texts to the longest, so texts share a call only when they have
-    as many tokens, whatever their characters say (digits are many tokens, a long word
-    is few)."""
+    """The model reads no attention mask, so nothing in a call may be padded: texts
+    share a call only when they have as many tokens, whatever their characters say
+    (digits are many tokens, a long word is few)."""
     texts = ["1 2 3 4 5 6 7 8 9", "a kayak", "antidisestablishmentarianism",
              "9 8 7 6 5 4 3 2 1 0", "the heron", "internationalization", "the kayak",
              "the heron's nest", "a heron"]
