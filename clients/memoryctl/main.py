@@ -18,7 +18,14 @@ from typing import Any
 from memoryctl import data, render
 from memoryd import __version__
 from memoryd.jobs.table import JOBS
-from memoryd_client import Client, DaemonUnavailable, RpcFailure, resolve_root, resolve_socket
+from memoryd_client import (
+    Client,
+    ConnectionLost,
+    DaemonUnavailable,
+    RpcFailure,
+    resolve_root,
+    resolve_socket,
+)
 
 TOOLS_FILE = Path(__file__).with_name("tools.json")  # generated from memoryd/tools/spec.py
 
@@ -375,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(show(args.command, result))
         sys.stdout.flush()
+    except ConnectionLost as exc:  # it answered once, then went away mid-call
+        print(f"memoryctl: talking to {socket_path} failed: {exc}", file=sys.stderr)
+        return 1
     except DaemonUnavailable:
         print(f"memoryctl: no memoryd is answering on {socket_path}.\n"
               f"Start one with:  {start_hint(resolve_root(root))}", file=sys.stderr)

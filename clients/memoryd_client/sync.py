@@ -161,7 +161,14 @@ class Client(ToolMethods):
             raise ConnectionLost("not connected")
         else:
             sock = self._sock
-        sock.sendall(line.rstrip(b"\n") + b"\n")
+        self._send(sock, line.rstrip(b"\n") + b"\n")
+
+    def _send(self, sock: socket.socket, data: bytes) -> None:
+        try:
+            sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):  # not the caller's own stdout's
+            self.close()
+            raise ConnectionLost("the daemon closed the connection") from None
 
     def read_line(self) -> bytes:
         """The next line from the daemon; ConnectionLost at end of stream."""
@@ -220,7 +227,7 @@ class Client(ToolMethods):
             self._next_id += 1
             ids.append(self._next_id)
             lines.append(request_line(self._next_id, method, params))
-        self._ensure().sendall(b"".join(lines))
+        self._send(self._ensure(), b"".join(lines))
         by_id = {request_id: pending for request_id, (_, _, pending)
                  in zip(ids, calls, strict=True)}
         while by_id:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,40 @@ def test_a_pool_shares_connections_between_threads(daemon):
     daemon.start()
     assert pool.call("health")["status"] == "ok"  # a fresh connection after the restart
     pool.close()
+
+
+def test_a_closed_socket_is_connection_lost_never_a_broken_pipe(short_tmp, capsys):
+    """The daemon closing mid-call is ConnectionLost: never a BrokenPipeError, which
+    memoryctl keeps for its own closed stdout (`| head`) and exits 141 on quietly."""
+    from memoryctl.main import main
+
+    path = short_tmp / "closing.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(8)
+
+    def close_each() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed: the test is over
+            conn.close()
+
+    closer = threading.Thread(target=close_each, daemon=True)
+    closer.start()
+    try:
+        memory = Client(path, retries=0)
+        deadline = time.monotonic() + 10
+        while not memory._peer_closed():  # the close has reached this end
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with pytest.raises(ConnectionLost):
+            memory.send_line(b'{"jsonrpc": "2.0", "id": 1, "method": "health"}',
+                             reconnect=False)
+        assert memory._sock is None
+        capsys.readouterr()
+        assert main(["--socket", str(path), "call", "health"]) == 1
+        assert "failed: the daemon closed the connection" in capsys.readouterr().err
+    finally:
+        listener.close()
