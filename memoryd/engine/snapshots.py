@@ -11,7 +11,9 @@ that a rebuild is as cheap.
 `save` runs in the writer thread: deferred vectors are flushed, the catalog is
 checkpointed (so the generation the snapshot names is durable before the snapshot
 is), then the file is written. A corpus that missed a change (`hybrid.diverged`) is
-never saved.
+never saved. Nor is one resumed from a snapshot whose vector store turned out to be
+unreadable as it opened (it is set aside and starts empty: retrieval/vectors.py): the
+snapshot is removed instead, so the next start rebuilds and stores every vector again.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Snapshots:
         self.path = folder / FILE
         self.saved_generation: int | None = None
         self.saved_at = time.monotonic()
+        self.resumed = False  # this run's corpus came from the snapshot
 
     def read_ahead(self) -> Future[tuple[Corpus, snapshot.Header]]:
         """Read the snapshot in a thread of its own (the writer thread meanwhile walks
@@ -93,6 +96,7 @@ class Snapshots:
             hybrid.delete(memory_id, meta.scope, catalog.load)
         embedded = hybrid.upsert_many(changed, catalog.load) if changed else 0
         self.saved_generation = header.generation
+        self.resumed = True
         log.info("index.snapshot.loaded", memories=corpus.live, generation=header.generation,
                  caught_up=len(changed), removed=len(gone),
                  seconds=round(time.monotonic() - started, 3))
@@ -117,6 +121,14 @@ class Snapshots:
         catalog.checkpoint()
         generation = catalog.generation
         collections = hybrid.vectors.collection_ids()  # I/O (a server's, too): not locked
+        aside = getattr(hybrid.vectors, "set_aside", None)
+        if self.resumed and aside is not None:
+            if self.path.exists():
+                log.warning("index.snapshot.removed", moved_to=str(aside),
+                            reason="the vector store was unreadable and set aside after "
+                                   "the snapshot was used; the next start rebuilds it")
+            self.path.unlink(missing_ok=True)
+            return None
         with hybrid.corpus.lock.write():
             captured = snapshot.capture(hybrid.corpus, catalog.epoch, generation, hybrid.model,
                                         hybrid.stale_context, collections)

@@ -9,6 +9,11 @@ the model and a hash of the text it embeds: reconciliation re-embeds exactly wha
 missing or stale.
 Embedded (`PersistentClient` under index/chroma) by default; `vectors.url`
 points at a `chroma run` server instead.
+
+Opening it is slow (importing chromadb alone is about 1 s of CPU, a third of a start),
+and a start from the snapshot does not need it: the client opens at its first use, or
+on a thread of its own once the daemon serves (`warm`). `collection_ids` (the
+snapshot's check at start) reads an embedded store's SQLite file until then.
 """
 
 from __future__ import annotations
@@ -16,9 +21,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
+import sqlite3
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
@@ -43,16 +52,28 @@ def collection_name(kind: str, scope: str) -> str:
     return f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}"
 
 
-def _open_embedded(path: Path, settings: object):
-    """PersistentClient at `path`; a store that cannot be opened is set aside and
-    rebuilt from the files (it is derived data)."""
+def _stored_collection_ids(db: Path) -> list[str]:
+    """The collection ids in an embedded store's SQLite file, read-only; [] when there
+    is no file yet (a new store has none). sqlite3.Error when it cannot be read."""
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=1)
+    try:
+        return sorted(str(row[0]) for row in conn.execute("SELECT id FROM collections"))
+    finally:
+        conn.close()
+
+
+def _open_embedded(path: Path, settings: object) -> tuple[object, Path | None]:
+    """PersistentClient at `path`, and where a store that could not be opened was set
+    aside (it is rebuilt from the files: it is derived data), else None."""
     import chromadb
 
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         client = chromadb.PersistentClient(path=str(path), settings=settings)
         client.list_collections()
-        return client
+        return client, None
     except Exception as exc:  # chromadb raises many types for a damaged store
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
         log.warning("vectors.unreadable", path=str(path), moved_to=str(aside),
@@ -62,27 +83,74 @@ def _open_embedded(path: Path, settings: object):
             SharedSystemClient.clear_system_cache()
         shutil.move(str(path), str(aside))
         path.mkdir(mode=0o700)
-        return chromadb.PersistentClient(path=str(path), settings=settings)
+        return chromadb.PersistentClient(path=str(path), settings=settings), aside
 
 
 class VectorStore:
     def __init__(self, path: Path, url: str | None = None) -> None:
-        import chromadb
-        from chromadb.config import Settings
-
-        settings = Settings(anonymized_telemetry=False, allow_reset=False)
-        if url:
-            parsed = urlparse(url)
-            self.client = chromadb.HttpClient(
-                host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
-                ssl=parsed.scheme == "https", settings=settings)
-        else:
-            self.client = _open_embedded(path, settings)
+        self.path, self.url = path, url
+        # Where an unreadable store was moved when it opened (then rebuilt empty).
+        self.set_aside: Path | None = None
         self._collections: dict[tuple[str, str], object] = {}
+        self._opened: Future[object] = Future()
+        self._opening = threading.Lock()  # held by whoever opens (once)
+        self._started = False
+
+    def _claim(self) -> bool:
+        """True for the one caller that is to open the client."""
+        with self._opening:
+            claimed, self._started = not self._started, True
+            return claimed
+
+    def warm(self) -> None:
+        """Open the client on a thread of its own, if nothing has opened it yet: the
+        daemon calls this once it serves, so the first write's vectors do not wait."""
+        if self._claim():
+            threading.Thread(target=self._open, name="vectors-open", daemon=True).start()
+
+    def _open(self) -> None:
+        started = time.monotonic()
+        try:
+            import chromadb
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False, allow_reset=False)
+            if self.url:
+                parsed = urlparse(self.url)
+                client = chromadb.HttpClient(
+                    host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+                    ssl=parsed.scheme == "https", settings=settings)
+            else:
+                client, aside = _open_embedded(self.path, settings)
+                self.set_aside = self.set_aside or aside
+            self._opened.set_result(client)
+            log.info("vectors.opened", seconds=round(time.monotonic() - started, 3),
+                     thread=threading.current_thread().name)
+        except BaseException as exc:  # the first call that needs the client raises it
+            self._opened.set_exception(exc)
+
+    @property
+    def ready(self) -> bool:
+        """The client is open (or failed to): using it now does not wait."""
+        return self._opened.done()
+
+    @property
+    def client(self) -> Any:  # chromadb's ClientAPI: chromadb is not imported up here
+        """The chroma client: opened here by the first caller, unless `warm` began
+        opening it (then this waits for that)."""
+        if self._claim():
+            self._open()
+        return self._opened.result()
 
     def close(self) -> None:
         """Release the client (chroma shares one system per path in a process)."""
-        close = getattr(self.client, "close", None)
+        if not self._started:
+            return  # never opened: nothing to release
+        try:
+            client = self._opened.result()
+        except Exception:  # it failed to open: nothing to release
+            return
+        close = getattr(client, "close", None)
         if close is not None:
             close()
         self._collections.clear()
@@ -118,7 +186,12 @@ class VectorStore:
 
     def collection_ids(self) -> list[str]:
         """The ids of its collections (no index is loaded): a store deleted, replaced or
-        pointed elsewhere since has other ids."""
+        pointed elsewhere since has other ids. An embedded store's come from its SQLite
+        file while the client is still opening (what the client would list: a file
+        that cannot be read so waits for the client, which sets a damaged store aside)."""
+        if not self.url and not self.ready:
+            with contextlib.suppress(sqlite3.Error):
+                return _stored_collection_ids(self.path / "chroma.sqlite3")
         return sorted(str(col.id) for col in self.client.list_collections())
 
     def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:

@@ -9,11 +9,16 @@ import time
 
 import pytest
 
-from memoryd.history.git import GitHistory, available
+from memoryd.history.git import SPACED_MAX, GitHistory, available
 from tests.e2e.test_lifecycle import wait_for
 from tests.e2e.test_memoryctl import ctl, ok
 
 pytestmark = pytest.mark.skipif(not available(), reason="no git binary on this machine")
+
+
+# Commits are spaced 20 times as long as the last one took, up to SPACED_MAX (60 s), so
+# that git costs a bounded share of a loaded machine: a wait for a commit allows for it.
+SLOW = SPACED_MAX + 60
 
 
 def git(root, *args: str) -> str:
@@ -48,13 +53,14 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
         return status[-1] == ""
 
     try:  # the index, socket, lock ignored
-        wait_for(committed, timeout=60, what="the start's commit")
+        wait_for(committed, timeout=SLOW, what="the start's commit")
     except AssertionError as exc:
         raise AssertionError(f"{exc}; git status says {status[-1]!r}") from None
     assert (root / ".git").is_dir() and "/index/" in (root / ".gitignore").read_text()
     start = commits(root)
 
-    # 1000 pipelined writes: a handful of commits, not 1000.
+    # 1000 pipelined writes: at most one commit a second (the interval), not 1000.
+    began = time.monotonic()
     with d.client() as c:
         for first in range(0, 1000, 100):  # a window of 100 in flight
             c.send_line(b"\n".join(json.dumps({
@@ -63,10 +69,11 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
                 for n in range(first, first + 100)))
             for _ in range(100):
                 c.read_message()
-    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=60,
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=SLOW,
              what="the writes to be committed")
     made = commits(root) - start
-    assert 1 <= made <= 10, made
+    seconds = time.monotonic() - began  # long on a loaded machine: more commits, rightly
+    assert 1 <= made <= 1 + seconds, (made, seconds)
     assert "1000 added" in git(root, "log", "--format=%s") or made > 1
 
     # A user's own commit is left alone.
@@ -77,9 +84,9 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
     mine = git(root, "rev-parse", "HEAD").strip()
 
     note = ok(d, "write", "The meeting is on Monday.", "--category", "knowledge")
-    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=30, what="a commit")
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=SLOW, what="a commit")
     ok(d, "update", note["id"], "--content", "The meeting moved to Tuesday.")
-    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=30, what="a commit")
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=SLOW, what="a commit")
     assert mine in git(root, "rev-list", "HEAD")  # still in the history
 
     history = ok(d, "history", note["id"])
@@ -101,7 +108,7 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
     path = git(root, "ls-files", f"*{note['id']}*").strip()
     assert path.startswith("categories/")
     deleted = ok(d, "delete", note["id"])
-    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=30, what="a commit")
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=SLOW, what="a commit")
     assert git(root, "ls-files", f"*{note['id']}*").strip() == deleted["trash"]
 
 

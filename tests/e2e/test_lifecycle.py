@@ -218,6 +218,29 @@ def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
     found = d.call("memory_smart_search", {"query": "lighthouse keeper"})
     assert {m["id"] for m in found["memories"]} <= set(ids) and found["memories"]
 
+    # A start from the snapshot opens chroma only once it serves, on a thread of its
+    # own (importing chromadb is a third of a start); what is written then still lands.
+    d.stop()
+    before = len(d.log)
+    d.start()
+
+    def run_events() -> list[str]:
+        return [json.loads(x)["event"] for x in d.log[before:].splitlines()
+                if x.startswith("{")]
+
+    wait_for(lambda: "vectors.opened" in run_events(), 60, "chroma to open")
+    events = run_events()
+    assert "index.snapshot.loaded" in events
+    assert events.index("vectors.opened") > events.index("daemon.ready")
+    ids += [d.call("memory_write", {"content": f"the harbour master's note {i}"})["id"]
+            for i in range(3)]
+    wait_for(lambda: d.call("stats")["index"]["unpersisted"] == 0, 60, "the new vectors")
+    d.kill()
+    (d.root / "index/corpus.snapshot").unlink(missing_ok=True)
+    d.start()
+    reconciled = [json.loads(x) for x in d.log.splitlines() if '"index.reconciled"' in x]
+    assert reconciled[-1]["vectors_embedded"] == 0, "every vector was in the store"
+
 
 def test_bad_config_fails_at_start_naming_the_key(short_tmp):
     root = short_tmp / "cfg"

@@ -154,6 +154,30 @@ async def test_a_snapshot_whose_vector_store_is_gone_is_not_used(tmp_path):
     h.engine.close()
 
 
+async def test_a_vector_store_set_aside_after_the_snapshot_was_used_removes_it(tmp_path):
+    """The vector store opens on its own thread while start-up checks the snapshot
+    against its SQLite file; if it then proves unreadable, it is set aside and starts
+    empty: the snapshot is removed, not saved again, and the next start rebuilds and
+    stores every vector."""
+    h, _ = await open_root(tmp_path)
+    await fill(h)
+    await h.engine.sync.snapshots.save()
+    h.engine.close()
+    h, summary = await open_root(tmp_path)
+    assert "snapshot_caught_up" in summary
+    h.engine.stores.hybrid.vectors.set_aside = tmp_path / "index" / "chroma.corrupt-1"
+    await h.write("written after the store was set aside")
+    with capture_logs() as logs:
+        assert await h.engine.sync.snapshots.save() is None
+    assert not snapshot_path(tmp_path).exists()
+    assert [e for e in logs if e["event"] == "index.snapshot.removed"]
+    h.engine.close()
+    h, summary = await open_root(tmp_path)
+    assert "snapshot_caught_up" not in summary, "rebuilt, not resumed"
+    await assert_indexed_once(h, tmp_path)
+    h.engine.close()
+
+
 async def test_a_stale_snapshot_catches_up_on_what_changed_since(tmp_path):
     h, _ = await open_root(tmp_path)
     ids = await fill(h)
@@ -221,18 +245,19 @@ from memoryd.retrieval import snapshot
 from memoryd.retrieval.corpus import Corpus
 from memoryd.schema import Memory
 from tests.fakes import FakeEmbedder
-from memoryd.schema import Memory
 corpus = Corpus(FakeEmbedder.dim)
-embedder = FakeEmbedder()
+vectors = np.random.default_rng(0).standard_normal((20000, FakeEmbedder.dim), np.float32)
+vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
 words = ["harbour", "boat", "pier", "ferry", "tide", "kiel"]
 for i in range(20000):
     m = Memory(id=f"00000000-0000-4000-8000-{i:012d}", content=f"{words[i % 6]} {i}")
-    corpus.put(m, [words[i % 6], str(i)], embedder.embed([m.content])[0])
+    corpus.put(m, [words[i % 6], str(i)], vectors[i])
 generation = int(sys.argv[2])
 print("ready", flush=True)
 while True:
     captured = snapshot.capture(corpus, "epoch", generation, FakeEmbedder.model_id, set())
     snapshot.write(Path(sys.argv[1]), captured)
+    print("wrote", generation, flush=True)
     generation += 1
 """
 
@@ -244,10 +269,13 @@ def test_a_kill_during_snapshot_writing_leaves_the_old_or_the_new(tmp_path):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(attempt * 1000)],
                                 cwd=REPO, stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        time.sleep(0.05 + 0.07 * attempt)  # somewhere in a write, most likely
+        if attempt % 2:  # after a write is complete, however slow the machine
+            assert proc.stdout.readline().startswith("wrote ")
+        time.sleep(0.01 + 0.03 * attempt)  # somewhere in a write, most likely
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         if not path.exists():
+            assert attempt % 2 == 0
             continue  # killed before the first rename: nothing is trusted
         corpus, header = snapshot.read(path, "epoch", 10**9, FakeEmbedder.model_id,
                                        FakeEmbedder.dim)
