@@ -126,7 +126,9 @@ class VectorStore:
             self._opened.set_result(client)
             log.info("vectors.opened", seconds=round(time.monotonic() - started, 3),
                      thread=threading.current_thread().name)
-        except BaseException as exc:  # the first call that needs the client raises it
+        except BaseException as exc:  # each call that needs the client raises it
+            log.error("vectors.open_failed", error=str(exc)[:300],
+                      thread=threading.current_thread().name)
             self._opened.set_exception(exc)
 
     @property
