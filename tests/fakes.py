@@ -66,6 +66,11 @@ class MemoryVectors:
 
     def __init__(self) -> None:
         self.data: dict[tuple[str, str], dict[str, tuple[np.ndarray, dict]]] = {}
+        self.set_aside = None  # never unreadable
+        self.ready = True  # nothing to open
+
+    def warm(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

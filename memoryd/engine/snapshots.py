@@ -121,7 +121,7 @@ class Snapshots:
         catalog.checkpoint()
         generation = catalog.generation
         collections = hybrid.vectors.collection_ids()  # I/O (a server's, too): not locked
-        aside = getattr(hybrid.vectors, "set_aside", None)
+        aside = hybrid.vectors.set_aside
         if self.resumed and aside is not None:
             if self.path.exists():
                 log.warning("index.snapshot.removed", moved_to=str(aside),

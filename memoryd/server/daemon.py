@@ -134,7 +134,7 @@ async def _persist_vectors(engine: Engine) -> None:
     while True:
         await trio.sleep(PERSIST_EVERY)
         # not while chroma still opens (`warm`): the writer thread would wait for it
-        if hybrid.unpersisted and getattr(hybrid.vectors, "ready", True):
+        if hybrid.unpersisted and hybrid.vectors.ready:
             try:
                 await engine.stores.workers.write(hybrid.persist_deferred)
             except Exception:  # derived: the next round, or the next start, retries
@@ -252,8 +252,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             if config.jobs.enabled:
                 services.start_soon(scheduler.run_forever)
             app.ready = True
-            if (warm := getattr(engine.stores.hybrid.vectors, "warm", None)) is not None:
-                warm()  # chroma opens now, off the start's path (retrieval/vectors.py)
+            engine.stores.hybrid.vectors.warm()  # chroma opens now, off the start's path
             log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
                      memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
             sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")
