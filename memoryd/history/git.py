@@ -95,17 +95,22 @@ class GitHistory:
 
     # -- setting up ------------------------------------------------------------------
     async def start(self) -> None:
-        """Make the root a repository (once) and commit what is there now."""
+        """Make the root a repository (once) and commit what is there now. A root git
+        cannot use turns the history off; a first commit that fails (a user's git
+        holding index.lock, often) is tried again by `run_forever`, as any other."""
         try:
             if not (self.root / ".git").exists():
                 await self._git("init", "-q")
                 log.info("git.initialised", root=str(self.root))
+            else:
+                await self._git("rev-parse", "--git-dir")  # a repository git can read
             ignore = self.root / ".gitignore"
             if not ignore.exists():
                 ignore.write_text(IGNORE, encoding="utf-8")
-            await self.commit()
         except (GitError, OSError) as exc:
             self._disable(exc)
+            return
+        await self._commit_or_retry()
 
     def _disable(self, exc: BaseException) -> None:
         self.enabled = False
@@ -128,13 +133,16 @@ class GitHistory:
             await trio.sleep(max(self.interval, min(SPACING * took, SPACED_MAX)))
             self.dirty = trio.Event()
             started = trio.current_time()
-            try:
-                await self.commit()
-            except (GitError, OSError) as exc:  # a user's git holding index.lock, often
-                self.last_error = str(exc)[:500]
-                self.dirty.set()  # tried again after the next interval
-                log.warning("git.commit_failed", error=self.last_error, retry=True)
+            await self._commit_or_retry()
             took = trio.current_time() - started
+
+    async def _commit_or_retry(self) -> None:
+        try:
+            await self.commit()
+        except (GitError, OSError) as exc:  # a user's git holding index.lock, often
+            self.last_error = str(exc)[:500]
+            self.dirty.set()  # tried again after the next interval
+            log.warning("git.commit_failed", error=self.last_error, retry=True)
 
     async def commit(self) -> str | None:
         """Stage what changed and commit it; the new commit, or None when nothing did."""

@@ -57,6 +57,27 @@ async def test_a_commit_stages_the_named_files_and_everything_when_due(tmp_path,
     assert log == ["memoryd: 1 added", "memoryd: 1 added", "memoryd: 2 added"]
 
 
+async def test_a_first_commit_that_fails_is_tried_again_not_the_history_off(tmp_path) -> None:
+    """A user's git (an editor's `git status`) holding index.lock as the daemon starts:
+    the start's commit fails, and the history stays on and commits once it is free."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    lock = tmp_path / ".git" / "index.lock"
+    lock.write_text("")
+    put(tmp_path, "categories/knowledge/first.md")
+    history = GitHistory(tmp_path, 0.01)
+    await history.start()
+    assert history.enabled and "index.lock" in (history.last_error or "")
+    assert history.dirty.is_set() and history.commits == 0
+    lock.unlink()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(history.run_forever)
+        with trio.fail_after(30):
+            while history.commits == 0:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert tree(tmp_path) == {".gitignore", "categories/knowledge/first.md"}
+
+
 async def test_deleted_and_moved_files_leave_the_tree(tmp_path) -> None:
     history = await started(tmp_path)
     (tmp_path / "categories/knowledge/first.md").rename(tmp_path / "trash-first.md")
