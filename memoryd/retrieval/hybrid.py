@@ -100,6 +100,7 @@ class HybridIndex:
                     fresh.append(memory)
         if not fresh:
             return 0
+        self.vectors.warm()  # their vectors go to the store: it opens while they embed
         spans = {m.id: chunks.chunk(m.content) for m in fresh if _chunked(m)}
         pieces = _pieces(fresh, spans)
         embedded = self.embedder.embed([texts[m.id] for m in fresh] + [p[2] for p in pieces])

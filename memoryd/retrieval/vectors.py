@@ -11,9 +11,11 @@ Embedded (`PersistentClient` under index/chroma) by default; `vectors.url`
 points at a `chroma run` server instead.
 
 Opening it is slow (importing chromadb alone is about 1 s of CPU, a third of a start),
-and a start from the snapshot does not need it: the client opens at its first use, or
-on a thread of its own once the daemon serves (`warm`). `collection_ids` (the
-snapshot's check at start) reads an embedded store's SQLite file until then.
+and a start from the snapshot, or of a new store, does not need it: the client opens at
+its first use, or on a thread of its own at the first write (`warm`), so a daemon that
+only reads never imports chromadb. Until then `collection_ids` (the snapshot's check at
+start) and `scan` of a store that has no collection yet read an embedded store's SQLite
+file.
 """
 
 from __future__ import annotations
@@ -103,8 +105,8 @@ class VectorStore:
             return claimed
 
     def warm(self) -> None:
-        """Open the client on a thread of its own, if nothing has opened it yet: the
-        daemon calls this once it serves, so the first write's vectors do not wait."""
+        """Open the client on a thread of its own, if nothing has opened it yet: each
+        write calls this, so the vectors it defers do not wait for the open."""
         if self._claim():
             threading.Thread(target=self._open, name="vectors-open", daemon=True).start()
 
@@ -191,13 +193,27 @@ class VectorStore:
         pointed elsewhere since has other ids. An embedded store's come from its SQLite
         file while the client is still opening (what the client would list: a file
         that cannot be read so waits for the client, which sets a damaged store aside)."""
-        if not self.url and not self.ready:
-            with contextlib.suppress(sqlite3.Error):
-                return _stored_collection_ids(self.path / "chroma.sqlite3")
+        stored = self._stored_ids()
+        if stored is not None:
+            return stored
         return sorted(str(col.id) for col in self.client.list_collections())
 
+    def _stored_ids(self) -> list[str] | None:
+        """An embedded store's collection ids from its SQLite file while the client is
+        not open; None when the client is to be asked (a server, an open client, a file
+        that cannot be read: the client sets a damaged store aside)."""
+        if self.url or self.ready:
+            return None
+        try:
+            return _stored_collection_ids(self.path / "chroma.sqlite3")
+        except sqlite3.Error:
+            return None
+
     def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
-        """Every stored vector: (kind, scope, ids, vectors, metadatas), in batches."""
+        """Every stored vector: (kind, scope, ids, vectors, metadatas), in batches. A
+        store with no collection (a new one) is not opened for it."""
+        if self._stored_ids() == []:
+            return
         for col in self.client.list_collections():
             meta = col.metadata or {}
             kind, scope = meta.get("kind"), meta.get("scope")

@@ -252,7 +252,6 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             if config.jobs.enabled:
                 services.start_soon(scheduler.run_forever)
             app.ready = True
-            engine.stores.hybrid.vectors.warm()  # chroma opens now, off the start's path
             log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
                      memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
             sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")

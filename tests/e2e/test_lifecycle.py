@@ -204,6 +204,8 @@ def test_a_new_store_embeds_with_int8_an_older_one_keeps_fp32(make_daemon):
 
 def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
     d = make_daemon().start()
+    assert d.call("memory_search", {"query": "lighthouse"})["total"] == 0
+    assert '"vectors.opened"' not in d.log  # a new store: nothing in chroma to read
     ids = [d.call("memory_write", {"content": f"the lighthouse keeper's note {i}"})["id"]
            for i in range(5)]
     deadline = time.monotonic() + 60  # the daemon writes them each second; a loaded box
@@ -218,8 +220,9 @@ def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
     found = d.call("memory_smart_search", {"query": "lighthouse keeper"})
     assert {m["id"] for m in found["memories"]} <= set(ids) and found["memories"]
 
-    # A start from the snapshot opens chroma only once it serves, on a thread of its
-    # own (importing chromadb is a third of a start); what is written then still lands.
+    # A start from the snapshot does not open chroma (importing chromadb is a third of
+    # a start), nor do reads; the first write opens it on a thread of its own, and what
+    # is written still lands.
     d.stop()
     before = len(d.log)
     d.start()
@@ -228,13 +231,14 @@ def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
         return [json.loads(x)["event"] for x in d.log[before:].splitlines()
                 if x.startswith("{")]
 
-    wait_for(lambda: "vectors.opened" in run_events(), 60, "chroma to open")
-    events = run_events()
-    assert "index.snapshot.loaded" in events
-    assert events.index("vectors.opened") > events.index("daemon.ready")
+    assert d.call("memory_smart_search", {"query": "lighthouse keeper"})["memories"]
+    assert "index.snapshot.loaded" in run_events()
+    assert "vectors.opened" not in run_events()
     ids += [d.call("memory_write", {"content": f"the harbour master's note {i}"})["id"]
             for i in range(3)]
     wait_for(lambda: d.call("stats")["index"]["unpersisted"] == 0, 60, "the new vectors")
+    opened = [json.loads(x) for x in d.log[before:].splitlines() if '"vectors.opened"' in x]
+    assert [e["thread"] for e in opened] == ["vectors-open"]
     d.kill()
     (d.root / "index/corpus.snapshot").unlink(missing_ok=True)
     d.start()

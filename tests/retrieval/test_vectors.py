@@ -28,12 +28,16 @@ def test_collection_ids_from_the_file_are_the_clients(tmp_path):
     assert store.collection_ids() == listed  # opened: through the client
     store.close()
     assert _stored_collection_ids(tmp_path / "nowhere" / "chroma.sqlite3") == []
+    reopened = VectorStore(tmp_path / "chroma")  # has collections: a scan opens it
+    assert sorted(kind for kind, *_ in reopened.scan()) == ["ctx", "own"]
+    assert reopened.ready
+    reopened.close()
 
 
 def test_chromadb_is_not_imported_by_the_start_path(tmp_path):
-    """Making the store and reading its collection ids import no chromadb (about 1 s of
-    a start); `warm` opens the client on a thread of its own, which the first call that
-    needs it waits for."""
+    """Making a new store, reading its collection ids and scanning it import no chromadb
+    (about 1 s of a start); `warm` opens the client on a thread of its own, which the
+    first call that needs it waits for."""
     script = textwrap.dedent(f"""
         import json, sys, threading
         from pathlib import Path
@@ -49,6 +53,7 @@ def test_chromadb_is_not_imported_by_the_start_path(tmp_path):
         from memoryd.retrieval.vectors import VectorStore
         store = VectorStore(Path({str(tmp_path / "chroma")!r}))
         assert store.collection_ids() == []  # from the file, if there is one
+        assert list(store.scan()) == []  # a new store has nothing to scan
         before = list(seen)
         store.warm()
         store.client.list_collections()  # waits for the warming thread
