@@ -1,4 +1,5 @@
-"""The int8 model: made once per user, checked by its sha256 before every load."""
+"""The int8 model: made once per user, checked by its sha256 before every load; the
+fp32 weights are checked when they are loaded (to make it, or as the model)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import logging
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from memoryd.models.embedder import INT8_ID, Embedder, locate_assets, quantized
+from memoryd.models.embedder import INT8_ID, Embedder, ModelError, locate_assets, quantized
 
 
 def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, caplog) -> None:
@@ -39,3 +41,21 @@ def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, capl
     texts = ["Anne prefers tea in the morning", "the Postgres migration is postponed"]
     same = (embedder.embed(texts) * reference.embed(texts)).sum(1)
     assert np.all(same > 0.95), same  # the same model, quantised
+
+    # Altered fp32 weights: refused where they would be loaded; the int8 model made
+    # earlier is loaded without them (hashing their 90 MB is not on each start's path).
+    assets = tmp_path / "assets"
+    (assets / "onnx").mkdir(parents=True)
+    real = locate_assets()
+    for name in ("onnx/model.onnx", "tokenizer.json"):
+        (assets / name).write_bytes((real / name).read_bytes())
+    (assets / "onnx/model.onnx_data").write_bytes(b"not the weights")
+    with pytest.raises(ModelError, match=r"model\.onnx_data has sha256"):
+        Embedder(assets=assets)
+    with pytest.raises(ModelError, match=r"model\.onnx_data has sha256"):
+        quantized(assets / "onnx/model.onnx", [tmp_path / "empty-cache"])
+    from_cache = Embedder(assets=assets, variant="int8", cache_dirs=[cache])
+    assert np.allclose(from_cache.embed(texts), embedder.embed(texts))
+    (assets / "tokenizer.json").write_text("{}")
+    with pytest.raises(ModelError, match=r"tokenizer\.json has sha256"):
+        Embedder(assets=assets, variant="int8", cache_dirs=[cache])
