@@ -56,3 +56,25 @@ def test_refresh_in_place_and_compaction_keep_scores():
     assert np.allclose(own, vec(33), atol=np.abs(vec(33)).max() / 254)  # int8: half a step
     rows = np.arange(c.size)
     assert np.allclose(c.mean("own", rows), c.vectors("own", rows).mean(axis=0), atol=1e-6)
+
+
+def test_lexical_raises_only_the_reached_rows_as_the_whole_formula_would():
+    """The coverage power is applied to the rows a term reached (the others are 0):
+    the scores are the ones raising every row gives, bit for bit, and a power of 0
+    still raises every row."""
+    c = Corpus(dim=8)
+    for i in range(40):
+        c.put(turn(i, f"turn {i}", session=f"s{i % 3}"),
+              ["alpha"] * (i % 2) + [f"w{i % 5}", "beta"] * (i % 3 == 0), vec(i))
+    mask = c.alive[: c.size].copy()
+    mask[::7] = False
+    terms = ["alpha", "w2", "beta", "nowhere"]
+    for power in (1.5, 1.0, 0.7):
+        recipe = scoring.Recipe(coverage_power=power)
+        got = scoring.lexical(c, terms, mask, recipe)
+        raw = scoring.lexical(c, terms, mask, scoring.Recipe(coverage_power=1.0))
+        idf_free = np.power(raw, power, dtype=np.float32)  # raw is out / idf_mass
+        assert np.count_nonzero(got) and not np.count_nonzero(got[~mask])
+        assert np.allclose(got, idf_free, rtol=1e-6, atol=0)
+    zero = scoring.lexical(c, terms, mask, scoring.Recipe(coverage_power=0))
+    assert np.all(zero == 1.0)
