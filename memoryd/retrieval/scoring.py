@@ -64,12 +64,11 @@ def lexical(corpus: Corpus, query_terms: list[str], mask: np.ndarray, recipe: Re
         if df:
             out += idf * tf * (recipe.k1 + 1) / (tf + norm)
     out[~mask] = 0
-    if recipe.coverage_power <= 0:  # 0 ** p is not 0: every row is raised
-        return np.power(out / idf_mass, recipe.coverage_power, dtype=np.float32)
     # Only the rows a term reached: a fractional power costs about 20 ns a row, and the
-    # rest stay 0 (3 ms of a query at 130,000 rows, against 0.7 ms).
-    hit = np.flatnonzero(out)
-    out[hit] = np.power(out[hit] / idf_mass, recipe.coverage_power, dtype=np.float32)
+    # rest stay 0 (3 ms of a query at 130,000 rows, against 0.7 ms); with a power of 0
+    # or less, 0 is raised too.
+    rows = np.flatnonzero(out) if recipe.coverage_power > 0 else slice(None)
+    out[rows] = np.power(out[rows] / idf_mass, recipe.coverage_power, dtype=np.float32)
     return out
 
 
