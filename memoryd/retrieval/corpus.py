@@ -16,7 +16,7 @@ from collections import Counter
 import msgspec
 import numpy as np
 
-from memoryd.retrieval import cells
+from memoryd.retrieval import cells, int8dot
 from memoryd.retrieval.postings import Postings
 from memoryd.rwlock import RWLock
 from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
@@ -41,7 +41,7 @@ COLUMNS: dict[str, tuple[type, object]] = {
     "cell": (np.int16, -1),  # the own vector's nearest centroid (cells.py); -1: none yet
 }
 _VECTORS = ("own", "ctx")  # (capacity, dim) columns
-SCORE_BLOCK = 2048  # rows scored at once by `similarity`: 3 MB of float32 vectors
+SCORE_BLOCK = 8192  # rows scored at once by `similarity`: 3 MB of int8 codes
 
 
 class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
@@ -312,15 +312,15 @@ class Corpus:
         return total / max(1, len(rows))
 
     def similarity(self, kind: str, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """`vectors(kind, rows) @ query` (a vector, or a (dim, m) matrix of them), a
-        block of rows at a time: the float32 copy of the codes stays a few MB (a whole
-        10k-row pool as float32 is 15 MB, and each reader thread's heap kept it)."""
+        """`vectors(kind, rows) @ query` (a vector, or a (dim, m) matrix of them), on the
+        int8 codes (int8dot.py), a block of rows at a time: the codes gathered stay a
+        few MB whatever the number of rows."""
         rows = np.asarray(rows, dtype=np.int64)
         codes, scale = getattr(self, kind), getattr(self, f"{kind}_scale")
         out = np.empty((len(rows), *query.shape[1:]), dtype=np.float32)
         for start in range(0, len(rows), SCORE_BLOCK):
             part = rows[start:start + SCORE_BLOCK]
-            out[start:start + len(part)] = codes[part].astype(np.float32) @ query
+            out[start:start + len(part)] = int8dot.scores(codes[part], query)
         return out * (scale[rows][:, None] if out.ndim == 2 else scale[rows])
 
     def place(self, rows: list[int]) -> None:
@@ -351,10 +351,12 @@ class Corpus:
         """Rows within `mask` whose own or (for turns) context vector is among the `n`
         closest to `query`, searched in the cells nearest it (every row without cells,
         or when the nearest cells hold fewer than `n` of the rows the filters allow)."""
-        rows = np.flatnonzero(mask)
-        if self.centroids is not None:
-            near = rows[cells.probed(self.centroids, query)[self.cell[rows]]]
-            rows = near if len(near) >= n else rows
+        rows = None
+        if self.centroids is not None:  # the cells' lookup over every row, then the mask
+            rows = np.flatnonzero(cells.probed(self.centroids, query)[self.cell[:len(mask)]]
+                                  & mask)
+        if rows is None or len(rows) < n:
+            rows = np.flatnonzero(mask)
         picked = [_top(rows, self.similarity("own", rows, query), n)]
         turns = rows[self.session_code[rows] >= 0]
         if len(turns):

@@ -241,8 +241,9 @@ class SmartSearch:
         c = self.hybrid.corpus
         rows = set(c.dense_rows(query_vec, mask, pool_size).tolist())
         rows.update(c.chunk_rows(query_vec, pool_size))
-        top_lex = np.argsort(-lex)[:pool_size]
-        rows.update(int(r) for r in top_lex if lex[r] > 0)
+        reached = np.flatnonzero(lex)  # the best `pool_size` of them, in no order
+        rows.update(reached[np.argpartition(-lex[reached], pool_size)[:pool_size]].tolist()
+                    if len(reached) > pool_size else reached.tolist())
         for r in list(rows):
             rows.update(int(x) for x in (c.prev[r], c.next[r]) if x >= 0)
         picked = np.array(sorted(rows), dtype=np.int64)
