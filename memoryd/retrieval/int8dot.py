@@ -105,7 +105,7 @@ def split(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def scores(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
     """`codes.astype(float32) @ query` for int8 `codes` (rows, dim) and a float `query`
-    (dim,) or (dim, m), as float32. The codes are overwritten: pass a copy."""
+    (dim,) or (dim, m), as float32. The codes may be overwritten: pass a copy."""
     if len(codes) < FEW:
         return (codes.astype(np.float32) @ query).astype(np.float32)
     parts, weights = split(query)

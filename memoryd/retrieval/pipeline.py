@@ -15,8 +15,10 @@
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 # s2 of a memory outside a conversation is 1.3 x its fused score; dividing by it puts
 # such a memory's relevance on the fused (cosine-like) scale.
 RELEVANCE_SCALE = 1.3
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+    os.cpu_count() or 1)
 _SUMMARY = KINDS.index("summary")
 
 
@@ -115,15 +119,31 @@ class SmartSearch:
         self.graph = graph
         # One for each search that can run at once (`readers`; each starts when needed).
         self._ahead = ThreadPoolExecutor(readers, thread_name_prefix="query-embed")
+        self._running = 0  # searches in `run` now
+        self._running_lock = threading.Lock()
 
     def run(self, req: SearchRequest, now: float | None = None) -> SearchResult:
-        now = time.time() if now is None else now
+        with self._running_lock:
+            self._running += 1
+            idle_core = self._running < CORES
+        try:
+            return self._run(req, time.time() if now is None else now, idle_core)
+        finally:
+            with self._running_lock:
+                self._running -= 1
+
+    def _run(self, req: SearchRequest, now: float, idle_core: bool) -> SearchResult:
         clock = _Clock()
-        # The query's embedding, and the topics it reaches, on a thread of their own
-        # while this one filters and scores the keywords: neither needs the other, and
-        # one search alone would leave the second core idle (at 130,000 rows: 3.6 ms
-        # to embed beside 6 ms to filter and score).
-        ahead = self._ahead.submit(self._embed, req, now)
+        # With a core idle, the query's embedding and the topics it reaches go to a
+        # thread of their own while this one filters and scores the keywords: neither
+        # needs the other (at 130,000 rows: 3.6 ms to embed beside 6 ms to filter and
+        # score). With every core busy with searches, the handing over only costs.
+        if idle_core:
+            ahead = self._ahead.submit(self._embed, req, now)
+        else:
+            ahead = Future()
+            ahead.set_result(self._embed(req, now))
+            clock.lap("embed")
         query_terms = text.terms(req.query)
         pool_size = max(req.top_k * self.factor, 20)
         corpus = self.hybrid.corpus
@@ -134,7 +154,8 @@ class SmartSearch:
             lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
             clock.lap("lexical")
             query_vec, topics = ahead.result()
-            clock.lap("embed")  # what was left of it after the keywords: the wait
+            if idle_core:
+                clock.lap("embed")  # what was left of it after the keywords: the wait
             via_graph = topics.turns if topics else {}
             graph_rows = np.array(sorted(r for i in via_graph if (r := corpus.row_of.get(i))
                                          is not None and mask[r]), dtype=np.int64)
