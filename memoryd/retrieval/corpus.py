@@ -318,9 +318,10 @@ class Corpus:
         rows = np.asarray(rows, dtype=np.int64)
         codes, scale = getattr(self, kind), getattr(self, f"{kind}_scale")
         out = np.empty((len(rows), *query.shape[1:]), dtype=np.float32)
+        split_once = int8dot.Query(query)
         for start in range(0, len(rows), SCORE_BLOCK):
             part = rows[start:start + SCORE_BLOCK]
-            out[start:start + len(part)] = int8dot.scores(codes[part], query)
+            out[start:start + len(part)] = split_once.scores(codes[part])
         return out * (scale[rows][:, None] if out.ndim == 2 else scale[rows])
 
     def place(self, rows: list[int]) -> None:

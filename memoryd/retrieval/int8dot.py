@@ -103,13 +103,24 @@ def split(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return parts.reshape(len(query), -1), weights.reshape(m * PARTS, m)
 
 
-def scores(codes: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """`codes.astype(float32) @ query` for int8 `codes` (rows, dim) and a float `query`
-    (dim,) or (dim, m), as float32. The codes may be overwritten: pass a copy."""
-    if len(codes) < FEW:
-        return (codes.astype(np.float32) @ query).astype(np.float32)
-    parts, weights = split(query)
-    unsigned = codes.view(np.uint8)
-    unsigned ^= 0x80  # two's complement + 128
-    out = (_model().run(None, {"A": unsigned, "B": parts})[0] @ weights).astype(np.float32)
-    return out.reshape(len(codes), *query.shape[1:])
+class Query:
+    """A float query (dim,) or (dim, m) scored against blocks of int8 codes: split into
+    its int8 parts once, when the first block of FEW rows or more needs them."""
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+        self._split: tuple[np.ndarray, np.ndarray] | None = None
+
+    def scores(self, codes: np.ndarray) -> np.ndarray:
+        """`codes.astype(float32) @ vector` for int8 `codes` (rows, dim), as float32.
+        The codes may be overwritten: pass a copy."""
+        if len(codes) < FEW:
+            return (codes.astype(np.float32) @ self.vector).astype(np.float32)
+        if self._split is None:
+            self._split = split(self.vector)
+        parts, weights = self._split
+        unsigned = codes.view(np.uint8)
+        unsigned ^= 0x80  # two's complement + 128
+        out = (_model().run(None, {"A": unsigned, "B": parts})[0] @ weights).astype(
+            np.float32)
+        return out.reshape(len(codes), *self.vector.shape[1:])

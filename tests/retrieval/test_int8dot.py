@@ -33,7 +33,7 @@ def test_scores_are_the_float_querys_to_float32_rounding(rows, queries):
     shape = (48,) if queries is None else (48, queries)
     query = rng.standard_normal(shape).astype(np.float32)
     query[3] = 0.0
-    got = int8dot.scores(codes.copy(), query)
+    got = int8dot.Query(query).scores(codes.copy())
     want = exact(codes, query)
     assert got.dtype == np.float32 and got.shape == want.shape
     if rows:
@@ -42,10 +42,10 @@ def test_scores_are_the_float_querys_to_float32_rounding(rows, queries):
 
 def test_a_zero_query_scores_zero_and_tiny_ones_keep_their_precision():
     codes = np.random.default_rng(1).integers(-127, 128, (2000, 32), dtype=np.int8)
-    assert not int8dot.scores(codes.copy(), np.zeros(32, dtype=np.float32)).any()
+    assert not int8dot.Query(np.zeros(32, dtype=np.float32)).scores(codes.copy()).any()
     tiny = np.random.default_rng(2).standard_normal(32).astype(np.float32) * 1e-30
     want = exact(codes, tiny)
-    assert np.abs(int8dot.scores(codes.copy(), tiny) - want).max() <= 1e-6 * np.abs(
+    assert np.abs(int8dot.Query(tiny).scores(codes.copy()) - want).max() <= 1e-6 * np.abs(
         want).max()
 
 
@@ -54,7 +54,17 @@ def test_threads_share_the_session():
     codes = rng.integers(-127, 128, (4000, 64), dtype=np.int8)
     queries = rng.standard_normal((16, 64)).astype(np.float32)
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda q: int8dot.scores(codes.copy(), q), queries))
+        results = list(pool.map(lambda q: int8dot.Query(q).scores(codes.copy()), queries))
     for q, got in zip(queries, results, strict=True):
         want = exact(codes, q)
         assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
+
+
+def test_one_query_scores_block_after_block_as_each_alone():
+    """Its split is made once, by the first big block, and serves the blocks after."""
+    rng = np.random.default_rng(4)
+    query = int8dot.Query(rng.standard_normal(40).astype(np.float32))
+    for rows in (int8dot.FEW + 5, 7, 2 * int8dot.FEW):
+        codes = rng.integers(-127, 128, (rows, 40), dtype=np.int8)
+        want = exact(codes, query.vector)
+        assert np.abs(query.scores(codes.copy()) - want).max() <= 1e-6 * np.abs(want).max()
