@@ -3,10 +3,12 @@ other filters on the memories rows) give the same pages and totals."""
 
 from __future__ import annotations
 
+import itertools
+import random
 from datetime import UTC, datetime, timedelta
 
 from memoryd.schema import Memory, content_hash
-from memoryd.store.catalog import Catalog, Filters
+from memoryd.store.catalog import ROWID_SLOTS, Catalog, Filters, _newest, rowid_second
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -119,3 +121,94 @@ def test_short_terms_come_from_the_word_index(tmp_path):
         index.delete("cjk")
     assert found("go") == [] and found("东") == [] and found("1") == ["go"]
     index.close()
+
+
+def test_a_walk_newest_first_matches_a_full_sort(tmp_path):
+    """Pages come from walking the match by rowid (creation second) and stopping: the
+    same pages and totals as sorting every match, with many memories to a second,
+    writes out of order, rewrites that move a memory, and dates that are and are not
+    whole seconds."""
+    rng = random.Random(7)
+    index = Catalog(tmp_path / "k.sqlite")
+    seconds = [START + timedelta(seconds=rng.randrange(40)) for _ in range(12)]
+    truth: dict[str, tuple[datetime, str, str]] = {}
+    with index.transaction():
+        for i in range(400):
+            created = rng.choice(seconds) + timedelta(microseconds=rng.choice([0, 0, 250, 999_999]))
+            if i % 50 == 0:  # beyond the numbered range: the edge seconds
+                created = datetime(1500 + (i % 100) * 8, 1, 1, tzinfo=UTC)
+            text = " ".join(rng.sample(["plan", "lunch", "deploy", "13", "14 x"], 2))
+            scope = rng.choice(["global", "agent:x", "agent:y"])
+            memory_id = f"m{rng.randrange(300):03d}"  # some ids written twice: a rewrite
+            index.upsert(Memory(id=memory_id, content=text, content_hash=content_hash(text),
+                                scope=scope, created_at=created), f"inbox/{memory_id}.md", "sha")
+            truth[memory_id] = (created, text, scope)
+        index.delete(next(iter(truth)))
+        truth.pop(next(iter(truth)))
+    rows = index.reader.execute("SELECT rowid, created_at FROM memories").fetchall()
+    assert all(r // ROWID_SLOTS == rowid_second(c) for r, c in rows)
+    rowid = dict(index.reader.execute("SELECT id, rowid FROM memories").fetchall())
+
+    def expected(term: str, scopes, since, until) -> list[str]:
+        found = [(c, rowid[m]) for m, (c, text, scope) in truth.items()
+                 if term in text.split() and (scopes is None or scope in scopes)
+                 and (since is None or c >= since) and (until is None or c < until)]
+        return [m for _, r in sorted(found, reverse=True) for m in truth if rowid[m] == r]
+
+    dates = [None, seconds[3], seconds[5] + timedelta(microseconds=300)]
+    for term in ("plan", "13", "deploy"):
+        for scopes in (None, ["global"], ["global", "agent:x", "agent:y"]):
+            for since, until in itertools.product(dates, dates):
+                for extra in ({}, {"phase": "inbox"}):  # both join tables
+                    filters = Filters(scopes=scopes, since=since, until=until, **extra)
+                    want = expected(term, scopes, since, until)
+                    pages = [index.search(term, filters, 7, offset) for offset in (0, 7, 30)]
+                    assert [m.id for m in pages[0][0] + pages[1][0]] == want[:14]
+                    assert [m.id for m in pages[2][0]] == want[30:37]
+                    assert {total for _, total in pages} == {len(want)}
+    index.close()
+
+
+def test_the_walk_reads_one_page_and_the_rest_of_its_last_second():
+    second = ROWID_SLOTS
+    rows = [(5 * second + 2, 5.9), (5 * second + 1, 5.1), (5 * second, 5.5),
+            (4 * second + 1, 4.2), (4 * second, 4.7), (3 * second, 3.0), (2 * second, 2.0)]
+    read = []
+
+    def walk():
+        for row in rows:
+            read.append(row)
+            yield row
+
+    assert _newest(walk(), 4) == [5 * second + 2, 5 * second, 5 * second + 1, 4 * second]
+    assert len(read) == 6, "the second of the fourth row, then one row to see it end"
+    assert _newest(iter(rows[:2]), 5) == [5 * second + 2, 5 * second + 1]
+
+
+def test_every_kind_of_match_is_walked_in_rowid_order(tmp_path):
+    """No query sorts its matches (SQLite's temp b-tree), whatever its terms, filters
+    and join: the walk's order is the index's."""
+    index = _index(tmp_path)
+    text = "c# plan 13 migration 东 a+b"  # every query below finds it, in every filter
+    with index.transaction():
+        index.upsert(Memory(id="all", content=text, content_hash=content_hash(text),
+                            scope="agent:x", phase="organized", created_at=START),
+                     "inbox/all.md", "sha")
+    plans: list[str] = []
+
+    def trace(sql: str) -> None:
+        if sql.startswith("SELECT") and "ORDER BY" in sql:
+            plans.append(sql)
+
+    index.reader.set_trace_callback(trace)
+    for query in ("migration", "13", "13 migration", "c# plan", "东", "+"):
+        for filters in (Filters(), Filters(scopes=["agent:x"], since=START),
+                        Filters(phase="organized")):
+            index.search(query, filters, 10, 0)
+    index.reader.set_trace_callback(None)
+    assert len(plans) == 18
+    for sql in plans:
+        plan = " ".join(r[3] for r in index.reader.execute(f"EXPLAIN QUERY PLAN {sql}"))
+        assert "TEMP B-TREE" not in plan, (sql, plan)
+    index.close()
+
