@@ -31,7 +31,7 @@ import msgspec
 from memoryd.schema import Memory
 from memoryd.store import sqlite
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 # A memory's rowid orders it by its creation second: second * ROWID_SLOTS + n, n counting
 # the memories of that second in the order they were indexed. FTS5 reads a match in
 # rowid order and can stop, so a search walks its matches newest first and stops after
@@ -90,6 +90,17 @@ CREATE TABLE IF NOT EXISTS search_keys (
     rowid INTEGER PRIMARY KEY, scope TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS search_keys_scope ON search_keys (scope, created_at);
 CREATE INDEX IF NOT EXISTS search_keys_created ON search_keys (created_at);
+-- How many search_keys rows each scope has (rows are only ever inserted and deleted):
+-- memory_list's total without counting 130,000 index entries (7 ms).
+CREATE TABLE IF NOT EXISTS scope_counts (scope TEXT PRIMARY KEY, n INTEGER NOT NULL)
+    WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS search_keys_added AFTER INSERT ON search_keys BEGIN
+    INSERT INTO scope_counts VALUES (new.scope, 1) ON CONFLICT (scope) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS search_keys_removed AFTER DELETE ON search_keys BEGIN
+    UPDATE scope_counts SET n = n - 1 WHERE scope = old.scope;
+    DELETE FROM scope_counts WHERE scope = old.scope AND n = 0;
+END;
 """
 
 _encode = msgspec.json.Encoder().encode
@@ -569,15 +580,9 @@ class Catalog:
 
     def _every_scope_in(self, scopes: Sequence[str]) -> bool:
         """Whether every scope that holds a memory is one of `scopes`: then a scope
-        filter excludes nothing. One index step per scope in the store."""
-        wanted = set(scopes)
-        row = self.reader.execute("SELECT min(scope) FROM search_keys").fetchone()
-        while row[0] is not None:
-            if row[0] not in wanted:
-                return False
-            row = self.reader.execute("SELECT min(scope) FROM search_keys WHERE scope > ?",
-                                      (row[0],)).fetchone()
-        return True
+        filter excludes nothing."""
+        return set(scopes).issuperset(
+            r[0] for r in self.reader.execute("SELECT scope FROM scope_counts"))
 
     def _list_keys(self, filters: Filters, limit: int, offset: int
                    ) -> tuple[list[Memory], int]:
@@ -586,9 +591,16 @@ class Catalog:
         cannot walk several scopes of one index in order; sorting them all costs 150 ms
         at 100k."""
         clauses, args = filters.where("k")
-        total = self.reader.execute(
-            f"SELECT count(*) FROM search_keys k WHERE {' AND '.join(clauses) or '1'}",
-            args).fetchone()[0]
+        if filters.since is None and filters.until is None:  # a sum of the kept counts
+            scopes = list(dict.fromkeys(filters.scopes or ()))
+            scoped = "" if filters.scopes is None else (
+                f" WHERE scope IN ({','.join('?' * len(scopes))})")
+            total = self.reader.execute(f"SELECT coalesce(sum(n), 0) FROM scope_counts{scoped}",
+                                        scopes).fetchone()[0]
+        else:
+            total = self.reader.execute(
+                f"SELECT count(*) FROM search_keys k WHERE {' AND '.join(clauses)}",
+                args).fetchone()[0]
         dates = Filters(since=filters.since, until=filters.until).where("k")
         date_sql = "".join(f" AND {c}" for c in dates[0])
         order = " ORDER BY k.created_at DESC, k.rowid DESC LIMIT ?"

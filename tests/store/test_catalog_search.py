@@ -155,6 +155,9 @@ def test_a_walk_newest_first_matches_a_full_sort(tmp_path):
                  and (since is None or c >= since) and (until is None or c < until)]
         return [m for _, r in sorted(found, reverse=True) for m in truth if rowid[m] == r]
 
+    for scopes in (None, ["global"], ["agent:y", "agent:x"], ["global", "global"], []):
+        kept = sum(1 for _, _, scope in truth.values() if scopes is None or scope in scopes)
+        assert index.list(Filters(scopes=scopes), 5, 0)[1] == kept  # the kept counts
     dates = [None, seconds[3], seconds[5] + timedelta(microseconds=300)]
     for term in ("plan", "13", "deploy"):
         for scopes in (None, ["global"], ["global", "agent:x", "agent:y"]):
