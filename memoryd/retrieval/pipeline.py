@@ -18,7 +18,7 @@ import math
 import os
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -134,28 +134,36 @@ class SmartSearch:
 
     def _run(self, req: SearchRequest, now: float, idle_core: bool) -> SearchResult:
         clock = _Clock()
-        # With a core idle, the query's embedding and the topics it reaches go to a
-        # thread of their own while this one filters and scores the keywords: neither
-        # needs the other (at 130,000 rows: 3.6 ms to embed beside 6 ms to filter and
-        # score). With every core busy with searches, the handing over only costs.
+        # With a core idle, a thread of its own embeds the query, matches it against the
+        # topics and, once this one hands it the filters' mask, finds the rows nearest
+        # it, while this one filters and scores the keywords: neither needs the other
+        # (at 130,000 rows: 3.6 ms to embed and 5-6 ms for the nearest rows, beside
+        # 6 ms to filter and score). With every core busy with searches, the handing
+        # over only costs.
+        handed: Future[tuple[np.ndarray, bool]] = Future()  # the mask; whether ANN
+        pool_size = max(req.top_k * self.factor, 20)
         if idle_core:
-            ahead = self._ahead.submit(self._embed, req, now)
+            ahead = self._ahead.submit(self._ahead_of_keywords, req, now, handed, pool_size)
         else:
             ahead = Future()
-            ahead.set_result(self._embed(req, now))
+            ahead.set_result((*self._embed(req, now), None))
             clock.lap("embed")
-        query_terms = text.terms(req.query)
-        pool_size = max(req.top_k * self.factor, 20)
         corpus = self.hybrid.corpus
         with corpus.lock.read():
-            mask = self._mask(req, now)
-            allowed = int(mask.sum())
-            clock.lap("filter")
-            lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
-            clock.lap("lexical")
-            query_vec, topics = ahead.result()
-            if idle_core:
-                clock.lap("embed")  # what was left of it after the keywords: the wait
+            try:
+                query_terms = text.terms(req.query)
+                mask = self._mask(req, now)
+                allowed = int(mask.sum())
+                handed.set_result((mask, allowed > self.exact_limit))
+                clock.lap("filter")
+                lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
+                clock.lap("lexical")
+                query_vec, topics, near = ahead.result()
+                if idle_core:
+                    clock.lap("embed")  # what was left of it after the keywords: the wait
+            finally:  # the other thread reads the corpus under this hold, never after it
+                handed.cancel()  # (when the mask never came)
+                wait([ahead])
             via_graph = topics.turns if topics else {}
             graph_rows = np.array(sorted(r for i in via_graph if (r := corpus.row_of.get(i))
                                          is not None and mask[r]), dtype=np.int64)
@@ -164,8 +172,9 @@ class SmartSearch:
                 rows = np.flatnonzero(mask)
             else:
                 mode = "ann"
-                rows = np.union1d(
-                    self._ann_candidates(req, query_vec, lex, mask, pool_size), graph_rows)
+                if near is None:
+                    near = self._near(query_vec, mask, pool_size)
+                rows = np.union1d(self._ann_candidates(near, lex, mask, pool_size), graph_rows)
             clock.lap("candidates")
             dense, own, ctx, which = scoring.dense(corpus, query_vec, rows, self.recipe)
             fused = self.recipe.lexical_weight * lex[rows] + (
@@ -268,11 +277,27 @@ class SmartSearch:
                     mask[row] = False
         return mask
 
-    def _ann_candidates(self, req: SearchRequest, query_vec: np.ndarray, lex: np.ndarray,
-                        mask: np.ndarray, pool_size: int) -> np.ndarray:
+    def _ahead_of_keywords(self, req: SearchRequest, now: float,
+                           handed: Future[tuple[np.ndarray, bool]], pool_size: int
+                           ) -> tuple[np.ndarray, GraphMatch | None, set[int] | None]:
+        """The query's vector, its topics and (in ANN mode) its nearest rows, on the
+        query-embed thread. The rows are read under the searching thread's read hold:
+        it hands over the mask inside it and waits for this before leaving it."""
+        query_vec, topics = self._embed(req, now)
+        mask, ann = handed.result()
+        return query_vec, topics, self._near(query_vec, mask, pool_size) if ann else None
+
+    def _near(self, query_vec: np.ndarray, mask: np.ndarray, pool_size: int) -> set[int]:
+        """The rows nearest the query: by their own or context vectors, and by chunks."""
         c = self.hybrid.corpus
         rows = set(c.dense_rows(query_vec, mask, pool_size).tolist())
         rows.update(c.chunk_rows(query_vec, pool_size))
+        return rows
+
+    def _ann_candidates(self, near: set[int], lex: np.ndarray, mask: np.ndarray,
+                        pool_size: int) -> np.ndarray:
+        c = self.hybrid.corpus
+        rows = set(near)
         reached = np.flatnonzero(lex)  # the best `pool_size` of them, in no order
         rows.update(reached[np.argpartition(-lex[reached], pool_size)[:pool_size]].tolist()
                     if len(reached) > pool_size else reached.tolist())

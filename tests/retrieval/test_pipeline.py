@@ -80,3 +80,59 @@ async def test_a_failing_query_embedding_fails_the_search(make_harness):
     with pytest.raises(RuntimeError, match="the model is gone"):
         h.engine.reads.searcher.run(SearchRequest(query=QUERY))
     assert (await h.call("memory_smart_search", query="deploy key"))["memories"]
+
+
+class _Near:
+    """Wraps the corpus's `dense_rows`: notes the thread it runs on and whether the
+    corpus is held for reading, after `before()`."""
+
+    def __init__(self, corpus, before=lambda: None) -> None:
+        self.corpus, self.inner, self.before = corpus, corpus.dense_rows, before
+        self.calls: list[tuple[str, int]] = []
+
+    def __call__(self, *args, **kwargs):
+        self.before()
+        self.calls.append((threading.current_thread().name, self.corpus.lock._readers))
+        return self.inner(*args, **kwargs)
+
+
+async def _ann_harness(make_harness, monkeypatch):
+    monkeypatch.setattr(pipeline, "CORES", 2)
+    h = await make_harness(embedder=FakeEmbedder(), vectors=MemoryVectors())
+    key = await h.write("The deploy key lives in the vault under ops/prod")
+    await h.write("The user's cat is called Miso")
+    monkeypatch.setattr(h.engine.reads.searcher, "exact_limit", 0)  # the cells' search
+    return h, key, h.engine.reads.searcher.hybrid.corpus
+
+
+async def test_with_a_core_idle_the_nearest_rows_are_found_beside_the_keywords(
+        make_harness, monkeypatch):
+    h, key, corpus = await _ann_harness(make_harness, monkeypatch)
+    near = _Near(corpus)
+    monkeypatch.setattr(corpus, "dense_rows", near)
+    found = await h.call("memory_smart_search", query=QUERY)
+    assert [m["id"] for m in found["memories"]][:1] == [key]
+    [(thread, readers)] = near.calls
+    assert thread.startswith("query-embed") and readers == 1, "under the search's hold"
+    monkeypatch.setattr(pipeline, "CORES", 1)
+    await h.call("memory_smart_search", query=QUERY)
+    assert not near.calls[1][0].startswith("query-embed")
+
+
+async def test_a_failing_keyword_stage_waits_for_the_nearest_rows(make_harness, monkeypatch):
+    """The other thread reads the corpus under the searching thread's read hold: a
+    search that fails keeps the hold until that thread is done."""
+    h, _, corpus = await _ann_harness(make_harness, monkeypatch)
+    failed = threading.Event()
+
+    def failing_lexical(*args, **kwargs):
+        failed.set()
+        raise RuntimeError("no keywords today")
+
+    near = _Near(corpus, before=lambda: failed.wait(timeout=30))
+    monkeypatch.setattr(corpus, "dense_rows", near)
+    monkeypatch.setattr(scoring, "lexical", failing_lexical)
+    with pytest.raises(RuntimeError, match="no keywords today"):
+        h.engine.reads.searcher.run(SearchRequest(query=QUERY))
+    assert near.calls == [(near.calls[0][0], 1)], "the hold outlived the nearest rows"
+    assert corpus.lock._readers == 0
