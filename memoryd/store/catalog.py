@@ -263,7 +263,8 @@ def _newest(rows: Iterable[tuple[int, float]], count: int) -> list[int]:
     `count` rows and the rest of the last one's second hold the newest `count`."""
     taken: list[tuple[float, int]] = []
     for rowid, created_at in rows:
-        if len(taken) >= count and rowid // ROWID_SLOTS != taken[-1][1] // ROWID_SLOTS:
+        if len(taken) >= count and (not taken or rowid // ROWID_SLOTS
+                                    != taken[-1][1] // ROWID_SLOTS):
             break
         taken.append((created_at, rowid))
     taken.sort(reverse=True)

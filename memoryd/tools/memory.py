@@ -85,6 +85,8 @@ async def memory_list(app: App, caller: Caller, p: ListParams) -> Result:
 async def memory_search(app: App, caller: Caller, p: SearchParams) -> Result:
     if p.from_ and p.to and p.from_ > p.to:
         raise InvalidParams("to", f"is before `from` ({p.to} < {p.from_})")
+    if not p.query.split():
+        raise InvalidParams("query", "has no words to search for")
     filters = Filters(
         scopes=caller.visible_scopes(p.scope), phase=p.phase, category=p.category,
         kind=p.kind, type=p.type, session=p.session, tags=p.tags,

@@ -141,6 +141,8 @@ def test_search_is_case_insensitive_with_filters_and_dates(daemon):
     assert e.code == -32602 and "params.from" in e.message
     e = err(daemon, "memory_search", {"query": "x", "from": "2024-03-02", "to": "2024-03-01"})
     assert e.code == -32602 and "params.to" in e.message
+    e = err(daemon, "memory_search", {"query": " \t "})
+    assert e.code == -32602 and "params.query" in e.message and "no words" in e.message
 
 
 def test_tag_link_unlink_backlinks_upgrade(daemon):

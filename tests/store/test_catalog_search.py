@@ -186,6 +186,7 @@ def test_the_walk_reads_one_page_and_the_rest_of_its_last_second():
     assert _newest(walk(), 4) == [5 * second + 2, 5 * second, 5 * second + 1, 4 * second]
     assert len(read) == 6, "the second of the fourth row, then one row to see it end"
     assert _newest(iter(rows[:2]), 5) == [5 * second + 2, 5 * second + 1]
+    assert _newest(walk(), 0) == [] and len(read) == 7, "none asked, one row read"
 
 
 def test_every_kind_of_match_is_walked_in_rowid_order(tmp_path):
