@@ -298,7 +298,7 @@ class SmartSearch:
                         pool_size: int) -> np.ndarray:
         c = self.hybrid.corpus
         rows = set(near)
-        reached = np.flatnonzero(lex)  # the best `pool_size` of them, in no order
+        reached = np.flatnonzero(lex != 0)  # the best `pool_size` of them, in no order
         rows.update(reached[np.argpartition(-lex[reached], pool_size)[:pool_size]].tolist()
                     if len(reached) > pool_size else reached.tolist())
         for r in list(rows):

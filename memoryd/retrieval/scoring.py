@@ -58,16 +58,19 @@ def lexical(corpus: Corpus, query_terms: list[str], mask: np.ndarray, recipe: Re
             spill_prev = prev[rows]
             ok = spill_prev >= 0
             np.add.at(tf, spill_prev[ok], w * freqs[ok])
-        df = int(np.count_nonzero(tf[mask]))
+        df = int(np.count_nonzero((tf != 0) & mask))  # (numpy counts bools 10x faster)
         idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
         idf_mass += idf
-        if df:
-            out += idf * tf * (recipe.k1 + 1) / (tf + norm)
+        if df:  # idf * tf * (k1 + 1) / (tf + norm), in place: the same operations
+            share = np.multiply(idf, tf)
+            share *= recipe.k1 + 1
+            share /= tf + norm
+            out += share
     out[~mask] = 0
     # Only the rows a term reached: a fractional power costs about 20 ns a row, and the
     # rest stay 0 (3 ms of a query at 130,000 rows, against 0.7 ms); with a power of 0
     # or less, 0 is raised too.
-    rows = np.flatnonzero(out) if recipe.coverage_power > 0 else slice(None)
+    rows = np.flatnonzero(out != 0) if recipe.coverage_power > 0 else slice(None)
     out[rows] = np.power(out[rows] / idf_mass, recipe.coverage_power, dtype=np.float32)
     return out
 
