@@ -178,19 +178,21 @@ class HybridIndex:
         """Write the own vectors not yet in the vector store, in one upsert per scope
         (writer thread; the daemon does it each second). A crash before this loses
         nothing: the corpus snapshot is only saved after it, and a start re-embeds
-        what the vector store lacks. Returns how many were written."""
-        pending, self.unpersisted = self.unpersisted, {}
+        what the vector store lacks. Returns how many were written.
+
+        They stay counted in `unpersisted` until the vector store has them (`stats`
+        reads it from another thread: a kill just after it says 0 loses nothing), and
+        stay there for the next round when the store fails. Only this thread changes
+        `unpersisted`."""
+        pending = dict(self.unpersisted)
         with self.corpus.lock.read():  # deleted or replaced since: nothing to persist
             live = [(i, v) for i, v in pending.items()
                     if (meta := self.corpus.meta_of(i)) is not None and meta.text_hash == v[2]]
         if live:
-            try:
-                self._store("own", [v[0] for _, v in live], [i for i, _ in live],
-                            np.stack([v[1] for _, v in live]), [v[2] for _, v in live])
-            except BaseException:
-                for memory_id, value in live:  # for the next round (newer ones win)
-                    self.unpersisted.setdefault(memory_id, value)
-                raise
+            self._store("own", [v[0] for _, v in live], [i for i, _ in live],
+                        np.stack([v[1] for _, v in live]), [v[2] for _, v in live])
+        for memory_id in pending:
+            del self.unpersisted[memory_id]
         return len(live)
 
     def _store(self, kind: str, scopes: list[str], ids: list[str], vectors: np.ndarray,

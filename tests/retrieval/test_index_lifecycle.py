@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from memoryd.engine import NewMemory
 from memoryd.errors import Forbidden, InvalidParams
 from memoryd.scopes import Caller
@@ -147,3 +149,38 @@ async def test_keyword_index_rebuild_reuses_stored_vectors(make_harness, tmp_pat
         assert len(found["memories"]) == 5
     finally:
         h2.engine.close()
+
+
+async def test_vectors_stay_unpersisted_until_the_store_has_them(make_harness):
+    """`stats` reads `unpersisted` from another thread: while the batch is being written
+    it still counts them (a kill then would lose them), and a failed write keeps them
+    for the next round; vectors deleted in between are dropped."""
+    from tests.fakes import FakeEmbedder, MemoryVectors
+
+    h = await make_harness(embedder=FakeEmbedder(), vectors=MemoryVectors())
+    kept = [await h.write(f"harbour note {i}") for i in range(3)]
+    gone = await h.write("a note deleted before its vector is stored")
+    hybrid = h.engine.stores.hybrid
+    assert set(hybrid.unpersisted) == {*kept, gone}
+    await h.call("memory_delete", id=gone)
+    seen: list[int] = []
+    upsert = hybrid.vectors.upsert
+
+    def failing(*args, **kwargs):
+        seen.append(len(hybrid.unpersisted))
+        raise OSError("disk full")
+
+    hybrid.vectors.upsert = failing
+    with pytest.raises(OSError, match="disk full"):
+        await h.engine.stores.workers.write(hybrid.persist_deferred)
+    assert seen == [4] and set(hybrid.unpersisted) == {*kept, gone}
+
+    def counting(*args, **kwargs):
+        seen.append(len(hybrid.unpersisted))
+        upsert(*args, **kwargs)
+
+    hybrid.vectors.upsert = counting
+    assert await h.engine.stores.workers.write(hybrid.persist_deferred) == 3
+    assert seen == [4, 4] and hybrid.unpersisted == {}
+    stored = {i for (kind, _), col in hybrid.vectors.data.items() if kind == "own" for i in col}
+    assert set(kept) <= stored and gone not in stored
