@@ -168,8 +168,9 @@ class Filters:
         return clauses, args
 
 
-_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-                  "\uac00-\ud7af])")
+# The characters the word index takes one at a time, each a word of its own.
+_CJK_CHAR = "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"
+_CJK = re.compile(f"({_CJK_CHAR})")
 
 
 def _spaced(text: str) -> str:
@@ -226,8 +227,7 @@ class _Match:
 
 # A short term that the word index alone decides: ASCII letters and digits (folded alike
 # by the index and by LIKE), or one CJK character (a word of its own there).
-_WHOLE_WORD = re.compile("[A-Za-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-                         "\uf900-\ufaff\uac00-\ud7af]")
+_WHOLE_WORD = re.compile(f"[A-Za-z0-9]+|{_CJK_CHAR}")
 
 
 def rowid_second(created_at: float) -> int:
@@ -566,11 +566,9 @@ class Catalog:
         args = [*match.args, *bound_args, *args]
         joined = (f"FROM {match.table} CROSS JOIN {'search_keys' if keys == 'k' else 'memories'}"
                   f" {keys} ON {keys}.rowid = {match.table}.rowid WHERE {where}")
-        if clauses:
-            total = self.reader.execute(f"SELECT count(*) {joined}", args).fetchone()[0]
-        else:  # the match alone: no row to look up for each one
-            total = self.reader.execute(
-                f"SELECT count(*) FROM {match.table} WHERE {where}", args).fetchone()[0]
+        # With no clause left the match is counted alone: no row to look up for each one.
+        counted = joined if clauses else f"FROM {match.table} WHERE {where}"
+        total = self.reader.execute(f"SELECT count(*) {counted}", args).fetchone()[0]
         if offset >= total:
             return [], total
         with contextlib.closing(self.reader.execute(
@@ -591,21 +589,20 @@ class Catalog:
         newest offset + limit from the (scope, created_at) index, merged here. SQLite
         cannot walk several scopes of one index in order; sorting them all costs 150 ms
         at 100k."""
-        clauses, args = filters.where("k")
+        scopes = None if filters.scopes is None else list(dict.fromkeys(filters.scopes))
         if filters.since is None and filters.until is None:  # a sum of the kept counts
-            scopes = list(dict.fromkeys(filters.scopes or ()))
-            scoped = "" if filters.scopes is None else (
-                f" WHERE scope IN ({','.join('?' * len(scopes))})")
+            scoped = "" if scopes is None else f" WHERE scope IN ({','.join('?' * len(scopes))})"
             total = self.reader.execute(f"SELECT coalesce(sum(n), 0) FROM scope_counts{scoped}",
-                                        scopes).fetchone()[0]
+                                        scopes or []).fetchone()[0]
         else:
+            clauses, args = filters.where("k")
             total = self.reader.execute(
                 f"SELECT count(*) FROM search_keys k WHERE {' AND '.join(clauses)}",
                 args).fetchone()[0]
         dates = Filters(since=filters.since, until=filters.until).where("k")
         date_sql = "".join(f" AND {c}" for c in dates[0])
         order = " ORDER BY k.created_at DESC, k.rowid DESC LIMIT ?"
-        if filters.scopes is None:
+        if scopes is None:
             rows = self.reader.execute(
                 f"SELECT k.rowid, k.created_at FROM search_keys k WHERE 1{date_sql}{order}"
                 " OFFSET ?", [*dates[1], limit, offset]).fetchall()
@@ -613,7 +610,7 @@ class Catalog:
             newest = [self.reader.execute(
                 f"SELECT k.rowid, k.created_at FROM search_keys k WHERE k.scope = ?{date_sql}"
                 f"{order}", [scope, *dates[1], offset + limit]).fetchall()
-                for scope in dict.fromkeys(filters.scopes)]
+                for scope in scopes]
             merged = heapq.merge(*newest, key=lambda r: (-r[1], -r[0]))
             rows = list(itertools.islice(merged, offset, offset + limit))
         return self._docs([r[0] for r in rows]), total
