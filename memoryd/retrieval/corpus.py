@@ -18,6 +18,7 @@ import numpy as np
 
 from memoryd.retrieval import cells, int8dot
 from memoryd.retrieval.postings import Postings
+from memoryd.retrieval.shared_work import SharedWork
 from memoryd.rwlock import RWLock
 from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
 
@@ -41,7 +42,11 @@ COLUMNS: dict[str, tuple[type, object]] = {
     "cell": (np.int16, -1),  # the own vector's nearest centroid (cells.py); -1: none yet
 }
 _VECTORS = ("own", "ctx")  # (capacity, dim) columns
-SCORE_BLOCK = 8192  # rows scored at once by `similarity`: 3 MB of int8 codes
+# Rows scored at once by `similarity` (at most; the blocks are of equal size): 0.75 MB
+# of int8 codes, which stay in the core's cache (13,000 rows: 2.0 ms, in blocks of
+# 8,192: 2.2-2.4 ms), and blocks small enough to share between two threads.
+SCORE_BLOCK = 2048
+GROUP_TAIL = 1024  # rows added since the cells were grouped, at least, before regrouping
 
 
 class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
@@ -92,6 +97,11 @@ class Corpus:
         # trained on: they are retrained once the store has doubled.
         self.centroids: np.ndarray | None = None
         self.trained = 0
+        # The rows below `upto` by cell (`order`; cell c's run is order[bounds[c + 1]:
+        # bounds[c + 2]], the rows without a cell first): a search reads its cells'
+        # rows instead of looking up every row's cell. Rows added since are the tail.
+        self._grouped: tuple[np.ndarray, np.ndarray, int] | None = None
+        self._field_length: tuple[float, np.ndarray] | None = None  # until a change
 
     def _alloc(self, capacity: int) -> None:
         for name, (dtype, empty) in COLUMNS.items():
@@ -127,6 +137,7 @@ class Corpus:
         many rows at once (one matrix product instead of one a row: 0.12 -> 0.03-0.07 ms
         a put, 1,280 puts into 20,000 rows in 141 cells)."""
         self.remove(memory.id)
+        self._field_length = None
         if self.size == self.capacity:
             self._alloc(self.capacity * 2)
         row = self.size
@@ -242,6 +253,7 @@ class Corpus:
         return self._stacked
 
     def remove(self, memory_id: str) -> None:
+        self._field_length = None
         if self.chunks.pop(memory_id, None) is not None:
             self._stacked = None
         row = self.row_of.pop(memory_id, None)
@@ -311,17 +323,28 @@ class Corpus:
             total += self.vectors(kind, rows[start:start + cells.BLOCK]).sum(axis=0)
         return total / max(1, len(rows))
 
-    def similarity(self, kind: str, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    def similarity(self, kind: str, rows: np.ndarray, query: np.ndarray,
+                   shared: SharedWork | None = None) -> np.ndarray:
         """`vectors(kind, rows) @ query` (a vector, or a (dim, m) matrix of them), on the
-        int8 codes (int8dot.py), a block of rows at a time: the codes gathered stay a
-        few MB whatever the number of rows."""
+        int8 codes (int8dot.py), a block of rows at a time: the codes gathered stay
+        under a megabyte whatever the number of rows. With `shared`, another thread may
+        score some of the blocks."""
         rows = np.asarray(rows, dtype=np.int64)
         codes, scale = getattr(self, kind), getattr(self, f"{kind}_scale")
         out = np.empty((len(rows), *query.shape[1:]), dtype=np.float32)
         split_once = int8dot.Query(query)
-        for start in range(0, len(rows), SCORE_BLOCK):
-            part = rows[start:start + SCORE_BLOCK]
-            out[start:start + len(part)] = split_once.scores(codes[part])
+        # Blocks of equal size: none falls under int8dot.FEW unless all rows do.
+        bounds = np.linspace(0, len(rows), -(-len(rows) // SCORE_BLOCK) + 1).astype(int)
+
+        def score(k: int) -> None:
+            part = rows[bounds[k]:bounds[k + 1]]
+            out[bounds[k]:bounds[k + 1]] = split_once.scores(np.take(codes, part, axis=0))
+
+        if shared is not None:
+            shared.map(score, range(len(bounds) - 1))
+        else:
+            for k in range(len(bounds) - 1):
+                score(k)
         return out * (scale[rows][:, None] if out.ndim == 2 else scale[rows])
 
     def place(self, rows: list[int]) -> None:
@@ -329,6 +352,40 @@ class Corpus:
         if self.centroids is not None and rows:
             at = np.asarray(rows, dtype=np.int64)
             self.cell[at] = cells.assign(self.centroids, self._own, at)
+            grouped = self._grouped
+            if grouped is None or int(at.min()) < grouped[2] or (
+                    self.size - grouped[2] > max(GROUP_TAIL, grouped[2] // 8)):
+                self.group_cells()
+
+    def group_cells(self) -> None:
+        """Group the rows by cell (hold the write lock): after the cells are made, when
+        a grouped row changes cell, and when the tail outgrows an eighth of the rows.
+        At 130,000 rows the grouping takes 2 ms, the lookup it saves a search 0.8 ms."""
+        if self.centroids is None:
+            self._grouped = None
+            return
+        n = self.size
+        order = np.argsort(self.cell[:n], kind="stable").astype(np.int32)  # a radix sort
+        bounds = np.searchsorted(self.cell[:n][order],
+                                 np.arange(-1, len(self.centroids) + 1))
+        self._grouped = (order, bounds, n)
+
+    def _probed_rows(self, wanted: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The rows within `mask` whose cell is `wanted` (cells.probed), ascending."""
+        n = len(mask)
+        grouped = self._grouped
+        if grouped is None or grouped[2] > n:
+            return np.flatnonzero(wanted[self.cell[:n]] & mask)
+        order, bounds, upto = grouped
+        runs = [order[:bounds[1]]]  # the rows without a cell yet
+        runs += [order[bounds[c + 1]:bounds[c + 2]]
+                 for c in np.flatnonzero(wanted[:-1]).tolist()]
+        rows = np.concatenate(runs)
+        rows = rows[mask[rows]]
+        if upto < n:
+            tail = np.flatnonzero(wanted[self.cell[upto:n]] & mask[upto:n]) + upto
+            rows = np.concatenate([rows, tail.astype(np.int32)])
+        return np.sort(rows).astype(np.int64)
 
     def train_cells(self, force: bool = False) -> int:
         """Make the cells when due (or with `force`, any size): from TRAIN_FROM live rows
@@ -343,25 +400,27 @@ class Corpus:
         self.cell[:self.size] = -1
         self.cell[rows] = cells.assign(self.centroids, self._own, rows)
         self.trained = len(rows)
+        self.group_cells()
         return len(self.centroids)
 
     def _own(self, rows: np.ndarray) -> np.ndarray:
         return self.vectors("own", rows)
 
-    def dense_rows(self, query: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    def dense_rows(self, query: np.ndarray, mask: np.ndarray, n: int,
+                   shared: SharedWork | None = None) -> np.ndarray:
         """Rows within `mask` whose own or (for turns) context vector is among the `n`
         closest to `query`, searched in the cells nearest it (every row without cells,
-        or when the nearest cells hold fewer than `n` of the rows the filters allow)."""
+        or when the nearest cells hold fewer than `n` of the rows the filters allow).
+        With `shared`, another thread may score some of the rows (`similarity`)."""
         rows = None
         if self.centroids is not None:  # the cells' lookup over every row, then the mask
-            rows = np.flatnonzero(cells.probed(self.centroids, query)[self.cell[:len(mask)]]
-                                  & mask)
+            rows = self._probed_rows(cells.probed(self.centroids, query), mask)
         if rows is None or len(rows) < n:
             rows = np.flatnonzero(mask)
-        picked = [_top(rows, self.similarity("own", rows, query), n)]
+        picked = [_top(rows, self.similarity("own", rows, query, shared), n)]
         turns = rows[self.session_code[rows] >= 0]
         if len(turns):
-            picked.append(_top(turns, self.similarity("ctx", turns, query), n))
+            picked.append(_top(turns, self.similarity("ctx", turns, query, shared), n))
         return np.union1d(*picked) if len(picked) > 1 else np.sort(picked[0])
 
     def meta_of(self, memory_id: str) -> RowMeta | None:
@@ -392,12 +451,31 @@ class Corpus:
         self.postings.remap(remap)
         self.size = self.live = len(keep)
         self._stacked = None  # it holds row numbers
+        self._field_length = None
+        self.group_cells()
         self.prev[:] = -1
         self.next[:] = -1
         for scope, session in self.sessions:
             self._relink(scope, session)
 
     # -- reading (hold `lock.read()`) ------------------------------------------------
+    def field_length(self, neighbour_field: float) -> np.ndarray:
+        """Each row's index terms plus `neighbour_field` times its previous and next
+        turn's (read-only). Kept until the next change: it is the same for every search
+        in between (0.5 ms at 130,000 rows). Readers may both make it; either is right."""
+        kept = self._field_length
+        if kept is not None and kept[0] == neighbour_field:
+            return kept[1]
+        n = self.size
+        prev, nxt = self.prev[:n], self.next[:n]
+        length = self.length[:n].copy()
+        has_prev, has_next = prev >= 0, nxt >= 0
+        length[has_prev] += neighbour_field * self.length[prev[has_prev]]
+        length[has_next] += neighbour_field * self.length[nxt[has_next]]
+        length.flags.writeable = False
+        self._field_length = (neighbour_field, length)
+        return length
+
     def posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The term's rows and frequencies (read-only)."""
         return self.postings.get(term)

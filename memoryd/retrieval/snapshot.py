@@ -243,6 +243,7 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
         if centroids.shape[1:] != (header.dim,) or int(cell.max(initial=-1)) >= len(centroids):
             raise ValueError("the cells and their centroids differ")
         corpus.centroids, corpus.trained = centroids.astype(np.float32), header.trained
+        corpus.group_cells()
     elif int(cell.max(initial=-1)) >= 0:
         raise ValueError("rows have cells but there are no centroids")
     return corpus

@@ -96,6 +96,47 @@ def test_a_narrow_filter_is_searched_whole():
     assert set(rows.tolist()) == set(best.tolist())
 
 
+def _lookup(c: Corpus, wanted: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The probe's rows by looking up every row's cell (what the grouping saves)."""
+    return np.flatnonzero(wanted[c.cell[:len(mask)]] & mask)
+
+
+def test_the_rows_grouped_by_cell_are_the_rows_of_the_probed_cells():
+    """A probe reads its cells' runs of the grouped rows and the tail added since; the
+    grouping follows new rows, a row that changes cell, deletions and compaction."""
+    c = corpus_of(clustered(5000, 30))
+    c.train_cells()
+    queries = clustered(12, 30, seed=5)
+    rng = np.random.default_rng(6)
+
+    def check() -> None:
+        for q in queries:
+            wanted = cells.probed(c.centroids, q)
+            for mask in (c.alive[:c.size].copy(), rng.random(c.size) < 0.4):
+                got = c._probed_rows(wanted, mask)
+                assert np.array_equal(got, _lookup(c, wanted, mask))
+
+    assert c._grouped is not None and c._grouped[2] == 5000
+    check()
+    for k, v in enumerate(clustered(300, 30, seed=7)):  # the tail, below regrouping
+        c.put(note(9000 + k), [], v)
+    assert c._grouped[2] == 5000
+    check()
+    c.put(note(12), [], clustered(1, 30, seed=8)[0])  # rewritten: a new row, the old dead
+    c.set_vectors(note(40).id, own=-c.vectors("own", [c.row_of[note(40).id]])[0])
+    assert c._grouped[2] == c.size, "a grouped row changed cell: grouped again"
+    check()
+    for k, v in enumerate(clustered(1100, 30, seed=9)):  # past GROUP_TAIL: grouped again
+        c.put(note(10000 + k), [], v)
+    assert c._grouped[2] > 5302
+    check()
+    for i in range(0, 4000):
+        c.remove(note(i).id)
+    c.compact()
+    assert c._grouped[2] == c.size == c.live
+    check()
+
+
 async def test_smart_search_of_a_big_store_goes_through_the_cells(make_harness):
     """Through the cells, a smart search ranks (almost) as scoring every row does. The
     text embedded holds the day it was written, so the store is written on one day:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -78,3 +79,81 @@ def test_lexical_raises_only_the_reached_rows_as_the_whole_formula_would():
         assert np.allclose(got, idf_free, rtol=1e-6, atol=0)
     zero = scoring.lexical(c, terms, mask, scoring.Recipe(coverage_power=0))
     assert np.all(zero == 1.0)
+
+
+def _whole_array_lexical(c: Corpus, terms: list[str], mask: np.ndarray,
+                         recipe: scoring.Recipe) -> np.ndarray:
+    """The formula over every row at once (as `lexical` was before it worked on the rows
+    a term reaches): the reference its scores must equal bit for bit."""
+    n = c.size
+    out = np.zeros(n, dtype=np.float32)
+    total = int(mask.sum())
+    prev, nxt = c.prev[:n], c.next[:n]
+    w = recipe.neighbour_field
+    length = c.length[:n].copy()
+    has_prev, has_next = prev >= 0, nxt >= 0
+    length[has_prev] += w * c.length[prev[has_prev]]
+    length[has_next] += w * c.length[nxt[has_next]]
+    avg = float(length[mask].mean()) or 1.0
+    norm = recipe.k1 * (1 - recipe.b + recipe.b * length / avg)
+    idf_mass = 0.0
+    for term in dict.fromkeys(terms):
+        tf = np.zeros(n, dtype=np.float32)
+        posting = c.posting(term)
+        if posting is not None:
+            rows, freqs = posting
+            live = c.alive[rows]
+            rows, freqs = rows[live], freqs[live]
+            np.add.at(tf, rows, freqs)
+            for spill in (nxt[rows], prev[rows]):
+                ok = spill >= 0
+                np.add.at(tf, spill[ok], w * freqs[ok])
+        df = int(np.count_nonzero((tf != 0) & mask))
+        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+        idf_mass += idf
+        if df:
+            share = np.multiply(idf, tf)
+            share *= recipe.k1 + 1
+            share /= tf + norm
+            out += share
+    out[~mask] = 0
+    rows = np.flatnonzero(out != 0)
+    out[rows] = np.power(out[rows] / idf_mass, recipe.coverage_power, dtype=np.float32)
+    return out
+
+
+def test_lexical_on_the_reached_rows_scores_as_the_whole_arrays_bit_for_bit():
+    """Turns (whose neighbours share their terms) and notes, dead rows, masks, a term
+    nowhere; and after writes and deletes the kept field lengths are made again."""
+    rng = np.random.default_rng(4)
+    words = ["alpha", "beta", "gamma", "delta", "eps"]
+    c = Corpus(dim=8)
+    for i in range(300):
+        terms = [str(x) for x in rng.choice(words, size=int(rng.integers(1, 9)))]
+        memory = (turn(i, "t", session=f"s{i % 4}") if i % 3 else
+                  Memory(id=f"n{i}", content="n", created_at=datetime(2024, 1, 1, tzinfo=UTC)))
+        c.put(memory, terms, vec(i))
+    recipe = scoring.Recipe()
+
+    def same() -> None:
+        for mask in (c.alive[:c.size].copy(), rng.random(c.size) < 0.5):
+            for terms in (["alpha"], ["beta", "gamma", "nowhere"], words, ["eps", "eps"]):
+                got = scoring.lexical(c, terms, mask, recipe)
+                assert got.tobytes() == _whole_array_lexical(c, terms, mask, recipe).tobytes()
+
+    same()
+    for i in range(0, 300, 7):
+        c.remove(f"t{i}" if i % 3 else f"n{i}")
+    c.put(turn(1000, "t", session="s1"), ["alpha", "alpha", "beta"], vec(1))
+    same()
+    c.compact(force=True)
+    same()
+    notes = Corpus(dim=8)  # no turns at all: a term's rows are the rows it reaches
+    for i in range(50):
+        notes.put(Memory(id=f"m{i}", content="m", created_at=datetime(2024, 1, 1, tzinfo=UTC)),
+                  ["alpha"] * (i % 3) + ["beta"], vec(i))
+    mask = notes.alive[:notes.size].copy()
+    mask[::5] = False
+    got = scoring.lexical(notes, ["alpha", "beta"], mask, recipe)
+    assert got.tobytes() == _whole_array_lexical(notes, ["alpha", "beta"], mask,
+                                                 recipe).tobytes()

@@ -8,8 +8,10 @@ import threading
 
 import pytest
 
+from memoryd.retrieval import corpus as corpus_module
 from memoryd.retrieval import pipeline, scoring
 from memoryd.retrieval.pipeline import SearchRequest
+from memoryd.retrieval.shared_work import SharedWork
 from tests.fakes import FakeEmbedder, MemoryVectors
 
 QUERY = "where does the user keep the deploy key"
@@ -136,3 +138,35 @@ async def test_a_failing_keyword_stage_waits_for_the_nearest_rows(make_harness, 
         h.engine.reads.searcher.run(SearchRequest(query=QUERY))
     assert near.calls == [(near.calls[0][0], 1)], "the hold outlived the nearest rows"
     assert corpus.lock._readers == 0
+
+
+async def test_with_a_core_idle_the_search_scores_a_share_of_the_nearest_rows(
+        make_harness, monkeypatch):
+    """The other thread posts the nearest rows' blocks; the searching thread, done with
+    the keywords, scores some of them instead of waiting."""
+    h, key, _ = await _ann_harness(make_harness, monkeypatch)
+    monkeypatch.setattr(corpus_module, "SCORE_BLOCK", 1)  # a block a row: two blocks
+    ran: list[str] = []
+    real_map = SharedWork.map
+
+    def watched_map(self, fn, items):
+        other = threading.Event()
+
+        def watched(item):
+            name = threading.current_thread().name
+            ran.append(name)
+            if name.startswith("query-embed"):  # leaves the next block to the search
+                other.wait(timeout=30)
+            else:
+                other.set()
+            return fn(item)
+
+        return real_map(self, watched, items)
+
+    monkeypatch.setattr(SharedWork, "map", watched_map)
+    found = await h.call("memory_smart_search", query=QUERY)
+    assert [m["id"] for m in found["memories"]][:1] == [key]
+    assert len(ran) == 2 and sum(n.startswith("query-embed") for n in ran) == 1, ran
+    monkeypatch.setattr(pipeline, "CORES", 1)  # one thread: nothing to share
+    await h.call("memory_smart_search", query=QUERY)
+    assert len(ran) == 2
