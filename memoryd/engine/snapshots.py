@@ -83,9 +83,16 @@ class Snapshots:
                             "gone (deleted, replaced or vectors.url moved)")
             return None
         changed = catalog.written_since(header.generation)
-        ids = catalog.ids()
-        gone = [i for i in corpus.row_of if i not in ids]
-        if len(changed) + len(gone) > max(1000, len(ids) // REBUILD_SHARE):
+        # Every memory the snapshot lacks was written since: when the catalog holds as
+        # many as the snapshot plus those, none of the snapshot's is gone, and the
+        # catalog's ids need not be read (0.2 s at 130,000, at every start).
+        rows = catalog.id_count()
+        if rows == len(corpus.row_of) + sum(1 for m in changed if m.id not in corpus.row_of):
+            gone: list[str] = []
+        else:
+            ids = catalog.ids()
+            gone = [i for i in corpus.row_of if i not in ids]
+        if len(changed) + len(gone) > max(1000, rows // REBUILD_SHARE):
             log.info("index.snapshot.unused", path=str(self.path),
                      reason=f"{len(changed) + len(gone)} memories changed since it was saved")
             return None

@@ -481,6 +481,10 @@ class Catalog:
     def ids(self) -> set[str]:
         return {r[0] for r in self.writer.execute("SELECT id FROM memories")}
 
+    def id_count(self) -> int:
+        """`len(ids())`, as the writer sees them, without reading them."""
+        return self.writer.execute("SELECT count(*) FROM memories").fetchone()[0]
+
     def written_since(self, generation: int) -> list[Memory]:
         """The memories whose rows a commit after `generation` wrote."""
         # `+created_at`: the generation index finds the few rows; ordering by the

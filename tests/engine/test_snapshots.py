@@ -221,6 +221,8 @@ async def test_files_edited_while_the_daemon_was_down(tmp_path):
     assert found["memories"][0]["id"] == ids[3]
     found = await h.call("memory_search", query="tide tables")
     assert len(found["memories"]) == 1
+    # One gone and one new: as many memories as the snapshot holds, yet one is gone.
+    assert summary["vectors_removed"] == 1 and ids[4] not in h.engine.stores.hybrid.corpus.row_of
     h.engine.close()
 
 

@@ -8,10 +8,13 @@ Real files, SQLite and inotify; the fake embedder and in-memory vectors."""
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import trio
 
+from memoryd.server import watcher
 from memoryd.server.watcher import watch_files
 from memoryd.store.files import stamp
 
@@ -55,3 +58,30 @@ async def test_an_edit_in_place_right_after_the_daemons_write_is_picked_up(rig):
                     "the kettle is in the shed!"):
                 await trio.sleep(0.05)
         stop.set()
+
+
+async def test_the_watches_are_set_up_off_the_event_loop(rig, monkeypatch):
+    """Setting the watches up walks every folder (0.4 s at 130,000 files): the event
+    loop, and the start-up beside it, go on meanwhile; a stop ends the watching."""
+    setting_up, released = threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
+
+    def slow_watch(*paths, stop_event, **options):
+        setting_up.set()
+        seen["loop ran meanwhile"] = released.wait(timeout=2)  # the event loop sets it
+        deadline = time.monotonic() + 10
+        while not stop_event.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen["stopped"] = stop_event.is_set()
+        yield from ()
+
+    monkeypatch.setattr(watcher, "watch", slow_watch)
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch_files, rig.engine, 0.05, stop)
+        with trio.fail_after(30):
+            while not setting_up.is_set():
+                await trio.sleep(0.01)
+        released.set()
+        stop.set()
+    assert seen == {"loop ran meanwhile": True, "stopped": True}
