@@ -44,16 +44,16 @@ def lexical(corpus: Corpus, query_terms: list[str], mask: np.ndarray, recipe: Re
     length = corpus.field_length(w)
     avg = float(length[mask].mean()) or 1.0
     idf_mass = 0.0
+    linked = bool(corpus.sessions)  # without sessions no row has a neighbour
     for term in dict.fromkeys(query_terms):
         posting = corpus.posting(term)
-        df, reached, tf = 0, None, None
+        reached, tf = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
         if posting is not None:
             rows, freqs = posting
             live = corpus.alive[rows]  # dead rows wait for compaction; their links are stale
             rows, freqs = rows[live], freqs[live]
-            spill_next, spill_prev = (nxt[rows], prev[rows]) if corpus.sessions else (None, None)
-            if spill_next is not None and spill_prev is not None and (
-                    (spill_next >= 0).any() or (spill_prev >= 0).any()):
+            spill_next, spill_prev = (nxt[rows], prev[rows]) if linked else (rows[:0],) * 2
+            if (spill_next >= 0).any() or (spill_prev >= 0).any():
                 # Turns: the turn after a match has it as its previous turn, and the
                 # one before as its next; a row's frequency sums in this order.
                 full = np.zeros(n, dtype=np.float32)
@@ -68,11 +68,10 @@ def lexical(corpus: Corpus, query_terms: list[str], mask: np.ndarray, recipe: Re
                 reached, tf = rows, freqs
             inside = mask[reached]
             reached, tf = reached[inside], tf[inside]
-            df = len(reached)
+        df = len(reached)
         idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
         idf_mass += idf
         if df:  # idf * tf * (k1 + 1) / (tf + norm)
-            assert reached is not None and tf is not None
             norm = recipe.k1 * (1 - recipe.b + recipe.b * length[reached] / avg)
             share = np.multiply(idf, tf)
             share *= recipe.k1 + 1
