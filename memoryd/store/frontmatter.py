@@ -96,6 +96,8 @@ def split(text: str) -> tuple[dict[str, Any] | None, str]:
     try:
         data = _load(head)
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):  # libyaml's own limit (PyYAML 6.0.4 on),
+            raise FrontMatterError(_TOO_DEEP) from None  # met while it reads ahead
         raise FrontMatterError(f"front matter is not valid YAML: {exc}") from None
     except RecursionError:
         raise FrontMatterError(_TOO_DEEP) from None
