@@ -160,6 +160,8 @@ class SmartSearch:
                 handed.set_result((mask, allowed > self.exact_limit))
                 clock.lap("filter")
                 lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
+                # The keywords' share of the candidates, while the other thread embeds.
+                lex_top = _best(lex, pool_size) if allowed > self.exact_limit else None
                 clock.lap("lexical")
                 if idle_core:  # score some of the nearest rows' blocks rather than wait
                     shared.help_until(ahead)
@@ -179,7 +181,8 @@ class SmartSearch:
                 mode = "ann"
                 if near is None:
                     near = self._near(query_vec, mask, pool_size)
-                rows = np.union1d(self._ann_candidates(near, lex, mask, pool_size), graph_rows)
+                assert lex_top is not None
+                rows = np.union1d(self._ann_candidates(near, lex_top, mask), graph_rows)
             clock.lap("candidates")
             dense, own, ctx, which = scoring.dense(corpus, query_vec, rows, self.recipe)
             fused = self.recipe.lexical_weight * lex[rows] + (
@@ -303,17 +306,15 @@ class SmartSearch:
         rows.update(c.chunk_rows(query_vec, pool_size))
         return rows
 
-    def _ann_candidates(self, near: set[int], lex: np.ndarray, mask: np.ndarray,
-                        pool_size: int) -> np.ndarray:
+    def _ann_candidates(self, near: set[int], lex_top: np.ndarray, mask: np.ndarray
+                        ) -> np.ndarray:
+        """The nearest rows and the keywords' best, with their turns' neighbours, within
+        `mask`, ascending."""
         c = self.hybrid.corpus
-        rows = set(near)
-        reached = np.flatnonzero(lex != 0)  # the best `pool_size` of them, in no order
-        rows.update(reached[np.argpartition(-lex[reached], pool_size)[:pool_size]].tolist()
-                    if len(reached) > pool_size else reached.tolist())
-        for r in list(rows):
-            rows.update(int(x) for x in (c.prev[r], c.next[r]) if x >= 0)
-        picked = np.array(sorted(rows), dtype=np.int64)
-        return picked[mask[picked]] if len(picked) else picked
+        base = np.union1d(np.fromiter(near, dtype=np.int64, count=len(near)), lex_top)
+        around = np.concatenate([base, c.prev[base], c.next[base]])
+        picked = np.unique(around[around >= 0])
+        return picked[mask[picked]]
 
     def _relevance(self, req: SearchRequest, candidates: list[Candidate]) -> None:
         if self.reranker is None or not candidates:
@@ -325,6 +326,14 @@ class SmartSearch:
                  for c in candidates]
         for c, score in zip(candidates, self.reranker.score(pairs), strict=True):
             c.rerank = c.relevance = float(score)
+
+
+def _best(lex: np.ndarray, n: int) -> np.ndarray:
+    """The `n` rows with the best keyword scores, of those with any (in no order)."""
+    reached = np.flatnonzero(lex != 0)
+    if len(reached) > n:
+        return reached[np.argpartition(-lex[reached], n)[:n]]
+    return reached
 
 
 def _passage(content: str, chunk: tuple[int, tuple[int, int]] | None) -> str:

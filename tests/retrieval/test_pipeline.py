@@ -5,14 +5,18 @@ goes wrong there reaches the caller."""
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from memoryd.retrieval import corpus as corpus_module
 from memoryd.retrieval import pipeline, scoring
 from memoryd.retrieval.pipeline import SearchRequest
 from memoryd.retrieval.shared_work import SharedWork
+from memoryd.schema import Memory
 from tests.fakes import FakeEmbedder, MemoryVectors
+from tests.retrieval.test_corpus import turn
 
 QUERY = "where does the user keep the deploy key"
 
@@ -170,3 +174,33 @@ async def test_with_a_core_idle_the_search_scores_a_share_of_the_nearest_rows(
     monkeypatch.setattr(pipeline, "CORES", 1)  # one thread: nothing to share
     await h.call("memory_smart_search", query=QUERY)
     assert len(ran) == 2
+
+
+def test_ann_candidates_are_the_nearest_and_best_rows_with_their_turns_neighbours():
+    """Rows near the query and the keywords' best, each with the turns before and after
+    it in its session, within the filters' mask, ascending."""
+    c = corpus_module.Corpus(dim=8)
+    for i in range(30):
+        memory = (turn(i, f"turn {i}") if i % 4 else
+                  Memory(id=f"n{i}", content="n", created_at=datetime(2025, 1, 1, tzinfo=UTC)))
+        c.put(memory, ["w"], np.eye(8, dtype=np.float32)[i % 8])
+    lex = np.zeros(c.size, dtype=np.float32)
+    lex[[3, 9, 17, 22]] = [0.5, 0.9, 0.1, 0.7]
+    mask = np.ones(c.size, dtype=bool)
+    mask[10] = False
+    near = {5, 12}
+
+    class _Hybrid:
+        corpus = c
+
+    search = pipeline.SmartSearch.__new__(pipeline.SmartSearch)
+    search.hybrid = _Hybrid()
+    top = pipeline._best(lex, 3)
+    assert sorted(top.tolist()) == [3, 9, 22]
+    expected = set()
+    for r in [*near, *top.tolist()]:
+        expected |= {r} | {int(x) for x in (c.prev[r], c.next[r]) if x >= 0}
+    got = search._ann_candidates(near, top, mask)
+    assert got.tolist() == sorted(r for r in expected if mask[r])
+    # 9's turns are 7 (past the note 8) and 10 (masked); 12 is a note, alone
+    assert 10 not in got.tolist() and {6, 7, 12, 21, 23} <= set(got.tolist())
