@@ -371,21 +371,19 @@ class Corpus:
         self._grouped = (order, bounds, n)
 
     def _probed_rows(self, wanted: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The rows within `mask` whose cell is `wanted` (cells.probed), ascending."""
+        """The rows within `mask` whose cell is `wanted` (cells.probed), ascending: the
+        wanted cells' runs of the grouped rows, and the rows after them looked up."""
         n = len(mask)
-        grouped = self._grouped
-        if grouped is None or grouped[2] > n:
-            return np.flatnonzero(wanted[self.cell[:n]] & mask)
-        order, bounds, upto = grouped
-        runs = [order[:bounds[1]]]  # the rows without a cell yet
-        runs += [order[bounds[c + 1]:bounds[c + 2]]
-                 for c in np.flatnonzero(wanted[:-1]).tolist()]
-        rows = np.concatenate(runs)
-        rows = rows[mask[rows]]
-        if upto < n:
-            tail = np.flatnonzero(wanted[self.cell[upto:n]] & mask[upto:n]) + upto
-            rows = np.concatenate([rows, tail.astype(np.int32)])
-        return np.sort(rows).astype(np.int64)
+        found, upto = [], 0
+        if self._grouped is not None and self._grouped[2] <= n:
+            order, bounds, upto = self._grouped
+            runs = [order[:bounds[1]]]  # the rows without a cell yet
+            runs += [order[bounds[c + 1]:bounds[c + 2]]
+                     for c in np.flatnonzero(wanted[:-1]).tolist()]
+            grouped = np.concatenate(runs).astype(np.int64)
+            found.append(grouped[mask[grouped]])
+        found.append(np.flatnonzero(wanted[self.cell[upto:n]] & mask[upto:n]) + upto)
+        return np.sort(np.concatenate(found))
 
     def train_cells(self, force: bool = False) -> int:
         """Make the cells when due (or with `force`, any size): from TRAIN_FROM live rows

@@ -157,11 +157,12 @@ class SmartSearch:
                 query_terms = text.terms(req.query)
                 mask = self._mask(req, now)
                 allowed = int(mask.sum())
-                handed.set_result((mask, allowed > self.exact_limit))
+                ann = allowed > self.exact_limit  # the cells, not every allowed row
+                handed.set_result((mask, ann))
                 clock.lap("filter")
                 lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
                 # The keywords' share of the candidates, while the other thread embeds.
-                lex_top = _best(lex, pool_size) if allowed > self.exact_limit else None
+                lex_top = _best(lex, pool_size) if ann else None
                 clock.lap("lexical")
                 if idle_core:  # score some of the nearest rows' blocks rather than wait
                     shared.help_until(ahead)
@@ -174,7 +175,7 @@ class SmartSearch:
             via_graph = topics.turns if topics else {}
             graph_rows = np.array(sorted(r for i in via_graph if (r := corpus.row_of.get(i))
                                          is not None and mask[r]), dtype=np.int64)
-            if allowed <= self.exact_limit:
+            if not ann:
                 mode = "exact"
                 rows = np.flatnonzero(mask)
             else:
