@@ -12,9 +12,14 @@ import argparse
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memoryd import __version__
 from memoryd.root import resolve_root
+
+if TYPE_CHECKING:  # imported when used: `memoryd --version` stays light
+    from memoryd.config import Config
+    from memoryd.store.walk import ChildWalk
 
 EXIT_RUNTIME, EXIT_CONFIG = 1, 2
 
@@ -47,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_CONFIG
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Path, object] | int:
+def _prepare(args: argparse.Namespace) -> tuple[Path, Config] | int:
     """Root and config, or an exit code after saying what is wrong."""
     from memoryd import log
     from memoryd.config import ConfigError, load_config
@@ -100,7 +105,7 @@ def _reindex(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
 
     async def run() -> dict[str, int]:
-        engine = build_engine(root, config, reindex=True)  # type: ignore[arg-type]
+        engine = build_engine(root, config, reindex=True)
         try:
             return await engine.sync.startup(force_embed=True)
         finally:
@@ -114,6 +119,30 @@ def _reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_daemon(root: Path, socket_path: Path, config: Config, walk: ChildWalk | None
+                ) -> int | None:
+    """trio.run of the daemon: its exit code, None when it stopped during start-up with
+    a worker thread abandoned mid-way."""
+    from memoryd.server.native import one_blas_thread_per_caller
+
+    one_blas_thread_per_caller()  # before numpy's first import
+    import functools
+
+    import trio
+
+    from memoryd.server.daemon import serve
+    from memoryd.server.listener import SocketInUse, SocketPathTooLong
+
+    try:
+        completed = trio.run(functools.partial(serve, root, socket_path, config, walk=walk))
+    except (SocketPathTooLong, SocketInUse) as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        return 0
+    return 0 if completed else None
+
+
 def _serve(args: argparse.Namespace) -> int:
     prepared = _prepare(args)
     if isinstance(prepared, int):
@@ -121,34 +150,31 @@ def _serve(args: argparse.Namespace) -> int:
     root, config = prepared
     socket_path = Path(args.socket or config.socket or root / "memory.sock").expanduser()
 
-    from memoryd.server.native import one_blas_thread_per_caller
-
-    one_blas_thread_per_caller()  # before numpy's first import
-    import trio
-
     from memoryd.server import lock
-    from memoryd.server.daemon import serve
-    from memoryd.server.listener import SocketInUse, SocketPathTooLong
+    from memoryd.store.walk import INDEXED_DIRS, ChildWalk
 
     try:
         lock_fd = lock.acquire(root)
     except lock.AlreadyRunning as exc:
         print(f"memoryd: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
+    # Start-up's walk of the files, in a child process, started before the imports
+    # below (half a second): it has often ended by the time start-up needs it.
     try:
-        completed = trio.run(serve, root, socket_path.absolute(), config)
-    except (SocketPathTooLong, SocketInUse) as exc:
-        print(f"memoryd: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
-    except KeyboardInterrupt:
-        return 0
+        walk: ChildWalk | None = ChildWalk(root, INDEXED_DIRS)
+    except OSError:
+        walk = None  # start-up walks without it
+    try:
+        code = _run_daemon(root, socket_path.absolute(), config, walk)
     finally:
+        if walk is not None:
+            walk.close()
         os.close(lock_fd)
-    if not completed:
+    if code is None:
         # A start-up worker (embedding, chroma) was abandoned mid-way: interpreter
         # shutdown under it would abort in native code. Leave now; the next start
         # reconciles the derived indexes, as after a crash.
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
-    return 0
+    return code

@@ -43,6 +43,7 @@ from memoryd.schema import (
 from memoryd.store import frontmatter
 from memoryd.store.catalog import FileRecord
 from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, UnsafePath, file_sha
+from memoryd.store.walk import ChildWalk
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -91,6 +92,8 @@ class FileSync:
         self.graph = graph
         self.graph_store = graph_store
         self.rejected = Rejected()
+        # Start-up's walk (path -> stamp), kept until the watcher is up (`catch_up`).
+        self.walked: dict[str, str | None] | None = None
 
     def _index_file(self, uow: UnitOfWork, path: str, now: datetime
                     ) -> tuple[str, str] | None:
@@ -232,12 +235,25 @@ class FileSync:
 
     def _reconcile_files(self, uow: UnitOfWork, announce: bool = True,
                          every_file: bool = False,
-                         progress: RebuildProgress | None = None) -> dict[str, int]:
+                         progress: RebuildProgress | None = None,
+                         child: ChildWalk | None = None,
+                         keep_stamps: bool = False) -> dict[str, int]:
         """Make the catalog agree with every file. A file whose stamp (size, mtime,
         inode) is the one recorded when it was indexed is taken as indexed; the others
-        (and with `every_file`, all) are read and compared by content hash."""
-        known = self.catalog.stamps()
-        on_disk, stale = self.files.stamped_files(INDEXED_DIRS)
+        (and with `every_file`, all) are read and compared by content hash. The files
+        are walked in a child process (`child`, else one started now) while this thread
+        reads the catalog's stamps. With `keep_stamps`, the walk's stamps are kept for
+        `catch_up`."""
+        child = child or self.files.walk_in_child(INDEXED_DIRS)
+        try:
+            known = self.catalog.stamps()
+        except BaseException:
+            if child is not None:
+                child.close()
+            raise
+        on_disk, stale = self.files.stamped_files(INDEXED_DIRS, child)
+        if keep_stamps:
+            self.walked = on_disk
         todo = sorted(p for p, s in on_disk.items()
                       if every_file or s is None or known.get(p) != s)
         gone = [p for p in known if p not in on_disk]
@@ -247,6 +263,25 @@ class FileSync:
         return {k: len(v) for k, v in changed.items()} | {
             "files": len(on_disk) - len(self.rejected), "rejected": len(self.rejected),
             "files_read": len(todo), "stale_temp_files": stale}
+
+    async def catch_up(self) -> dict[str, int]:
+        """Once the watcher is up: re-read each file whose stamp moved since start-up's
+        walk. An edit made between that walk and the first watch raised no event.
+        Without start-up's stamps (a watcher started again after a failure), every
+        file's stamp is checked against the catalog's (`reconcile`)."""
+        before, self.walked = self.walked, None
+        if before is None:
+            return await self.reconcile()
+
+        def walk_again() -> dict[str, str | None]:
+            child = self.files.walk_in_child(INDEXED_DIRS)
+            return self.files.stamped_files(INDEXED_DIRS, child, remove_temps=False)[0]
+
+        now = await self.stores.workers.read(walk_again)
+        moved = [p for p, s in now.items() if before.get(p, "") != s]
+        moved += [p for p in before if p not in now]
+        changed = await self.sync_paths(moved) if moved else {}
+        return {k: len(v) for k, v in changed.items()} | {"files_read": len(moved)}
 
     async def index_health(self) -> dict[str, Any]:
         """Do the derived indexes agree with the files? Memory files (accepted), keyword
@@ -277,17 +312,20 @@ class FileSync:
     async def reconcile(self) -> dict[str, int]:
         return await self.stores.change(self._reconcile_files)
 
-    async def startup(self, force_embed: bool = False,
-                      abandon_on_cancel: bool = False) -> dict[str, int]:
+    async def startup(self, force_embed: bool = False, abandon_on_cancel: bool = False,
+                      walk: ChildWalk | None = None, keep_stamps: bool = False
+                      ) -> dict[str, int]:
         """Files -> catalog -> vectors -> topic graph: everything derived agrees with the
-        files."""
+        files. `walk`: the files' walk, started early (the daemon starts it before its
+        imports); `keep_stamps`: keep what it found for `catch_up` (a watcher)."""
         def run(uow: UnitOfWork) -> dict[str, int]:
             # The catalog first: the files whose stamp changed, read one by one. Then
             # the corpus: the snapshot caught up, else the vectors in bulk, reusing every
             # stored vector whose text is unchanged (a catalog rebuild re-embeds nothing).
             ahead = None if force_embed else self.snapshots.read_ahead()
             summary = self._reconcile_files(uow, announce=False, every_file=force_embed,
-                                            progress=self.progress)
+                                            progress=self.progress, child=walk,
+                                            keep_stamps=keep_stamps)
             resumed = None if ahead is None else self.snapshots.resume(ahead)
             if resumed is None:
                 summary |= self.stores.hybrid.reconcile(

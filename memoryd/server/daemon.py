@@ -36,6 +36,7 @@ from memoryd.server.listener import (
 from memoryd.server.systemd import sd_notify, watchdog_interval
 from memoryd.server.watcher import watch_files
 from memoryd.server.wiring import build_dispatcher, build_engine
+from memoryd.store.walk import ChildWalk
 
 SNAPSHOT_CHECK = 30.0  # seconds between checks whether a snapshot is due
 PERSIST_EVERY = 1.0  # seconds between writes of new vectors to the vector store
@@ -85,21 +86,33 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
         nursery.start_soon(handle, stream)
 
 
-async def _keep_watching(engine: Engine, quiet_period: float, stop: trio.Event) -> None:
-    """Hand-edit watching that never takes the daemon down: on failure, log and retry."""
+async def _keep_watching(engine: Engine, quiet_period: float, stop: trio.Event,
+                         started: trio.Event) -> None:
+    """Hand-edit watching that never takes the daemon down: on failure, log and retry.
+    Each time the watches are up, and start-up has ended, the files changed while
+    nobody watched are caught up on (FileSync.catch_up)."""
     delay = 1.0
-    while True:
-        try:
-            await watch_files(engine, quiet_period, stop)
-            return  # stop was set: shutting down
-        except Exception:
-            log.exception("watcher.failed", retry_in_s=delay)
-        await trio.sleep(delay)
-        delay = min(delay * 2, 300.0)
-        try:
-            await engine.sync.reconcile()  # catch up on edits made while nobody watched
-        except Exception:
-            log.exception("index.reconcile_failed")
+    async with trio.open_nursery() as catching:
+
+        async def catch_up() -> None:
+            await started.wait()
+            try:
+                result = await engine.sync.catch_up()
+                if any(result.values()):
+                    log.info("watcher.caught_up", **{k: v for k, v in result.items() if v})
+            except Exception:
+                log.exception("index.reconcile_failed")
+
+        while True:
+            try:
+                await watch_files(engine, quiet_period, stop,
+                                  lambda: catching.start_soon(catch_up))
+                catching.cancel_scope.cancel()
+                return  # stop was set: shutting down
+            except Exception:
+                log.exception("watcher.failed", retry_in_s=delay)
+            await trio.sleep(delay)
+            delay = min(delay * 2, 300.0)
 
 
 async def _flush_stats_every(engine: Engine, interval: float) -> None:
@@ -165,9 +178,11 @@ async def _watchdog(interval: float) -> None:
 
 
 async def serve(root: Path, socket_path: Path, config: Config,
-                task_status: trio.TaskStatus[App] = trio.TASK_STATUS_IGNORED) -> bool:
+                task_status: trio.TaskStatus[App] = trio.TASK_STATUS_IGNORED, *,
+                walk: ChildWalk | None = None) -> bool:
     """Run the daemon until SIGTERM/SIGINT. The caller holds the root's lock.
-    False: stopped during start-up, with a worker thread abandoned mid-way."""
+    False: stopped during start-up, with a worker thread abandoned mid-way. `walk`:
+    start-up's walk of the files, if the caller started it already."""
     started = time.monotonic()
     check_socket_path(socket_path)  # before a long start-up: a live socket is never taken
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -176,7 +191,7 @@ async def serve(root: Path, socket_path: Path, config: Config,
         ours: list[tuple[int, int] | None] = []
         try:
             completed = await _serve(engine, root, socket_path, config, signals, started,
-                                     task_status, ours)
+                                     task_status, ours, walk)
         finally:
             if completed:
                 engine.close()
@@ -195,9 +210,9 @@ def _remove_our_socket(socket_path: Path, ours: list[tuple[int, int] | None]) ->
 
 async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
                  signals: object, started: float, task_status: trio.TaskStatus[App],
-                 ours: list[tuple[int, int] | None]) -> bool:
+                 ours: list[tuple[int, int] | None], walk: ChildWalk | None) -> bool:
     """Serve until a signal; False if the signal came before start-up finished."""
-    stop, stop_watching = trio.Event(), trio.Event()
+    stop, stop_watching, indexed = trio.Event(), trio.Event(), trio.Event()
     drain = Drain()
     starting = trio.CancelScope()
     async with trio.open_nursery() as services:
@@ -212,7 +227,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         services.start_soon(on_signal)
         if config.watcher.enabled:
             services.start_soon(_keep_watching, engine, config.watcher.quiet_period,
-                                stop_watching)
+                                stop_watching, indexed)
         if engine.catalog.was_reset:
             log.info("index.rebuilding", reason="corrupted or an older schema")
         elif not engine.catalog.existed:
@@ -230,7 +245,8 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             reporting = trio.CancelScope()
             services.start_soon(_report_start, engine, reporting)
             with starting:
-                summary = await engine.sync.startup(abandon_on_cancel=True)
+                summary = await engine.sync.startup(abandon_on_cancel=True, walk=walk,
+                                                    keep_stamps=config.watcher.enabled)
             reporting.cancel()
             if starting.cancelled_caught:
                 log.info("daemon.stopped",
@@ -242,6 +258,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
                 connections.cancel_scope.cancel()
                 return False
             log.info("index.reconciled", **summary)
+            indexed.set()
             await engine.conversation.start()
             if engine.git is not None:  # its first commit does not hold up the start
                 services.start_soon(_history, engine.git)

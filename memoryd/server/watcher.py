@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
 import structlog
 import trio
@@ -34,7 +35,10 @@ class MemoryFileFilter(DefaultFilter):
         return name.endswith(".md") or "." not in name
 
 
-async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> None:
+async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event,
+                      on_ready: Callable[[], None] = lambda: None) -> None:
+    """Watch until `stop`. `on_ready` is called on the event loop once the watches are
+    set up: from then on every change raises an event."""
     root = engine.root
     dirty: set[str] = set()
     folders: set[str] = set()
@@ -78,11 +82,18 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event) -> 
     def watching() -> None:
         """On a thread of its own: setting the watches up walks every folder's entries
         (0.4 s at 130,000 files), which would hold up the event loop, and with it the
-        start-up that runs beside it."""
+        start-up that runs beside it. The first batch, empty after `rust_timeout`
+        without a change, comes once they are set up."""
+        ready = False
         for changes in watch(*(root / name for name in WATCHED_DIRS),
                              watch_filter=MemoryFileFilter(), stop_event=halt, debounce=400,
-                             step=50, rust_timeout=1000, raise_interrupt=False):
-            trio.from_thread.run_sync(note, changes, trio_token=token)
+                             step=50, rust_timeout=1000, yield_on_timeout=True,
+                             raise_interrupt=False):
+            if not ready:
+                ready = True
+                trio.from_thread.run_sync(on_ready, trio_token=token)
+            if changes:
+                trio.from_thread.run_sync(note, changes, trio_token=token)
 
     async def halt_on_stop() -> None:
         await stop.wait()

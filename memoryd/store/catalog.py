@@ -475,8 +475,15 @@ class Catalog:
         self.writer.execute("UPDATE memories SET stamp = ? WHERE path = ?", (stamp, path))
 
     def stamps(self) -> dict[str, str | None]:
-        """Path -> the stamp its file had when indexed (start-up's cheap check)."""
-        return dict(self.writer.execute("SELECT path, stamp FROM memories"))
+        """Path -> the stamp its file had when indexed (start-up's cheap check). Read
+        as one string: read a row at a time, each of 130,000 steps gives the interpreter
+        lock back, and at start-up the threads reading the snapshot take it each time
+        (0.7-0.9 s there, 0.2 s alone)."""
+        (joined,) = self.writer.execute(
+            "SELECT group_concat(path || char(0) || coalesce(stamp, ''), char(0))"
+            " FROM memories").fetchone()
+        fields = joined.split("\0") if joined else []
+        return {path: mark or None for path, mark in zip(fields[::2], fields[1::2], strict=True)}
 
     def ids(self) -> set[str]:
         return {r[0] for r in self.writer.execute("SELECT id FROM memories")}
@@ -754,18 +761,23 @@ class Catalog:
         return self.reader.execute("SELECT count(*) FROM memories").fetchone()[0]
 
     def counts(self, scopes: Sequence[str] | None = None) -> dict[str, object]:
-        """Totals by phase, category, kind and scope (of these scopes; None: all)."""
-        conn = self.reader
+        """Totals by phase, category, kind and scope (of these scopes; None: all), from
+        one pass over the rows: each pass reads every row's document (five took 0.77 s
+        at 130,000, one 0.28 s)."""
         where, args = " WHERE superseded_at IS NULL", list(scopes or ())
         if scopes is not None:
             where += f" AND scope IN ({','.join('?' * len(args))})" if args else " AND 0"
-        total = conn.execute(f"SELECT count(*) FROM memories{where}", args).fetchone()[0]
-        by = {}
-        for column in ("phase", "category", "kind", "scope"):
-            by[column] = dict(conn.execute(
-                f"SELECT {column}, count(*) FROM memories{where} GROUP BY {column}",
-                args).fetchall())
-        return {"memories": total, **{f"by_{k}": v for k, v in by.items()}}
+        columns = ("phase", "category", "kind", "scope")
+        by: dict[str, dict[str, int]] = {column: {} for column in columns}
+        total = 0
+        for *values, n in self.reader.execute(
+                f"SELECT {', '.join(columns)}, count(*) FROM memories{where}"
+                f" GROUP BY {', '.join(columns)}", args):
+            total += n
+            for column, value in zip(columns, values, strict=True):
+                by[column][value] = by[column].get(value, 0) + n
+        return {"memories": total,
+                **{f"by_{k}": dict(sorted(v.items())) for k, v in by.items()}}
 
 
 class _Transaction:

@@ -27,14 +27,17 @@ from collections.abc import Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
-from memoryd.schema import CATEGORIES, MAX_CONTENT, Memory
-from memoryd.store.frontmatter import MAX_FRONT_MATTER, FrontMatterError, parse
+import structlog
 
-TMP_PREFIX = ".tmp-"
-WATCHED_DIRS = ("categories", "sessions")
-# Superseded facts stay indexed as history (memory_history, `as_of`) from the trash.
-HISTORY_DIR = "trash/categories"
-INDEXED_DIRS = (*WATCHED_DIRS, HISTORY_DIR)
+from memoryd.schema import CATEGORIES, MAX_CONTENT, Memory
+from memoryd.store import walk
+from memoryd.store.frontmatter import MAX_FRONT_MATTER, FrontMatterError, parse
+from memoryd.store.walk import HISTORY_DIR as HISTORY_DIR  # the layout, for callers
+from memoryd.store.walk import INDEXED_DIRS as INDEXED_DIRS
+from memoryd.store.walk import TMP_PREFIX, WATCHED_DIRS, stamp
+
+log = structlog.get_logger("memoryd.files")
+
 SUMMARY_FILE = "summary.md"
 # The largest file that can hold a valid memory: the content cap in 4-byte UTF-8,
 # the front-matter cap, and the `---` lines.
@@ -54,11 +57,6 @@ class UnreadableMemory(ValueError):
 
 def file_sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def stamp(info: os.stat_result) -> str:
-    """What start-up compares instead of reading a file: size, mtime (ns), inode."""
-    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
 
 
 def check_relpath(relpath: str) -> tuple[str, ...]:
@@ -230,69 +228,42 @@ class MarkdownStore:
         except (UnsafePath, UnicodeDecodeError, FrontMatterError) as exc:
             raise UnreadableMemory(f"{relpath}: {exc}") from None
 
-    def _walk(self, top: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
-        """(relpath, entry) of everything below `top`, never entering a linked folder."""
-        if os.path.islink(self.root / top):
-            return
-        stack = [top]
-        while stack:
-            folder = stack.pop()
-            try:
-                with os.scandir(self.root / folder) as entries:
-                    found = list(entries)
-            except OSError:
-                continue  # gone, or not a folder (a link to one is reported by the caller)
-            for entry in sorted(found, key=lambda e: e.name):
-                rel = f"{folder}/{entry.name}"
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(rel)
-                yield rel, entry
-
     def iter_files(self, under: Iterable[str] = WATCHED_DIRS) -> Iterator[str]:
         """Every memory file below these folders (relative to the root). Entries that
         look like one but are not regular files (links, FIFOs) and linked folders are
         yielded too, so the caller reports them; they are never followed or read."""
-        for rel, _ in self._memory_entries(under):
+        for rel, _ in walk.memory_entries(self.root, under):
             yield rel
 
-    def _memory_entries(self, under: Iterable[str], temps: list[str] | None = None
-                        ) -> Iterator[tuple[str, os.DirEntry[str] | None]]:
-        """(relpath, entry) of what `iter_files` yields (None: a linked top folder).
-        With `temps`, the temp files met on the way are listed there."""
-        for top in under:
-            if os.path.islink(self.root / top):
-                yield top, None  # a linked folder: reported, never entered
-                continue
-            for rel, entry in self._walk(top):
-                if entry.name.startswith("."):
-                    if (temps is not None and entry.name.startswith(TMP_PREFIX)
-                            and not entry.is_dir(follow_symlinks=False)):
-                        temps.append(rel)
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    continue
-                if entry.name.endswith(".md") or entry.is_symlink():
-                    yield rel, entry
+    def walk_in_child(self, under: Iterable[str]) -> walk.ChildWalk | None:
+        """`stamped_files`' walk, started now in a child process (see store/walk.py);
+        None when no process could be started (then it walks in process)."""
+        try:
+            return walk.ChildWalk(self.root, under)
+        except OSError as exc:
+            log.warning("files.walk_not_started", error=str(exc))
+            return None
 
-    def stamped_files(self, under: Iterable[str]) -> tuple[dict[str, str | None], int]:
+    def stamped_files(self, under: Iterable[str], child: walk.ChildWalk | None = None,
+                      remove_temps: bool = True) -> tuple[dict[str, str | None], int]:
         """`iter_files` with each regular file's stamp (None for anything else): one
-        lstat per file, no file opened. The same walk removes the temp files a killed
-        daemon left behind (we hold the lock: none is live); their number is returned
-        too."""
-        out: dict[str, str | None] = {}
-        temps: list[str] = []
-        for rel, entry in self._memory_entries(under, temps):
+        lstat per file, no file opened; `child`'s answer when it has a whole one. With
+        `remove_temps` (start-up: we hold the lock and write nothing yet, so none is
+        live), the temp files a killed daemon left behind are removed; their number is
+        returned too."""
+        found = None
+        if child is not None:
             try:
-                info = entry.stat(follow_symlinks=False) if entry is not None else None
-            except OSError:
-                info = None
-            out[rel] = stamp(info) if info is not None and stat.S_ISREG(info.st_mode) else None
+                found = child.result()
+            except (OSError, walk.WalkFailed) as exc:
+                log.warning("files.walk_failed", error=str(exc), then="walking in process")
+        files, temps = found or walk.stamped(self.root, under)
         removed = 0
-        for rel in temps:
+        for rel in temps if remove_temps else ():
             with contextlib.suppress(OSError):
                 os.unlink(self.root / rel)
                 removed += 1
-        return out, removed
+        return files, removed
 
     @staticmethod
     def is_memory_path(relpath: str) -> bool:

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import trio
 
-from memoryd.server import watcher
+from memoryd.errors import NotFound
+from memoryd.server import daemon, watcher
 from memoryd.server.watcher import watch_files
 from memoryd.store.files import stamp
+from tests.rig import Rig
 
 
 def _edit_in_place_keeping_the_stamp(path: Path, old: str, new: str) -> None:
@@ -85,3 +87,109 @@ async def test_the_watches_are_set_up_off_the_event_loop(rig, monkeypatch):
         released.set()
         stop.set()
     assert seen == {"loop ran meanwhile": True, "stopped": True}
+
+
+async def _restarted(root: Path, memories: list[str]) -> tuple[Rig, list[str]]:
+    """A root with these memories written by a first daemon, started again keeping the
+    stamps of start-up's walk (as the daemon does when it watches)."""
+    first = Rig(root)
+    await first.start()
+    ids = [(await first.result("memory_write", content=text, category="knowledge"))["id"]
+           for text in memories]
+    first.close()
+    rig = Rig(root)
+    await rig.engine.sync.startup(keep_stamps=True)
+    return rig, ids
+
+
+async def test_edits_made_before_the_watches_were_up_are_caught_up(tmp_path):
+    """Between start-up's walk and the first watch, an edit raises no event: the
+    catch-up re-reads the files whose stamp moved, and only those."""
+    rig, (kept, edited, removed) = await _restarted(
+        tmp_path, ["the spare key is under the mat", "the kettle is in the attic",
+                   "the ladder is in the garage"])
+    try:
+        knowledge = tmp_path / "categories" / "knowledge"
+        path = knowledge / f"{edited}.md"
+        path.write_text(path.read_text().replace("attic", "shed"))
+        (knowledge / f"{removed}.md").unlink()
+        (knowledge / "by-hand.md").write_text("the bicycle pump is in the hall\n")
+        in_flight = knowledge / ".tmp-x.md.1.abcd"  # a write's temp: never removed now
+        in_flight.write_text("half")
+        assert (await rig.engine.sync.catch_up())["files_read"] == 3
+        assert (await rig.result("memory_read", id=edited))["content"] == (
+            "the kettle is in the shed")
+        assert (await rig.error("memory_read", id=removed))["code"] == NotFound.code
+        assert (await rig.result("memory_read", id=kept))["content"] == (
+            "the spare key is under the mat")
+        found = await rig.result("memory_search", query="bicycle pump")
+        assert [m["content"] for m in found["memories"]] == ["the bicycle pump is in the hall"]
+        assert in_flight.exists()
+        # Start-up's stamps are used once; then every file is checked (a restarted watcher).
+        assert rig.engine.sync.walked is None
+        assert (await rig.engine.sync.catch_up())["files_read"] == 0
+    finally:
+        rig.close()
+
+
+async def test_watch_files_says_when_the_watches_are_up(rig):
+    """`on_ready` comes once, when a change made from then on raises an event."""
+    synced: list[str] = []
+    real_sync = rig.engine.sync.sync_paths
+
+    async def sync_paths(paths, folders=()):
+        synced.extend(paths)
+        return await real_sync(paths, folders)
+
+    rig.engine.sync.sync_paths = sync_paths  # type: ignore[method-assign]
+    ready: list[float] = []
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch_files, rig.engine, 0.05, stop,
+                           lambda: ready.append(trio.current_time()))
+        with trio.fail_after(30):
+            while not ready:
+                await trio.sleep(0.01)
+        (rig.root / "categories" / "knowledge" / "after.md").write_text("written after\n")
+        with trio.fail_after(30):
+            while "categories/knowledge/after.md" not in synced:
+                await trio.sleep(0.05)
+        await trio.sleep(1.5)  # more timeouts of the watch without a change
+        stop.set()
+    assert len(ready) == 1
+
+
+async def test_the_daemon_catches_up_once_watching_and_once_started(rig, monkeypatch):
+    """The catch-up waits for start-up's end (it needs start-up's walk), then runs
+    once for each time the watches are set up."""
+    resumed = threading.Event()
+
+    def watch_ready_at_once(*paths, stop_event, **options):
+        yield set()  # the watches are up
+        resumed.set()  # the daemon has taken the first batch: on_ready has run
+        while not stop_event.is_set():
+            time.sleep(0.01)
+
+    monkeypatch.setattr(watcher, "watch", watch_ready_at_once)
+    calls: list[int] = []
+
+    async def catch_up():
+        calls.append(1)
+        return {"files_read": 0}
+
+    monkeypatch.setattr(rig.engine.sync, "catch_up", catch_up)
+    stop, indexed = trio.Event(), trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(daemon._keep_watching, rig.engine, 0.05, stop, indexed)
+        with trio.fail_after(30):
+            while not resumed.is_set():
+                await trio.sleep(0.01)
+        for _ in range(20):
+            await trio.sleep(0)
+        assert calls == []  # start-up still runs
+        indexed.set()
+        with trio.fail_after(30):
+            while not calls:
+                await trio.sleep(0.01)
+        stop.set()
+    assert calls == [1]

@@ -216,3 +216,45 @@ def test_every_kind_of_match_is_walked_in_rowid_order(tmp_path):
         assert "TEMP B-TREE" not in plan, (sql, plan)
     index.close()
 
+
+
+def test_the_stamps_read_as_one_string_are_each_files(tmp_path):
+    """Catalog.stamps reads every row's stamp as one joined string: paths with odd
+    characters and rows without a stamp come back as they were written."""
+    index = Catalog(tmp_path / "k.sqlite")
+    assert index.stamps() == {}
+    paths = {"categories/knowledge/a.md": "12:1700000000123456789:42",
+             "categories/knowledge/line\nbreak ü.md": "3:1:7",
+             "sessions/s 1/turns/t.md": None}
+    with index.transaction():
+        for n, (path, stamp) in enumerate(paths.items()):
+            text = f"note {n}"
+            memory = Memory(id=f"s{n}", content=text, content_hash=content_hash(text),
+                            phase="organized", category="knowledge", created_at=START)
+            index.upsert(memory, path, "sha", stamp)
+    assert index.stamps() == paths
+
+
+def test_counts_by_phase_category_kind_and_scope_from_one_pass(tmp_path):
+    index = _index(tmp_path)
+    with index.transaction():
+        for i, (kind, category, phase) in enumerate([("reminder", "reminders", "organized"),
+                                                     ("note", "inbox", "inbox")]):
+            memory = Memory(id=f"x{i}", content=f"other {i}", content_hash=content_hash(
+                f"other {i}"), kind=kind, category=category, phase=phase, scope="agent:y",
+                created_at=START)
+            index.upsert(memory, f"categories/{category}/x{i}.md", "sha")
+        gone = Memory(id="old", content="history", content_hash=content_hash("history"),
+                      phase="organized", category="knowledge", created_at=START,
+                      superseded_at=START)  # history: not counted
+        index.upsert(gone, "trash/categories/knowledge/old.md", "sha")
+    assert index.counts() == {
+        "memories": 62, "by_phase": {"inbox": 1, "organized": 61},
+        "by_category": {"inbox": 1, "knowledge": 60, "reminders": 1},
+        "by_kind": {"note": 61, "reminder": 1},
+        "by_scope": {"agent:x": 15, "agent:y": 2, "global": 45}}
+    assert index.counts(["agent:y", "nowhere"]) == {
+        "memories": 2, "by_phase": {"inbox": 1, "organized": 1},
+        "by_category": {"inbox": 1, "reminders": 1}, "by_kind": {"note": 1, "reminder": 1},
+        "by_scope": {"agent:y": 2}}
+    assert index.counts([])["memories"] == 0

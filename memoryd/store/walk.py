@@ -1,0 +1,160 @@
+"""The walk over the memory folders, and the stamp of each file it finds.
+
+Start-up compares every file's stamp (size, mtime, inode) with the one recorded when
+it was indexed: one `lstat` a file, 130,000 of them at 130,000 memories, about a second
+of system calls. Run in the daemon, each call gives the interpreter lock back and waits
+to take it again, behind the threads that read the snapshot and the catalog's stamps
+meanwhile. So start-up runs the same walk in a child process (`stamped_in_child`): its
+system calls run on the other core while the daemon reads the catalog, and its answer
+is one block of bytes.
+
+This module imports only the standard library: the child runs this file as a script
+(`python -I -S walk.py`), without the site's packages or memoryd's. Nothing here
+follows a symbolic link or opens a file; the child does not change anything.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+TMP_PREFIX = ".tmp-"
+WATCHED_DIRS = ("categories", "sessions")
+# Superseded facts stay indexed as history (memory_history, `as_of`) from the trash.
+HISTORY_DIR = "trash/categories"
+INDEXED_DIRS = (*WATCHED_DIRS, HISTORY_DIR)
+# The child's answer: fields separated by NUL (no file name holds one), paths in the
+# file system's encoding (os.fsencode's, so a name that is not UTF-8 comes back the same).
+_END = "end"
+_FS_CODEC = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
+
+
+class WalkFailed(RuntimeError):
+    """The child walk did not give a whole answer (the caller walks in process)."""
+
+
+def stamp(info: os.stat_result) -> str:
+    """What start-up compares instead of reading a file: size, mtime (ns), inode."""
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
+def walk(root: Path, top: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """(relpath, entry) of everything below `top`, never entering a linked folder."""
+    if os.path.islink(root / top):
+        return
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(root / folder) as entries:
+                found = list(entries)
+        except OSError:
+            continue  # gone, or not a folder (a link to one is reported by the caller)
+        for entry in sorted(found, key=lambda e: e.name):
+            rel = f"{folder}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(rel)
+            yield rel, entry
+
+
+def memory_entries(root: Path, under: Iterable[str], temps: list[str] | None = None
+                   ) -> Iterator[tuple[str, os.DirEntry[str] | None]]:
+    """(relpath, entry) of every memory file below these folders (None: a linked top
+    folder). Entries that look like one but are not regular files (links, FIFOs) and
+    linked folders are yielded too, so the caller reports them; they are never
+    followed or read. With `temps`, the temp files met on the way are listed there."""
+    for top in under:
+        if os.path.islink(root / top):
+            yield top, None  # a linked folder: reported, never entered
+            continue
+        for rel, entry in walk(root, top):
+            if entry.name.startswith("."):
+                if (temps is not None and entry.name.startswith(TMP_PREFIX)
+                        and not entry.is_dir(follow_symlinks=False)):
+                    temps.append(rel)
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name.endswith(".md") or entry.is_symlink():
+                yield rel, entry
+
+
+def stamped(root: Path, under: Iterable[str]) -> tuple[dict[str, str | None], list[str]]:
+    """Every memory file below these folders with its stamp (None for anything that is
+    not a regular file), and the temp files met on the way: one lstat a file."""
+    out: dict[str, str | None] = {}
+    temps: list[str] = []
+    for rel, entry in memory_entries(root, under, temps):
+        try:
+            info = entry.stat(follow_symlinks=False) if entry is not None else None
+        except OSError:
+            info = None
+        out[rel] = stamp(info) if info is not None and stat.S_ISREG(info.st_mode) else None
+    return out, temps
+
+
+def _encode(files: dict[str, str | None], temps: list[str]) -> bytes:
+    """How many files, each file's path and stamp ("" for None), how many temps, their
+    paths, and the end."""
+    fields = [str(len(files))]
+    for rel, mark in files.items():
+        fields += [rel, mark or ""]
+    return "\0".join([*fields, str(len(temps)), *temps, _END]).encode(*_FS_CODEC)
+
+
+def decode(data: bytes) -> tuple[dict[str, str | None], list[str]]:
+    """The child's answer; WalkFailed unless it is whole. The temps it names are
+    removed by start-up, so each must be named like one."""
+    fields = data.decode(*_FS_CODEC).split("\0")
+    count = fields[0]
+    if not count.isdigit() or len(fields) < 2 * int(count) + 3:
+        raise WalkFailed("the walk's answer is cut short")
+    end = 1 + 2 * int(count)
+    temps, last = fields[end + 1:-1], fields[-1]
+    if last != _END or fields[end] != str(len(temps)):
+        raise WalkFailed("the walk's answer is cut short")
+    if not all(rel.rpartition("/")[2].startswith(TMP_PREFIX) for rel in temps):
+        raise WalkFailed("the walk's answer names a temp file that is not one")
+    files = {rel: mark or None
+             for rel, mark in zip(fields[1:end:2], fields[2:end:2], strict=True)}
+    return files, temps
+
+
+class ChildWalk:
+    """`stamped` in a child process, started at once; `result()` waits for it."""
+
+    def __init__(self, root: Path, under: Iterable[str]) -> None:
+        command = [sys.executable, "-I", "-S", __file__, os.fsdecode(root), *under]
+        self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def result(self) -> tuple[dict[str, str | None], list[str]]:
+        try:
+            out, err = self._proc.communicate()
+        finally:
+            self.close()
+        if self._proc.returncode != 0:
+            last = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            raise WalkFailed(f"the walk exited with {self._proc.returncode}: {last[0][:300]}")
+        return decode(out)
+
+    def close(self) -> None:
+        """Stop the child if it still runs (start-up cancelled)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+
+def main(argv: list[str]) -> int:
+    root, *under = argv
+    files, temps = stamped(Path(root), under)
+    sys.stdout.buffer.write(_encode(files, temps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,120 @@
+"""Start-up's walk in a child process finds what the walk in process finds, names that
+are not UTF-8 or hold a newline included; an answer that is not whole is refused, and
+the walk is then made in process. Real files, a real child process."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from memoryd.store import walk
+from memoryd.store.files import INDEXED_DIRS, MarkdownStore
+from memoryd.store.walk import ChildWalk, WalkFailed
+
+
+def _odd_root(root):
+    """Memory files, and everything else a walk meets under the memory folders."""
+    knowledge = root / "categories" / "knowledge"
+    knowledge.mkdir(parents=True)
+    (knowledge / "a.md").write_text("---\nid: a\n---\nA\n")
+    (knowledge / "line\nbreak.md").write_text("x")
+    (knowledge / "notes.txt").write_text("not a memory")
+    os.symlink("/nonexistent", knowledge / "link.md")
+    os.mkfifo(knowledge / "fifo.md")
+    (knowledge / ".tmp-a.md.123.abcd").write_text("a killed daemon's temp")
+    (knowledge / ".hidden").mkdir()
+    (knowledge / ".hidden" / "h.md").write_text("h")
+    with open(os.fsencode(knowledge) + b"/caf\xe9.md", "wb") as fh:  # Latin-1, not UTF-8
+        fh.write(b"x")
+    turns = root / "sessions" / "s1" / "turns"
+    turns.mkdir(parents=True)
+    (turns / "t.md").write_text("t")
+    elsewhere = root.parent / f"{root.name}-elsewhere"
+    elsewhere.mkdir()
+    (root / "trash").mkdir()
+    os.symlink(elsewhere, root / "trash" / "categories")  # a linked top folder
+
+
+def test_the_child_walk_finds_what_the_walk_in_process_finds(tmp_path):
+    root = tmp_path / "root"
+    _odd_root(root)
+    files, temps = ChildWalk(root, INDEXED_DIRS).result()
+    assert (files, temps) == walk.stamped(root, INDEXED_DIRS)
+    latin = os.fsdecode(b"categories/knowledge/caf\xe9.md")
+    assert set(files) == {"categories/knowledge/a.md", "categories/knowledge/line\nbreak.md",
+                          "categories/knowledge/link.md", "categories/knowledge/fifo.md",
+                          "categories/knowledge/.hidden/h.md", latin,
+                          "sessions/s1/turns/t.md", "trash/categories"}
+    assert files["categories/knowledge/a.md"] == walk.stamp(
+        (root / "categories/knowledge/a.md").stat())
+    # Not regular files: no stamp, so start-up reads (and reports) them.
+    for odd in ("link.md", "fifo.md"):
+        assert files[f"categories/knowledge/{odd}"] is None
+    assert files["trash/categories"] is None
+    assert temps == ["categories/knowledge/.tmp-a.md.123.abcd"]
+
+
+def test_an_answer_that_is_not_whole_is_refused(tmp_path):
+    root = tmp_path / "root"
+    _odd_root(root)
+    whole = walk._encode(*walk.stamped(root, INDEXED_DIRS))
+    assert walk.decode(whole) == walk.stamped(root, INDEXED_DIRS)
+    assert walk.decode(walk._encode({}, [])) == ({}, [])
+    for broken in (b"", whole[:-3], whole[:len(whole) // 2], b"9\0a\0b\0end",
+                   b"1\0a\0b\0\x30\0end\0end", whole.replace(b"\0end", b"\0and"),
+                   b"0\x001\0categories/a.md\0end",  # a memory file named as a temp
+                   b"0\x002\0categories/.tmp-a\0end"):
+        with pytest.raises(WalkFailed):
+            walk.decode(broken)
+
+
+@pytest.mark.parametrize("script", [
+    "import sys; sys.exit(3)",
+    "import sys; sys.stdout.write('1\\0categories/knowledge/a.md')",  # cut short
+])
+def test_a_failed_child_walk_is_made_again_in_process(tmp_path, monkeypatch, script):
+    root = tmp_path / "root"
+    _odd_root(root)
+    failing = tmp_path / "failing.py"
+    failing.write_text(script)
+    monkeypatch.setattr(walk, "__file__", str(failing))
+    store = MarkdownStore(root)
+    with capture_logs() as logs:
+        files, removed = store.stamped_files(INDEXED_DIRS, store.walk_in_child(INDEXED_DIRS))
+    assert files == walk.stamped(root, INDEXED_DIRS)[0]
+    assert removed == 1 and not (root / "categories/knowledge/.tmp-a.md.123.abcd").exists()
+    assert [e["event"] for e in logs] == ["files.walk_failed"]
+
+
+def test_temps_stay_when_asked(tmp_path):
+    """After start-up a temp file may be a write in flight: the watcher's catch-up
+    walks without removing any."""
+    root = tmp_path / "root"
+    _odd_root(root)
+    store = MarkdownStore(root)
+    files, removed = store.stamped_files(INDEXED_DIRS, store.walk_in_child(INDEXED_DIRS),
+                                         remove_temps=False)
+    assert "categories/knowledge/a.md" in files
+    assert removed == 0 and (root / "categories/knowledge/.tmp-a.md.123.abcd").exists()
+
+
+def test_a_child_walk_that_is_not_waited_for_is_stopped(tmp_path, monkeypatch):
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time; time.sleep(60)")
+    monkeypatch.setattr(walk, "__file__", str(slow))
+    child = ChildWalk(tmp_path, INDEXED_DIRS)
+    child.close()
+    assert child._proc.returncode is not None
+    child.close()  # twice is harmless
+
+
+def test_the_child_runs_with_the_standard_library_only():
+    """It runs as a script with -I -S: no site packages, nothing of memoryd."""
+    source = Path(walk.__file__).read_text(encoding="utf-8")
+    imported = {line.split()[1].split(".")[0] for line in source.splitlines()
+                if line.startswith(("import ", "from "))}
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
