@@ -128,6 +128,10 @@ class ChildWalk:
     """`stamped` in a child process, started at once; `result()` waits for it."""
 
     def __init__(self, root: Path, under: Iterable[str]) -> None:
+        """OSError when no process can be started (an embedded interpreter has no
+        `sys.executable`)."""
+        if not sys.executable:
+            raise OSError("no Python executable to run the walk with")
         command = [sys.executable, "-I", "-S", __file__, os.fsdecode(root), *under]
         self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -118,3 +118,14 @@ def test_the_child_runs_with_the_standard_library_only():
     imported = {line.split()[1].split(".")[0] for line in source.splitlines()
                 if line.startswith(("import ", "from "))}
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_without_a_python_to_run_it_walks_in_process(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    _odd_root(root)
+    monkeypatch.setattr(sys, "executable", "")
+    store = MarkdownStore(root)
+    with capture_logs() as logs:
+        child = store.walk_in_child(INDEXED_DIRS)
+    assert child is None and [e["event"] for e in logs] == ["files.walk_not_started"]
+    assert store.stamped_files(INDEXED_DIRS, child)[0] == walk.stamped(root, INDEXED_DIRS)[0]
