@@ -273,8 +273,8 @@ class FileSync:
         if before is None:
             return await self.reconcile()
 
-        def walk_again() -> dict[str, str | None]:
-            child = self.files.walk_in_child(INDEXED_DIRS)
+        def walk_again() -> dict[str, str | None]:  # beside the first queries: at low priority
+            child = self.files.walk_in_child(INDEXED_DIRS, background=True)
             return self.files.stamped_files(INDEXED_DIRS, child, remove_temps=False)[0]
 
         now = await self.stores.workers.read(walk_again)

@@ -235,11 +235,13 @@ class MarkdownStore:
         for rel, _ in walk.memory_entries(self.root, under):
             yield rel
 
-    def walk_in_child(self, under: Iterable[str]) -> walk.ChildWalk | None:
-        """`stamped_files`' walk, started now in a child process (see store/walk.py);
-        None when no process could be started (then it walks in process)."""
+    def walk_in_child(self, under: Iterable[str], background: bool = False
+                      ) -> walk.ChildWalk | None:
+        """`stamped_files`' walk, started now in a child process (see store/walk.py;
+        `background`: at the lowest priority); None when no process could be started
+        (then it walks in process)."""
         try:
-            return walk.ChildWalk(self.root, under)
+            return walk.ChildWalk(self.root, under, background)
         except OSError as exc:
             log.warning("files.walk_not_started", error=str(exc))
             return None

@@ -30,6 +30,7 @@ INDEXED_DIRS = (*WATCHED_DIRS, HISTORY_DIR)
 # The child's answer: fields separated by NUL (no file name holds one), paths in the
 # file system's encoding (os.fsencode's, so a name that is not UTF-8 comes back the same).
 _END = "end"
+_BACKGROUND = 19  # the niceness of a walk run in the background
 _FS_CODEC = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
 
 
@@ -125,14 +126,17 @@ def decode(data: bytes) -> tuple[dict[str, str | None], list[str]]:
 
 
 class ChildWalk:
-    """`stamped` in a child process, started at once; `result()` waits for it."""
+    """`stamped` in a child process, started at once; `result()` waits for it. With
+    `background`, the child runs at the lowest priority: the walk nobody waits for
+    (the watcher's catch-up) takes only CPU the daemon leaves idle."""
 
-    def __init__(self, root: Path, under: Iterable[str]) -> None:
+    def __init__(self, root: Path, under: Iterable[str], background: bool = False) -> None:
         """OSError when no process can be started (an embedded interpreter has no
         `sys.executable`)."""
         if not sys.executable:
             raise OSError("no Python executable to run the walk with")
-        command = [sys.executable, "-I", "-S", __file__, os.fsdecode(root), *under]
+        niceness = str(_BACKGROUND if background else 0)
+        command = [sys.executable, "-I", "-S", __file__, niceness, os.fsdecode(root), *under]
         self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -154,7 +158,9 @@ class ChildWalk:
 
 
 def main(argv: list[str]) -> int:
-    root, *under = argv
+    niceness, root, *under = argv
+    if int(niceness):
+        os.nice(int(niceness))
     files, temps = stamped(Path(root), under)
     sys.stdout.buffer.write(_encode(files, temps))
     return 0

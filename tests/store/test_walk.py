@@ -129,3 +129,20 @@ def test_without_a_python_to_run_it_walks_in_process(tmp_path, monkeypatch):
         child = store.walk_in_child(INDEXED_DIRS)
     assert child is None and [e["event"] for e in logs] == ["files.walk_not_started"]
     assert store.stamped_files(INDEXED_DIRS, child)[0] == walk.stamped(root, INDEXED_DIRS)[0]
+
+
+def test_a_background_walk_runs_at_the_lowest_priority(tmp_path, monkeypatch, capsysbinary):
+    """The watcher's catch-up walks beside the first queries: its child asks the
+    kernel for the lowest priority (niceness 19) before it walks; start-up's does not."""
+    root = tmp_path / "root"
+    _odd_root(root)
+    asked: list[int] = []
+    monkeypatch.setattr(walk.os, "nice", asked.append)
+    for niceness in ("0", "19"):
+        assert walk.main([niceness, str(root), *INDEXED_DIRS]) == 0
+        assert walk.decode(capsysbinary.readouterr().out) == walk.stamped(root, INDEXED_DIRS)
+    assert asked == [19]
+    background, foreground = ChildWalk(root, INDEXED_DIRS, background=True), ChildWalk(
+        root, INDEXED_DIRS)
+    assert background._proc.args[4] == "19" and foreground._proc.args[4] == "0"
+    assert background.result() == foreground.result() == walk.stamped(root, INDEXED_DIRS)
