@@ -92,8 +92,6 @@ class FileSync:
         self.graph = graph
         self.graph_store = graph_store
         self.rejected = Rejected()
-        # Start-up's walk (path -> stamp), kept until the watcher is up (`catch_up`).
-        self.walked: dict[str, str | None] | None = None
 
     def _index_file(self, uow: UnitOfWork, path: str, now: datetime
                     ) -> tuple[str, str] | None:
@@ -237,13 +235,12 @@ class FileSync:
                          every_file: bool = False,
                          progress: RebuildProgress | None = None,
                          child: ChildWalk | None = None,
-                         keep_stamps: bool = False) -> dict[str, int]:
+                         remove_temps: bool = True) -> dict[str, int]:
         """Make the catalog agree with every file. A file whose stamp (size, mtime,
         inode) is the one recorded when it was indexed is taken as indexed; the others
         (and with `every_file`, all) are read and compared by content hash. The files
         are walked in a child process (`child`, else one started now) while this thread
-        reads the catalog's stamps. With `keep_stamps`, the walk's stamps are kept for
-        `catch_up`."""
+        reads the catalog's stamps; `remove_temps`: see MarkdownStore.stamped_files."""
         child = child or self.files.walk_in_child(INDEXED_DIRS)
         try:
             known = self.catalog.stamps()
@@ -251,9 +248,7 @@ class FileSync:
             if child is not None:
                 child.close()
             raise
-        on_disk, stale = self.files.stamped_files(INDEXED_DIRS, child)
-        if keep_stamps:
-            self.walked = on_disk
+        on_disk, stale = self.files.stamped_files(INDEXED_DIRS, child, remove_temps)
         todo = sorted(p for p, s in on_disk.items()
                       if every_file or s is None or known.get(p) != s)
         gone = [p for p in known if p not in on_disk]
@@ -265,23 +260,16 @@ class FileSync:
             "files_read": len(todo), "stale_temp_files": stale}
 
     async def catch_up(self) -> dict[str, int]:
-        """Once the watcher is up: re-read each file whose stamp moved since start-up's
-        walk. An edit made between that walk and the first watch raised no event.
-        Without start-up's stamps (a watcher started again after a failure), every
-        file's stamp is checked against the catalog's (`reconcile`)."""
-        before, self.walked = self.walked, None
-        if before is None:
-            return await self.reconcile()
-
-        def walk_again() -> dict[str, str | None]:  # beside the first queries: at low priority
-            child = self.files.walk_in_child(INDEXED_DIRS, background=True)
-            return self.files.stamped_files(INDEXED_DIRS, child, remove_temps=False)[0]
-
-        now = await self.stores.workers.read(walk_again)
-        moved = [p for p, s in now.items() if before.get(p, "") != s]
-        moved += [p for p in before if p not in now]
-        changed = await self.sync_paths(moved) if moved else {}
-        return {k: len(v) for k, v in changed.items()} | {"files_read": len(moved)}
+        """Once the watcher is up: `reconcile`, its walk made beforehand, off the writer
+        thread and at the lowest priority (the first queries run beside it). An edit
+        made between start-up's walk and the first watch raised no event; a watcher
+        started again after a failure missed what changed meanwhile. Temp files are
+        left: one may be a write in flight when the walk lists it."""
+        child = self.files.walk_in_child(INDEXED_DIRS, background=True)
+        if child is not None:
+            await self.stores.workers.read(child.wait)
+        return await self.stores.change(
+            lambda uow: self._reconcile_files(uow, child=child, remove_temps=False))
 
     async def index_health(self) -> dict[str, Any]:
         """Do the derived indexes agree with the files? Memory files (accepted), keyword
@@ -313,19 +301,17 @@ class FileSync:
         return await self.stores.change(self._reconcile_files)
 
     async def startup(self, force_embed: bool = False, abandon_on_cancel: bool = False,
-                      walk: ChildWalk | None = None, keep_stamps: bool = False
-                      ) -> dict[str, int]:
+                      walk: ChildWalk | None = None) -> dict[str, int]:
         """Files -> catalog -> vectors -> topic graph: everything derived agrees with the
         files. `walk`: the files' walk, started early (the daemon starts it before its
-        imports); `keep_stamps`: keep what it found for `catch_up` (a watcher)."""
+        imports)."""
         def run(uow: UnitOfWork) -> dict[str, int]:
             # The catalog first: the files whose stamp changed, read one by one. Then
             # the corpus: the snapshot caught up, else the vectors in bulk, reusing every
             # stored vector whose text is unchanged (a catalog rebuild re-embeds nothing).
             ahead = None if force_embed else self.snapshots.read_ahead()
             summary = self._reconcile_files(uow, announce=False, every_file=force_embed,
-                                            progress=self.progress, child=walk,
-                                            keep_stamps=keep_stamps)
+                                            progress=self.progress, child=walk)
             resumed = None if ahead is None else self.snapshots.resume(ahead)
             if resumed is None:
                 summary |= self.stores.hybrid.reconcile(

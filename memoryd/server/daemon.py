@@ -98,7 +98,7 @@ async def _keep_watching(engine: Engine, quiet_period: float, stop: trio.Event,
             await started.wait()
             try:
                 result = await engine.sync.catch_up()
-                if any(result.values()):
+                if result["files_read"] or result["deleted"]:
                     log.info("watcher.caught_up", **{k: v for k, v in result.items() if v})
             except Exception:
                 log.exception("index.reconcile_failed")
@@ -245,8 +245,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             reporting = trio.CancelScope()
             services.start_soon(_report_start, engine, reporting)
             with starting:
-                summary = await engine.sync.startup(abandon_on_cancel=True, walk=walk,
-                                                    keep_stamps=config.watcher.enabled)
+                summary = await engine.sync.startup(abandon_on_cancel=True, walk=walk)
             reporting.cancel()
             if starting.cancelled_caught:
                 log.info("daemon.stopped",

@@ -139,12 +139,19 @@ class ChildWalk:
         command = [sys.executable, "-I", "-S", __file__, niceness, os.fsdecode(root), *under]
         self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._answer: tuple[bytes, bytes] | None = None  # stdout, stderr once it ended
+
+    def wait(self) -> tuple[bytes, bytes]:
+        """Wait for the child to end: what it wrote (kept for `result`)."""
+        if self._answer is None:
+            try:
+                self._answer = self._proc.communicate()
+            finally:
+                self.close()
+        return self._answer
 
     def result(self) -> tuple[dict[str, str | None], list[str]]:
-        try:
-            out, err = self._proc.communicate()
-        finally:
-            self.close()
+        out, err = self.wait()
         if self._proc.returncode != 0:
             last = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
             raise WalkFailed(f"the walk exited with {self._proc.returncode}: {last[0][:300]}")

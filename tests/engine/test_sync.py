@@ -90,21 +90,20 @@ async def test_the_watches_are_set_up_off_the_event_loop(rig, monkeypatch):
 
 
 async def _restarted(root: Path, memories: list[str]) -> tuple[Rig, list[str]]:
-    """A root with these memories written by a first daemon, started again keeping the
-    stamps of start-up's walk (as the daemon does when it watches)."""
+    """A root with these memories written by a first daemon, started again."""
     first = Rig(root)
     await first.start()
     ids = [(await first.result("memory_write", content=text, category="knowledge"))["id"]
            for text in memories]
     first.close()
     rig = Rig(root)
-    await rig.engine.sync.startup(keep_stamps=True)
+    await rig.engine.sync.startup()
     return rig, ids
 
 
 async def test_edits_made_before_the_watches_were_up_are_caught_up(tmp_path):
     """Between start-up's walk and the first watch, an edit raises no event: the
-    catch-up re-reads the files whose stamp moved, and only those."""
+    catch-up re-reads the files whose stamp is not the indexed one, and only those."""
     rig, (kept, edited, removed) = await _restarted(
         tmp_path, ["the spare key is under the mat", "the kettle is in the attic",
                    "the ladder is in the garage"])
@@ -116,7 +115,8 @@ async def test_edits_made_before_the_watches_were_up_are_caught_up(tmp_path):
         (knowledge / "by-hand.md").write_text("the bicycle pump is in the hall\n")
         in_flight = knowledge / ".tmp-x.md.1.abcd"  # a write's temp: never removed now
         in_flight.write_text("half")
-        assert (await rig.engine.sync.catch_up())["files_read"] == 3
+        caught = await rig.engine.sync.catch_up()
+        assert (caught["files_read"], caught["deleted"]) == (2, 1)
         assert (await rig.result("memory_read", id=edited))["content"] == (
             "the kettle is in the shed")
         assert (await rig.error("memory_read", id=removed))["code"] == NotFound.code
@@ -125,9 +125,8 @@ async def test_edits_made_before_the_watches_were_up_are_caught_up(tmp_path):
         found = await rig.result("memory_search", query="bicycle pump")
         assert [m["content"] for m in found["memories"]] == ["the bicycle pump is in the hall"]
         assert in_flight.exists()
-        # Start-up's stamps are used once; then every file is checked (a restarted watcher).
-        assert rig.engine.sync.walked is None
-        assert (await rig.engine.sync.catch_up())["files_read"] == 0
+        again = await rig.engine.sync.catch_up()  # every stamp is the indexed one now
+        assert (again["files_read"], again["deleted"]) == (0, 0)
     finally:
         rig.close()
 
@@ -175,7 +174,7 @@ async def test_the_daemon_catches_up_once_watching_and_once_started(rig, monkeyp
 
     async def catch_up():
         calls.append(1)
-        return {"files_read": 0}
+        return {"files_read": 0, "deleted": 0}
 
     monkeypatch.setattr(rig.engine.sync, "catch_up", catch_up)
     stop, indexed = trio.Event(), trio.Event()
