@@ -24,8 +24,10 @@ import trio
 from memoryd.retrieval.pipeline import CORES
 
 T = TypeVar("T")
-READERS = 4  # numpy, onnxruntime and SQLite release the GIL: 2 cores keep 4 busy
 SCORERS = CORES
+# numpy, onnxruntime and SQLite release the GIL: 2 cores keep 4 busy. Two more than
+# score at once, so other reads always find a thread beside the searches.
+READERS = SCORERS + 2
 
 
 class Workers:

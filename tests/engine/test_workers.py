@@ -45,8 +45,7 @@ def test_a_reader_connection_outlives_its_thread_only_until_the_next_opens(tmp_p
     catalog.close()
 
 
-
-async def test_ranked_searches_score_one_a_core_and_leave_reads_a_thread(tmp_path):
+async def test_ranked_searches_score_one_a_core_and_leave_reads_a_thread():
     """More searches than cores wait for a turn (none fails) holding no reading thread,
     so a plain read beside them runs at once."""
     workers = Workers()
