@@ -22,7 +22,7 @@ from memoryd.engine.snapshots import Snapshots
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
-from memoryd.engine.workers import READERS, Workers
+from memoryd.engine.workers import SCORERS, Workers
 from memoryd.engine.writes import Writes
 from memoryd.events import EventBus
 from memoryd.graph.store import GraphStore
@@ -95,7 +95,7 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
                            exact_limit=config.retrieval.exact_limit,
                            candidate_factor=config.retrieval.candidate_factor,
                            reranker=reranker, fetch=stores.catalog.get_many,
-                           graph=graph if config.graph.expand else None, readers=READERS)
+                           graph=graph if config.graph.expand else None, readers=SCORERS)
     llm = None
     if config.llm.url:
         from memoryd.llm.client import ChatClient
