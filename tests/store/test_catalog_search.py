@@ -258,3 +258,46 @@ def test_counts_by_phase_category_kind_and_scope_from_one_pass(tmp_path):
         "by_category": {"inbox": 1, "reminders": 1}, "by_kind": {"note": 1, "reminder": 1},
         "by_scope": {"agent:y": 2}}
     assert index.counts([])["memories"] == 0
+
+
+def _segments(index: Catalog) -> dict[str, int]:
+    return {table: index.reader.execute(
+        f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0]
+        for table in ("fts", "words")}
+
+
+def test_a_transactions_writes_reach_each_full_text_index_as_one_segment(tmp_path):
+    """No statement of a write opens a statement journal (a trigger would): opening one
+    makes FTS5 write out the terms it holds, a segment for every write, to be merged."""
+    index = _index(tmp_path)  # 60 writes in one transaction
+    assert _segments(index) == {"fts": 1, "words": 1}
+    index.close()
+
+
+def test_a_catalog_with_the_old_count_triggers_drops_them_and_counts_once(tmp_path):
+    index = _index(tmp_path)
+    index.writer.executescript("""
+        CREATE TRIGGER search_keys_added AFTER INSERT ON search_keys BEGIN
+            INSERT INTO scope_counts VALUES (new.scope, 1)
+            ON CONFLICT (scope) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER search_keys_removed AFTER DELETE ON search_keys BEGIN
+            UPDATE scope_counts SET n = n - 1 WHERE scope = old.scope;
+            DELETE FROM scope_counts WHERE scope = old.scope AND n = 0;
+        END;""")  # as a catalog of schema 10 written before had them
+    index.close()
+    index = Catalog(tmp_path / "k.sqlite")
+    assert not index.was_reset
+    assert index.reader.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
+                                ).fetchall() == []
+    with index.transaction():
+        index.upsert(Memory(id="new", content="one more", content_hash=content_hash(
+            "one more"), scope="agent:z", created_at=START), "inbox/new.md", "sha")
+        index.delete("m01")  # global
+    assert index.list(Filters(scopes=["agent:z"]), 5, 0)[1] == 1
+    assert index.list(Filters(scopes=["global"]), 5, 0)[1] == 44
+    assert index.list(Filters(scopes=None), 5, 0)[1] == 60
+    index.delete("new")
+    assert index.reader.execute("SELECT scope FROM scope_counts ORDER BY scope").fetchall() == [
+        ("agent:x",), ("global",)]
+    index.close()
