@@ -43,7 +43,7 @@ from memoryd.schema import (
 from memoryd.store import frontmatter
 from memoryd.store.catalog import FileRecord
 from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, UnsafePath, file_sha
-from memoryd.store.walk import ChildWalk
+from memoryd.store.walk import ChildWalk, WalkFailed
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -265,11 +265,26 @@ class FileSync:
         made between start-up's walk and the first watch raised no event; a watcher
         started again after a failure missed what changed meanwhile. Temp files are
         left: one may be a write in flight when the walk lists it."""
-        child = self.files.walk_in_child(INDEXED_DIRS, background=True)
+        child = self.files.walk_in_child(INDEXED_DIRS, background=True,
+                                         catalog=self.catalog.path)
         if child is not None:
             await self.stores.workers.read(child.wait)
+            try:
+                differ, gone = child.differences()
+            except (OSError, WalkFailed) as exc:
+                log.warning("files.walk_failed", error=str(exc), then="walking in process")
+            else:
+                return await self.stores.change(
+                    lambda uow: self._read_differences(uow, differ, gone))
         return await self.stores.change(
-            lambda uow: self._reconcile_files(uow, child=child, remove_temps=False))
+            lambda uow: self._reconcile_files(uow, remove_temps=False))
+
+    def _read_differences(self, uow: UnitOfWork, differ: dict[str, str | None],
+                          gone: list[str]) -> dict[str, int]:
+        """`_reconcile_files` of a walk compared in its child: what it found differs."""
+        changed = self.sync_paths_blocking(uow, [*sorted(differ), *gone])
+        return {k: len(v) for k, v in changed.items()} | {
+            "rejected": len(self.rejected), "files_read": len(differ)}
 
     async def index_health(self) -> dict[str, Any]:
         """Do the derived indexes agree with the files? Memory files (accepted), keyword

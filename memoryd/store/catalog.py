@@ -30,6 +30,7 @@ import msgspec
 
 from memoryd.schema import Memory
 from memoryd.store import sqlite
+from memoryd.store.walk import STAMPS_SQL
 
 SCHEMA_VERSION = "10"
 # A memory's rowid orders it by its creation second: second * ROWID_SLOTS + n, n counting
@@ -489,9 +490,7 @@ class Catalog:
         as one string: read a row at a time, each of 130,000 steps gives the interpreter
         lock back, and at start-up the threads reading the snapshot take it each time
         (0.7-0.9 s there, 0.2 s alone)."""
-        (joined,) = self.writer.execute(
-            "SELECT group_concat(path || char(0) || coalesce(stamp, ''), char(0))"
-            " FROM memories").fetchone()
+        (joined,) = self.writer.execute(STAMPS_SQL).fetchone()
         fields = joined.split("\0") if joined else []
         return {path: mark or None for path, mark in zip(fields[::2], fields[1::2], strict=True)}
 

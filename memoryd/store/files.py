@@ -235,13 +235,14 @@ class MarkdownStore:
         for rel, _ in walk.memory_entries(self.root, under):
             yield rel
 
-    def walk_in_child(self, under: Iterable[str], background: bool = False
-                      ) -> walk.ChildWalk | None:
+    def walk_in_child(self, under: Iterable[str], background: bool = False,
+                      catalog: Path | None = None) -> walk.ChildWalk | None:
         """`stamped_files`' walk, started now in a child process (see store/walk.py;
-        `background`: at the lowest priority); None when no process could be started
-        (then it walks in process)."""
+        `background`: at the lowest priority; `catalog`: compared there with the stamps
+        it recorded); None when no process could be started (then it walks in
+        process)."""
         try:
-            return walk.ChildWalk(self.root, under, background)
+            return walk.ChildWalk(self.root, under, background, catalog)
         except OSError as exc:
             log.warning("files.walk_not_started", error=str(exc))
             return None

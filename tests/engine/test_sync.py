@@ -131,6 +131,38 @@ async def test_edits_made_before_the_watches_were_up_are_caught_up(tmp_path):
         rig.close()
 
 
+async def test_the_catch_up_compares_in_its_child_and_walks_in_process_without_one(
+        tmp_path, monkeypatch):
+    """The daemon does not compare 130,000 stamps itself (that held the interpreter
+    lock beside the first searches): the child answers what differs. Without a child,
+    the walk and the comparison are made in process."""
+    rig, (kept, edited) = await _restarted(
+        tmp_path, ["the spare key is under the mat", "the kettle is in the attic"])
+    try:
+        sync, knowledge = rig.engine.sync, tmp_path / "categories" / "knowledge"
+        in_process = sync._reconcile_files
+
+        def not_here(*args, **kwargs):
+            raise AssertionError("compared in the daemon")
+
+        monkeypatch.setattr(sync, "_reconcile_files", not_here)
+        path = knowledge / f"{edited}.md"
+        path.write_text(path.read_text().replace("attic", "shed"))
+        caught = await sync.catch_up()
+        assert (caught["files_read"], caught["deleted"]) == (1, 0)
+        assert (await rig.result("memory_read", id=edited))["content"] == (
+            "the kettle is in the shed")
+
+        monkeypatch.setattr(sync, "_reconcile_files", in_process)
+        monkeypatch.setattr(sync.files, "walk_in_child", lambda *a, **k: None)
+        (knowledge / f"{kept}.md").unlink()
+        caught = await sync.catch_up()
+        assert (caught["files_read"], caught["deleted"]) == (0, 1)
+        assert (await rig.error("memory_read", id=kept))["code"] == NotFound.code
+    finally:
+        rig.close()
+
+
 async def test_watch_files_says_when_the_watches_are_up(rig):
     """`on_ready` comes once, when a change made from then on raises an event."""
     synced: list[str] = []

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
 
+from memoryd.schema import Memory, content_hash
 from memoryd.store import walk
+from memoryd.store.catalog import Catalog
 from memoryd.store.files import INDEXED_DIRS, MarkdownStore
 from memoryd.store.walk import ChildWalk, WalkFailed
 
@@ -146,3 +149,40 @@ def test_a_background_walk_runs_at_the_lowest_priority(tmp_path, monkeypatch, ca
         root, INDEXED_DIRS)
     assert background._proc.args[4] == "19" and foreground._proc.args[4] == "0"
     assert background.result() == foreground.result() == walk.stamped(root, INDEXED_DIRS)
+
+
+def test_a_child_given_the_catalog_answers_only_what_differs(tmp_path):
+    """The catch-up's child compares: it reads the catalog's stamps and answers the
+    files to read (a stamp that is not the recorded one, none recorded, not a regular
+    file, not recorded at all) and the recorded paths it did not find, and nothing
+    about the files that are as indexed."""
+    root = tmp_path / "root"
+    _odd_root(root)
+    files, _ = walk.stamped(root, INDEXED_DIRS)
+    k = "categories/knowledge"
+    known = {f"{k}/a.md": files[f"{k}/a.md"],  # as indexed: not answered
+             f"{k}/line\nbreak.md": "1:2:3",  # edited since
+             "sessions/s1/turns/t.md": None,  # no stamp recorded
+             f"{k}/fifo.md": files[f"{k}/a.md"],  # a FIFO now
+             f"{k}/gone.md": "4:5:6"}  # removed since
+    catalog = Catalog(tmp_path / "k.sqlite")
+    with catalog.transaction():
+        for n, (path, mark) in enumerate(known.items()):
+            text = f"note {n}"
+            catalog.upsert(Memory(id=f"m{n}", content=text, content_hash=content_hash(text),
+                                  created_at=datetime(2025, 1, 1, tzinfo=UTC)),
+                           path, "sha", mark)
+    assert catalog.stamps() == known
+    differ, gone = ChildWalk(root, INDEXED_DIRS, background=True,
+                             catalog=catalog.path).differences()
+    assert differ == {
+        f"{k}/line\nbreak.md": files[f"{k}/line\nbreak.md"],
+        "sessions/s1/turns/t.md": files["sessions/s1/turns/t.md"],
+        f"{k}/fifo.md": None, f"{k}/link.md": None, "trash/categories": None,
+        f"{k}/.hidden/h.md": files[f"{k}/.hidden/h.md"],  # not recorded
+        os.fsdecode(b"categories/knowledge/caf\xe9.md"): files[
+            os.fsdecode(b"categories/knowledge/caf\xe9.md")]}
+    assert gone == [f"{k}/gone.md"]
+    catalog.close()
+    with pytest.raises(WalkFailed):  # no catalog to read: refused, never half-compared
+        ChildWalk(root, INDEXED_DIRS, catalog=tmp_path / "none.sqlite").differences()
