@@ -43,7 +43,7 @@ from memoryd.schema import (
 from memoryd.store import frontmatter
 from memoryd.store.catalog import FileRecord
 from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, UnsafePath, file_sha
-from memoryd.store.walk import ChildWalk, WalkFailed
+from memoryd.store.walk import ChildWalk, WalkFailed, differences
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -249,15 +249,21 @@ class FileSync:
                 child.close()
             raise
         on_disk, stale = self.files.stamped_files(INDEXED_DIRS, child, remove_temps)
-        todo = sorted(p for p, s in on_disk.items()
-                      if every_file or s is None or known.get(p) != s)
-        gone = [p for p in known if p not in on_disk]
+        differ, gone = differences(on_disk, known)
+        summary = self._read_back(uow, sorted(on_disk if every_file else differ), gone,
+                                  announce, progress)
+        return summary | {"files": len(on_disk) - len(self.rejected),
+                          "stale_temp_files": stale}
+
+    def _read_back(self, uow: UnitOfWork, todo: list[str], gone: list[str],
+                   announce: bool = True, progress: RebuildProgress | None = None
+                   ) -> dict[str, int]:
+        """Read these files again and drop the gone ones: what changed, counted."""
         if progress is not None:
             progress.begin("reading files", len(todo) + len(gone))
         changed = self.sync_paths_blocking(uow, [*todo, *gone], announce, progress)
         return {k: len(v) for k, v in changed.items()} | {
-            "files": len(on_disk) - len(self.rejected), "rejected": len(self.rejected),
-            "files_read": len(todo), "stale_temp_files": stale}
+            "rejected": len(self.rejected), "files_read": len(todo)}
 
     async def catch_up(self) -> dict[str, int]:
         """Once the watcher is up: `reconcile`, its walk and the comparison with the
@@ -277,16 +283,9 @@ class FileSync:
                 log.warning("files.walk_failed", error=str(exc), then="walking in process")
             else:
                 return await self.stores.change(
-                    lambda uow: self._read_differences(uow, differ, gone))
+                    lambda uow: self._read_back(uow, sorted(differ), gone))
         return await self.stores.change(
             lambda uow: self._reconcile_files(uow, remove_temps=False))
-
-    def _read_differences(self, uow: UnitOfWork, differ: dict[str, str | None],
-                          gone: list[str]) -> dict[str, int]:
-        """`_reconcile_files` of a walk compared in its child: what it found differs."""
-        changed = self.sync_paths_blocking(uow, [*sorted(differ), *gone])
-        return {k: len(v) for k, v in changed.items()} | {
-            "rejected": len(self.rejected), "files_read": len(differ)}
 
     async def index_health(self) -> dict[str, Any]:
         """Do the derived indexes agree with the files? Memory files (accepted), keyword

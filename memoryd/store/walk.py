@@ -20,7 +20,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 TMP_PREFIX = ".tmp-"
@@ -138,11 +138,12 @@ def decode(data: bytes) -> tuple[dict[str, str | None], list[str]]:
     return files, temps
 
 
-def differences(files: dict[str, str | None], known: dict[str, str]
+def differences(files: dict[str, str | None], known: Mapping[str, str | None]
                 ) -> tuple[dict[str, str | None], list[str]]:
-    """The files to read: those whose stamp is not the one `known` records ("" where
-    none was, which no stamp equals) and those that are not regular files (stamp
-    None); and the paths `known` has that are not among `files`."""
+    """The files to read: those whose stamp is not the one `known` records ("" or
+    None where none was, which no stamp equals) and those that are not regular files
+    (stamp None); and the paths `known` has that are not among `files`. Start-up and
+    the catch-up's child both decide by it."""
     differ = {rel: mark for rel, mark in files.items()
               if mark is None or known.get(rel) != mark}
     return differ, [rel for rel in known if rel not in files]
