@@ -76,11 +76,10 @@ class MemoryVectors:
         pass
 
     def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
-               hashes: list[str], model: str, owners: list[str] | None = None) -> None:
+               hashes: list[str], model: str) -> None:
         col = self.data.setdefault((kind, scope), {})
-        for n, (memory_id, vector, h) in enumerate(zip(ids, vectors, hashes, strict=True)):
-            meta = {"h": h, "m": model, **({"of": owners[n]} if owners else {})}
-            col[memory_id] = (np.array(vector, dtype=np.float32), meta)
+        for memory_id, vector, h in zip(ids, vectors, hashes, strict=True):
+            col[memory_id] = (np.array(vector, dtype=np.float32), h, model)
 
     def delete(self, scope: str, ids: list[str], kinds: tuple[str, ...] = ("own", "ctx")
                ) -> None:
@@ -92,9 +91,12 @@ class MemoryVectors:
     def collection_ids(self) -> list[str]:
         return sorted(f"{kind}-{scope}" for kind, scope in self.data)
 
-    def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
+    def scan(self, model: str) -> Iterator[tuple[str, str, list[str], np.ndarray, list[str]]]:
         for (kind, scope), col in self.data.items():
-            if col:
-                ids = list(col)
+            ids = [i for i, (_, _, m) in col.items() if m == model]
+            if ids:
                 yield (kind, scope, ids, np.stack([col[i][0] for i in ids]),
                        [col[i][1] for i in ids])
+
+    def migrate(self, model: str | None) -> int:
+        return 0  # nothing older in memory

@@ -163,8 +163,7 @@ class HybridIndex:
         for scope, picks in by_scope.items():
             self.vectors.upsert("chunk", scope, [f"{pieces[k][0].id}#{pieces[k][1]}"
                                                  for k in picks], vectors[picks],
-                                [text_hash(pieces[k][2]) for k in picks], self.model,
-                                owners=[pieces[k][0].id for k in picks])
+                                [text_hash(pieces[k][2]) for k in picks], self.model)
 
     def flush_deferred(self, fetch: Fetch) -> int:
         """Persist the own vectors and embed the context vectors deferred so far
@@ -249,11 +248,10 @@ class HybridIndex:
         """Load stored vectors; embed what is missing, stale or from another model."""
         progress = progress or RebuildProgress()
         stored: dict[tuple[str, str, str], tuple[np.ndarray, str]] = {}
-        for kind, scope, ids, vecs, metas in self.vectors.scan():
-            for memory_id, vec, meta in zip(ids, vecs, metas, strict=True):
-                meta = meta or {}
-                if meta.get("m") == self.model and not force:
-                    stored[(kind, scope, memory_id)] = (vec, str(meta.get("h")))
+        self.vectors.migrate(None if force else self.model)
+        for kind, scope, ids, vecs, hashes in [] if force else self.vectors.scan(self.model):
+            for memory_id, vec, h in zip(ids, vecs, hashes, strict=True):
+                stored[(kind, scope, memory_id)] = (vec, h)
         by_id: dict[str, Memory] = {}
         corpus = self.corpus = Corpus(self.embedder.dim)
         zero = np.zeros(self.embedder.dim, dtype=np.float32)

@@ -4,9 +4,16 @@ Searches do not query it: ranking scores the corpus's copy of the vectors in pro
 (retrieval/cells.py). It is what a full rebuild reads back instead of embedding
 every memory again. A collection per kind and scope. No documents are stored (the
 keyword index holds the text) and no embedding function is set (we always pass
-vectors), so chroma never reaches for the network. Each vector's metadata records
-the model and a hash of the text it embeds: reconciliation re-embeds exactly what is
-missing or stale.
+vectors), so chroma never reaches for the network.
+
+Each stored vector carries its label: LABEL trailing components that hold the hash of
+the text it embeds and a tag of the model, so reconciliation re-embeds exactly what is
+missing or stale. The label is part of the one record chroma writes, so no crash can
+pair a vector with another's label (a table of our own beside chroma could not be
+written in one step with it), and it costs chroma no more than the vector: two metadata
+keys cost 9-12% of the daemon's CPU a bulk write (and an upsert without metadata keeps a
+record's old metadata). Collections an older memoryd wrote keep the label in metadata
+(`h`, `m`); `migrate` moves them at the next full rebuild.
 Embedded (`PersistentClient` under index/chroma) by default; `vectors.url`
 points at a `chroma run` server instead.
 
@@ -26,6 +33,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -42,16 +50,51 @@ BATCH = 1000
 # Nothing queries chroma's own HNSW graph (ranking scores the corpus's vectors), so a new
 # collection builds a cheap one: at its defaults (M 16, ef 100) an upsert cost 0.2 ms a
 # vector at 500 stored, 0.45 ms at 4,000 and growing; with these, about 0.11 ms flat.
-# Chroma fixes both when a collection is made: older collections keep theirs.
-HNSW = {"hnsw:space": "cosine", "hnsw:M": 4, "hnsw:construction_ef": 10}
+# Chroma fixes both when a collection is made: older collections keep theirs. The l2
+# space keeps a vector as given; a cosine collection normalises it, which moves the
+# last bit of a label's components (`unlabel` rounds them back all the same).
+HNSW = {"hnsw:space": "l2", "hnsw:M": 4, "hnsw:construction_ef": 10}
+HASH_BYTES = 12
+# A label's components: the text's hash and the model's tag, 16 bits in each (whole
+# numbers below 65,536 are exact in float32, and in a server's JSON).
+LABEL = (HASH_BYTES + 4) // 2
+LABELLED = {"layout": "labelled"}  # in a collection's metadata
 
 
 def text_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+    return hashlib.blake2b(text.encode(), digest_size=HASH_BYTES).hexdigest()
+
+
+def model_tag(model: str) -> bytes:
+    return hashlib.blake2b(model.encode(), digest_size=4).digest()
 
 
 def collection_name(kind: str, scope: str) -> str:
-    return f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}"
+    """A labelled collection's name (an older memoryd's were `<kind>-<digest>`)."""
+    return f"{kind}-labelled-{hashlib.sha1(scope.encode()).hexdigest()[:20]}"
+
+
+def label(vectors: np.ndarray, hashes: list[str], model: str) -> np.ndarray:
+    """The vectors with their labels appended (`hashes` are `text_hash`es)."""
+    tag = model_tag(model)
+    raw = b"".join(bytes.fromhex(h) + tag for h in hashes)
+    if len(raw) != len(hashes) * LABEL * 2:
+        raise ValueError(f"a text hash is not {HASH_BYTES} bytes of hex")
+    labels = np.frombuffer(raw, dtype=">u2").reshape(len(hashes), LABEL)
+    return np.hstack([np.asarray(vectors, dtype=np.float32), labels.astype(np.float32)])
+
+
+def unlabel(stored: np.ndarray, model: str) -> tuple[np.ndarray, list[str | None]]:
+    """The vectors without their labels, and each one's text hash: None where the label
+    names another model or is not a label at all (a damaged record is re-embedded)."""
+    vectors, labels = stored[:, :-LABEL], stored[:, -LABEL:]
+    near = np.rint(labels)
+    whole = np.all((near >= 0) & (near < 65536) & (np.abs(labels - near) < 0.25), axis=1)
+    raw = np.where(whole[:, None], near, 0).astype(">u2")
+    tag = np.frombuffer(model_tag(model), dtype=">u2")
+    ours = whole & np.all(raw[:, HASH_BYTES // 2:] == tag, axis=1)
+    return vectors, [row[:HASH_BYTES // 2].tobytes().hex() if ok else None
+                     for row, ok in zip(raw, ours, strict=True)]
 
 
 def _stored_collection_ids(db: Path) -> list[str]:
@@ -165,25 +208,24 @@ class VectorStore:
         if col is None:
             col = self.client.get_or_create_collection(
                 collection_name(kind, scope), embedding_function=None,
-                metadata={"scope": scope, "kind": kind, **HNSW})
+                metadata={"scope": scope, "kind": kind, **LABELLED, **HNSW})
             self._collections[key] = col
         return col
 
     def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
-               hashes: list[str], model: str, owners: list[str] | None = None) -> None:
-        """Store vectors; `owners` (chunks) names the memory each belongs to."""
+               hashes: list[str], model: str) -> None:
+        """Store vectors, each labelled with the hash of its text and the model."""
         col = self._collection(kind, scope)
-        metas: list[dict[str, str]] = [{"h": h, "m": model} for h in hashes]
-        for meta, owner in zip(metas, owners or [], strict=False):
-            meta["of"] = owner
         for start in range(0, len(ids), BATCH):
             end = start + BATCH
-            col.upsert(ids=ids[start:end], embeddings=vectors[start:end],
-                       metadatas=metas[start:end])  # type: ignore[arg-type]
+            col.upsert(ids=ids[start:end],
+                       embeddings=label(vectors[start:end], hashes[start:end], model))
 
     def delete(self, scope: str, ids: list[str], kinds: tuple[str, ...] = ("own", "ctx")
                ) -> None:
-        """These ids from these kinds (a memory's chunks are `<id>#<n>` in `chunk`)."""
+        """These ids from these kinds (a memory's chunks are `<id>#<n>` in `chunk`). An
+        older memoryd's collections are left: what they hold is only read by `migrate`,
+        which skips what is newer, and a vector for a deleted memory is an orphan."""
         for kind in kinds:
             for start in range(0, len(ids), BATCH):
                 self._collection(kind, scope).delete(ids=ids[start:start + BATCH])
@@ -209,22 +251,104 @@ class VectorStore:
         except sqlite3.Error:
             return None
 
-    def scan(self) -> Iterator[tuple[str, str, list[str], np.ndarray, list[dict]]]:
-        """Every stored vector: (kind, scope, ids, vectors, metadatas), in batches. A
-        store with no collection (a new one) is not opened for it."""
-        if self._stored_ids() == []:
-            return
+    def _listed(self) -> Iterator[tuple[str, str, bool, Any]]:
+        """(kind, scope, labelled, collection) of each of our collections."""
         for col in self.client.list_collections():
             meta = col.metadata or {}
             kind, scope = meta.get("kind"), meta.get("scope")
-            if kind not in KINDS or not isinstance(scope, str):
-                continue
+            if kind in KINDS and isinstance(scope, str):
+                yield kind, scope, meta.get("layout") == LABELLED["layout"], col
+
+    def scan(self, model: str) -> Iterator[tuple[str, str, list[str], np.ndarray, list[str]]]:
+        """Every stored vector `model` made: (kind, scope, ids, vectors, text hashes), in
+        batches. A store with no collection (a new one) is not opened for it."""
+        if self._stored_ids() == []:
+            return
+        for kind, scope, labelled, col in list(self._listed()):
+            if not labelled:
+                continue  # an older memoryd's: `migrate` moves it
             self._collections[(kind, scope)] = col
-            offset = 0
-            while True:
-                got = col.get(include=["embeddings", "metadatas"], limit=BATCH, offset=offset)
-                if not got["ids"]:
-                    break
-                yield (kind, scope, list(got["ids"]), np.asarray(got["embeddings"],
-                       dtype=np.float32), list(got["metadatas"]))
-                offset += len(got["ids"])
+            for ids, stored, _ in _batches(col, ["embeddings"]):
+                vectors, hashes = unlabel(stored, model)
+                keep = [n for n, h in enumerate(hashes) if h is not None]
+                if keep:
+                    yield (kind, scope, [ids[n] for n in keep], vectors[keep],
+                           [hashes[n] for n in keep])  # type: ignore[misc]
+
+    def migrate(self, model: str | None) -> int:
+        """Move the vectors `model` made from an older memoryd's collections (their labels
+        in metadata) into labelled ones, then drop those collections (all of them, kept
+        or not: None keeps none). A vector the labelled collection already has for an id
+        was written since, and stays. Safe to stop at any point: a collection is dropped
+        only once its vectors are moved. Returns how many moved."""
+        if self._stored_ids() == []:
+            return 0
+        older = [(kind, scope, col) for kind, scope, labelled, col in self._listed()
+                 if not labelled]
+        if not older:
+            return 0
+        log.info("vectors.migrating", collections=len(older), keep=model is not None)
+        started, moved = time.monotonic(), 0
+        for kind, scope, col in older:
+            if model is not None:
+                target = self._collection(kind, scope)
+                newer = set(target.get(include=[])["ids"])
+                for ids, stored, metas in _batches(col, ["embeddings", "metadatas"]):
+                    keep = [n for n, (i, meta) in enumerate(zip(ids, metas, strict=True))
+                            if i not in newer and (meta or {}).get("m") == model
+                            and _is_hash((meta or {}).get("h"))]
+                    if keep:
+                        self.upsert(kind, scope, [ids[n] for n in keep], stored[keep],
+                                    [metas[n]["h"] for n in keep], model)
+                        moved += len(keep)
+            segments = self._segment_ids(str(col.id))
+            self.client.delete_collection(col.name)
+            self._remove_segments(segments)
+        log.info("vectors.migrated", vectors=moved,
+                 seconds=round(time.monotonic() - started, 1))
+        return moved
+
+    def _segment_ids(self, collection_id: str) -> list[str]:
+        """The ids of an embedded store's segments of this collection ([] for a server)."""
+        if self.url:
+            return []
+        conn = sqlite3.connect(f"{(self.path / 'chroma.sqlite3').as_uri()}?mode=ro",
+                               uri=True, timeout=5)
+        try:
+            return [str(uuid.UUID(str(row[0]))) for row in conn.execute(
+                "SELECT id FROM segments WHERE collection = ?", (collection_id,))]
+        finally:
+            conn.close()
+
+    def _remove_segments(self, segments: list[str]) -> None:
+        """Remove what a dropped collection's segments left on disk: chroma's
+        `delete_collection` leaves their directories (chroma-core/chroma#5259), 1.6 KB a
+        vector. Each is a directory named by its id right under the store's path."""
+        for segment in segments:
+            folder = self.path / segment
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder)
+                log.info("vectors.segment_removed", path=str(folder))
+
+
+def _is_hash(value: object) -> bool:
+    if not isinstance(value, str) or len(value) != HASH_BYTES * 2:
+        return False
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _batches(col: Any, include: list[str]
+             ) -> Iterator[tuple[list[str], np.ndarray, list[dict[str, Any]]]]:
+    """A collection's records, BATCH at a time: (ids, vectors, metadatas or [])."""
+    offset = 0
+    while True:
+        got = col.get(include=include, limit=BATCH, offset=offset)
+        if not got["ids"]:
+            return
+        yield (list(got["ids"]), np.asarray(got["embeddings"], dtype=np.float32),
+               list(got.get("metadatas") or []))
+        offset += len(got["ids"])

@@ -78,7 +78,8 @@ async def assert_indexed_once(h: Harness, root: Path) -> None:
     assert not [i for i, n in Counter(m.id for m in corpus.meta if m).items() if n > 1]
     hybrid = h.engine.stores.hybrid
     await h.engine.stores.workers.write(hybrid.persist_deferred)  # as the daemon each second
-    stored = [i for kind, _, got, _, _ in hybrid.vectors.scan() if kind == "own" for i in got]
+    stored = [i for kind, _, got, _, _ in hybrid.vectors.scan(hybrid.model)
+              if kind == "own" for i in got]
     assert sorted(stored) == sorted(ids)
     fresh = Harness(root, Config(), embedder=FakeEmbedder())  # what a rebuild makes
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -9,9 +10,11 @@ import sys
 
 import pytest
 
+from memoryd.config import Config
 from memoryd.engine import NewMemory
 from memoryd.errors import Forbidden, InvalidParams
 from memoryd.scopes import Caller
+from tests.retrieval.conftest import Harness
 
 
 async def test_batch_writes_commit_together_and_fail_alone(harness):
@@ -69,20 +72,20 @@ async def test_index_rebuilt_after_deletion_and_model_change(make_harness, tmp_p
     result = await h2.call("memory_smart_search", query="where is the boat")
     assert result["memories"][0]["id"] == a
     # a vector store written by another model is re-embedded at the next start
-    store = h2.engine.stores.hybrid.vectors
-    for kind in ("own",):
-        col = store._collection(kind, "global")
-        got = col.get(include=["metadatas"])
-        col.update(ids=got["ids"], metadatas=[{**m, "m": "some-older-model"}
-                                              for m in got["metadatas"]])
+    store, model = h2.engine.stores.hybrid.vectors, h2.engine.embedder.model_id
+    own = [batch for batch in store.scan(model) if batch[0] == "own"]
+    assert sum(len(ids) for _, _, ids, _, _ in own) == 2
+    for kind, scope, ids, vectors, hashes in own:
+        store.upsert(kind, scope, ids, vectors, hashes, "some-older-model")
     h2.engine.close()
-    # (the snapshot names the model too; without it, the vectors' metadata decides)
+    # (the snapshot names the model too; without it, the vectors' labels decide)
     (root / "index" / "corpus.snapshot").unlink()
     h3 = await make_harness(root=root)
     summary = await h3.engine.sync.startup()
     assert summary["vectors_embedded"] == 0, "the restart already re-embedded them"
-    got = h3.engine.stores.hybrid.vectors._collection("own", "global").get(include=["metadatas"])
-    assert {m["m"] for m in got["metadatas"]} == {h3.engine.embedder.model_id}
+    store = h3.engine.stores.hybrid.vectors
+    assert list(store.scan("some-older-model")) == []
+    assert sum(len(b[2]) for b in store.scan(model) if b[0] == "own") == 2
     result = await h3.call("memory_smart_search", query="where is the boat")
     assert result["memories"][0]["id"] == a
 
@@ -184,3 +187,38 @@ async def test_vectors_stay_unpersisted_until_the_store_has_them(make_harness):
     assert seen == [4, 4] and hybrid.unpersisted == {}
     stored = {i for (kind, _), col in hybrid.vectors.data.items() if kind == "own" for i in col}
     assert set(kept) <= stored and gone not in stored
+
+
+async def test_an_older_vector_store_is_moved_not_re_embedded(make_harness, tmp_path):
+    """A root an older memoryd wrote (each vector's hash and model in chroma's metadata)
+    starts without embedding again: the vectors move into labelled collections once."""
+    root = tmp_path / "root"
+    h = await make_harness(root=root)
+    a = await h.write("The boat is moored at pier 7 in Kiel")
+    await h.write("Engine oil was changed in May")
+    await h.engine.stores.workers.write(h.engine.stores.hybrid.persist_deferred)
+    store, model = h.engine.stores.hybrid.vectors, h.engine.embedder.model_id
+    for kind, scope, ids, vectors, hashes in list(store.scan(model)):
+        older = store.client.get_or_create_collection(
+            f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}", embedding_function=None,
+            metadata={"scope": scope, "kind": kind, "hnsw:space": "cosine"})
+        older.upsert(ids=ids, embeddings=vectors, metadatas=[{"h": x, "m": model}
+                                                              for x in hashes])
+    for col in store.client.list_collections():
+        if "-labelled-" in col.name:
+            store.client.delete_collection(col.name)
+    store._collections.clear()
+    h.engine.close()
+    (root / "index" / "corpus.snapshot").unlink()  # a full rebuild, as after an upgrade
+    h2 = Harness(root, Config())
+    try:
+        summary = await h2.engine.sync.startup()
+        assert summary["vectors_embedded"] == 0
+        store = h2.engine.stores.hybrid.vectors
+        names = [c.name for c in store.client.list_collections()]
+        assert names and all("-labelled-" in n for n in names), names
+        assert sum(len(b[2]) for b in store.scan(model) if b[0] == "own") == 2
+        result = await h2.call("memory_smart_search", query="where is the boat")
+        assert result["memories"][0]["id"] == a
+    finally:
+        h2.engine.close()
