@@ -6,12 +6,16 @@
 Each connection is a thread with its own socket that sends one memory_smart_search
 at a time (no pipelining), as separate agents do. A fresh temp root is filled with
 bench/search.py's generated notes unless --root names one. 200 searches warm the daemon
-up before anything is measured.
+up, and nothing is measured until the daemon has had no child process for 2 s: on a copy
+of a root, start-up's `git add -A` hashes every file again (18 s of a core at 100,000),
+which took a core from the first rows. Each row gives how idle the machine was and the
+hypervisor's steal.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import statistics
 import sys
@@ -22,10 +26,34 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.bulk import machine_ticks  # noqa: E402
 from bench.search import QUERIES, fill, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 WARM_UP = 200  # smart searches before measuring
+QUIET = 2.0  # seconds without a child process of the daemon before measuring
+
+
+def children(pid: int) -> list[str]:
+    """The daemon's child processes (git, the catch-up's comparison), from any thread."""
+    found: list[str] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += (task / "children").read_text().split()
+    return found
+
+
+def settle(pid: int, limit: float = 300.0) -> float:
+    """Wait until the daemon has had no child process for QUIET seconds (at most
+    `limit`); the seconds waited."""
+    t0 = quiet_since = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        if children(pid):
+            quiet_since = time.perf_counter()
+        elif time.perf_counter() - quiet_since >= QUIET:
+            break
+        time.sleep(0.1)
+    return time.perf_counter() - t0
 
 
 def run(socket: Path, connections: int, queries: int) -> tuple[float, float, float]:
@@ -81,15 +109,21 @@ def main() -> None:
             # root: 65/s cold against 90-150/s warm at one connection).
             run(root / "memory.sock", 1, WARM_UP)
             run(root / "memory.sock", 8, WARM_UP // 8)
-            print(f"{memories} memories; {args.queries} smart searches per connection")
-            print("| connections | throughput | vs 1 | p50 | p99 |")
-            print("|---|---|---|---|---|")
+            waited = settle(proc.pid)
+            print(f"{memories} memories; {args.queries} smart searches per connection "
+                  f"(waited {waited:.1f} s for the daemon's child processes)")
+            print("| connections | throughput | vs 1 | p50 | p99 | machine idle | steal |")
+            print("|---|---|---|---|---|---|---|")
             base = None
             for n in (1, 2, 4, 8):
+                idle0, steal0, all0 = machine_ticks()
                 rate, p50, p99 = run(root / "memory.sock", n, args.queries)
+                idle1, steal1, all1 = machine_ticks()
                 base = base or rate
-                print(f"| {n} | {rate:.0f} /s | {rate / base:.2f}x | {p50:.1f} ms | {p99:.1f} ms |",
-                      flush=True)
+                total = max(1, all1 - all0)
+                print(f"| {n} | {rate:.0f} /s | {rate / base:.2f}x | {p50:.1f} ms | {p99:.1f} ms "
+                      f"| {100 * (idle1 - idle0) / total:.0f}% "
+                      f"| {100 * (steal1 - steal0) / total:.0f}% |", flush=True)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(300)
