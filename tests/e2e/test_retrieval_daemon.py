@@ -74,7 +74,10 @@ def test_vectors_on_a_chroma_server(make_daemon, short_tmp):
         assert found["memories"][0]["id"] == a
         assert not (d.root / "index" / "chroma").exists(), "no local vector store"
         assert d.stop() == 0
-        d.start()  # vectors come back from the server, nothing re-embedded
+        # a full rebuild: the vectors come back from the server with their labels (over
+        # its JSON) and nothing is embedded again
+        (d.root / "index" / "corpus.snapshot").unlink()
+        d.start()
         assert d.call("memory_smart_search", {"query": "gym hours"})["memories"][0]["id"] == a
         events = [json.loads(x) for x in d.log.splitlines() if x.startswith("{")]
         reconciled = [e for e in events if e.get("event") == "index.reconciled"]
