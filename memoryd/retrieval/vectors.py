@@ -309,16 +309,22 @@ class VectorStore:
         return moved
 
     def _segment_ids(self, collection_id: str) -> list[str]:
-        """The ids of an embedded store's segments of this collection ([] for a server)."""
+        """The ids of an embedded store's segments of this collection ([] for a server):
+        only ids that are UUIDs, so each names a folder right under the store's path."""
         if self.url:
             return []
         conn = sqlite3.connect(f"{(self.path / 'chroma.sqlite3').as_uri()}?mode=ro",
                                uri=True, timeout=5)
         try:
-            return [str(uuid.UUID(str(row[0]))) for row in conn.execute(
+            rows = [str(row[0]) for row in conn.execute(
                 "SELECT id FROM segments WHERE collection = ?", (collection_id,))]
         finally:
             conn.close()
+        found = []
+        for row in rows:
+            with contextlib.suppress(ValueError):
+                found.append(str(uuid.UUID(row)))
+        return found
 
     def _remove_segments(self, segments: list[str]) -> None:
         """Remove what a dropped collection's segments left on disk: chroma's
