@@ -76,10 +76,10 @@ def collection_name(kind: str, scope: str) -> str:
 
 def label(vectors: np.ndarray, hashes: list[str], model: str) -> np.ndarray:
     """The vectors with their labels appended (`hashes` are `text_hash`es)."""
+    if not all(map(_is_hash, hashes)):
+        raise ValueError(f"a text hash is not {HASH_BYTES} bytes of hex")
     tag = model_tag(model)
     raw = b"".join(bytes.fromhex(h) + tag for h in hashes)
-    if len(raw) != len(hashes) * LABEL * 2:
-        raise ValueError(f"a text hash is not {HASH_BYTES} bytes of hex")
     labels = np.frombuffer(raw, dtype=">u2").reshape(len(hashes), LABEL)
     return np.hstack([np.asarray(vectors, dtype=np.float32), labels.astype(np.float32)])
 
@@ -102,9 +102,14 @@ def _stored_collection_ids(db: Path) -> list[str]:
     is no file yet (a new store has none). sqlite3.Error when it cannot be read."""
     if not db.exists():
         return []
-    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=1)
+    return sorted(_stored_column(db, "SELECT id FROM collections", timeout=1))
+
+
+def _stored_column(db: Path, sql: str, *args: str, timeout: float) -> list[str]:
+    """The first column of a query of an embedded store's SQLite file, read-only."""
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=timeout)
     try:
-        return sorted(str(row[0]) for row in conn.execute("SELECT id FROM collections"))
+        return [str(row[0]) for row in conn.execute(sql, args)]
     finally:
         conn.close()
 
@@ -313,15 +318,10 @@ class VectorStore:
         only ids that are UUIDs, so each names a folder right under the store's path."""
         if self.url:
             return []
-        conn = sqlite3.connect(f"{(self.path / 'chroma.sqlite3').as_uri()}?mode=ro",
-                               uri=True, timeout=5)
-        try:
-            rows = [str(row[0]) for row in conn.execute(
-                "SELECT id FROM segments WHERE collection = ?", (collection_id,))]
-        finally:
-            conn.close()
         found = []
-        for row in rows:
+        for row in _stored_column(self.path / "chroma.sqlite3",
+                                  "SELECT id FROM segments WHERE collection = ?",
+                                  collection_id, timeout=5):
             with contextlib.suppress(ValueError):
                 found.append(str(uuid.UUID(row)))
         return found

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+
 import msgspec
 import pytest
 
@@ -56,3 +58,12 @@ def make_harness(tmp_path):
     yield make
     for h in made:
         h.engine.close()
+
+
+def older_collection(client, kind: str, scope: str, ids: list[str], vectors,
+                     metas: list[dict]) -> None:
+    """A collection as memoryd wrote it before labels: the hash and model in metadata."""
+    col = client.get_or_create_collection(
+        f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}", embedding_function=None,
+        metadata={"scope": scope, "kind": kind, "hnsw:space": "cosine"})
+    col.upsert(ids=ids, embeddings=vectors, metadatas=metas)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -14,7 +13,7 @@ from memoryd.config import Config
 from memoryd.engine import NewMemory
 from memoryd.errors import Forbidden, InvalidParams
 from memoryd.scopes import Caller
-from tests.retrieval.conftest import Harness
+from tests.retrieval.conftest import Harness, older_collection
 
 
 async def test_batch_writes_commit_together_and_fail_alone(harness):
@@ -141,9 +140,6 @@ async def test_keyword_index_rebuild_reuses_stored_vectors(make_harness, tmp_pat
     h.engine.close()
     for suffix in ("", "-wal", "-shm"):
         (root / "index" / f"keyword.sqlite{suffix}").unlink(missing_ok=True)
-    from memoryd.config import Config
-    from tests.retrieval.conftest import Harness
-
     h2 = Harness(root, Config())
     try:
         summary = await h2.engine.sync.startup()  # the first start after the deletion
@@ -199,11 +195,8 @@ async def test_an_older_vector_store_is_moved_not_re_embedded(make_harness, tmp_
     await h.engine.stores.workers.write(h.engine.stores.hybrid.persist_deferred)
     store, model = h.engine.stores.hybrid.vectors, h.engine.embedder.model_id
     for kind, scope, ids, vectors, hashes in list(store.scan(model)):
-        older = store.client.get_or_create_collection(
-            f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}", embedding_function=None,
-            metadata={"scope": scope, "kind": kind, "hnsw:space": "cosine"})
-        older.upsert(ids=ids, embeddings=vectors, metadatas=[{"h": x, "m": model}
-                                                              for x in hashes])
+        older_collection(store.client, kind, scope, ids, vectors,
+                         [{"h": x, "m": model} for x in hashes])
     for col in store.client.list_collections():
         if "-labelled-" in col.name:
             store.client.delete_collection(col.name)

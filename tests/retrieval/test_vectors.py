@@ -5,7 +5,6 @@ older memoryd's collections (labels in metadata) are moved once."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import subprocess
@@ -24,6 +23,7 @@ from memoryd.retrieval.vectors import (
     text_hash,
     unlabel,
 )
+from tests.retrieval.conftest import older_collection
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -110,24 +110,14 @@ def test_the_label_is_stored_with_the_vector(tmp_path):
     store.close()
 
 
-def _older_collection(store: VectorStore, kind: str, scope: str, ids: list[str],
-                      vectors: np.ndarray, metas: list[dict]) -> None:
-    """A collection as memoryd wrote it before labels: the hash and model in metadata."""
-    name = f"{kind}-{hashlib.sha1(scope.encode()).hexdigest()[:20]}"
-    col = store.client.get_or_create_collection(
-        name, embedding_function=None, metadata={"scope": scope, "kind": kind,
-                                                 "hnsw:space": "cosine"})
-    col.upsert(ids=ids, embeddings=vectors, metadatas=metas)
-
-
 def test_an_older_store_is_moved_once(tmp_path):
     store = VectorStore(tmp_path / "chroma")
     vectors = np.random.default_rng(2).standard_normal((5, 384)).astype(np.float32)
     h = [text_hash(str(n)) for n in range(5)]
-    _older_collection(store, "own", "global", ["a", "b", "c", "d", "e"], vectors, [
+    older_collection(store.client, "own", "global", ["a", "b", "c", "d", "e"], vectors, [
         {"h": h[0], "m": "m"}, {"h": h[1], "m": "m"}, {"h": h[2], "m": "other"},
         {"h": "bad", "m": "m"}, {"h": h[4], "m": "m"}])
-    _older_collection(store, "chunk", "agent:x", ["a#0"], vectors[:1],
+    older_collection(store.client, "chunk", "agent:x", ["a#0"], vectors[:1],
                       [{"h": h[0], "m": "m", "of": "a"}])
     newer = np.ones((1, 384), dtype=np.float32)
     store.upsert("own", "global", ["e"], newer, [text_hash("rewritten")], "m")  # since
@@ -154,7 +144,7 @@ def test_an_older_store_is_moved_once(tmp_path):
 def test_a_dropped_collections_segments_are_removed(tmp_path):
     store = VectorStore(tmp_path / "chroma")
     vectors = np.random.default_rng(3).standard_normal((2000, 384)).astype(np.float32)
-    _older_collection(store, "own", "global", [str(n) for n in range(2000)], vectors,
+    older_collection(store.client, "own", "global", [str(n) for n in range(2000)], vectors,
                       [{"h": text_hash(str(n)), "m": "m"} for n in range(2000)])
     [older] = store.client.list_collections()
     segments = store._segment_ids(str(older.id))
@@ -169,7 +159,7 @@ def test_a_dropped_collections_segments_are_removed(tmp_path):
 
 def test_a_forced_rebuild_drops_an_older_store(tmp_path):
     store = VectorStore(tmp_path / "chroma")
-    _older_collection(store, "own", "global", ["a"], np.eye(1, 384, dtype=np.float32),
+    older_collection(store.client, "own", "global", ["a"], np.eye(1, 384, dtype=np.float32),
                       [{"h": text_hash("a"), "m": "m"}])
     assert store.migrate(None) == 0
     assert store.client.list_collections() == []
