@@ -134,7 +134,8 @@ class Reads:
             shown = result.candidates if every_candidate else result.selected
             return result, {m.id: m for m in self.catalog.get_many([c.id for c in shown])}
 
-        result, memories = await self.workers.score(run)
+        with self.searcher.wanted():  # counted while it waits for a turn, too
+            result, memories = await self.workers.score(run)
         for c in result.selected:
             self.access_counts.hit(c.id)
         if not every_candidate and result.graph is not None:

@@ -1,9 +1,10 @@
 """The search pipeline's own threads: the query is embedded beside the keyword scoring
-while a core is idle, on the search's own thread when every core is busy, and what
-goes wrong there reaches the caller."""
+while a core is idle, on the search's own thread when every core is busy or other
+searches wait for a turn, and what goes wrong there reaches the caller."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from datetime import UTC, datetime
 
@@ -38,7 +39,7 @@ class _Watched(FakeEmbedder):
         return super().embed(texts)
 
 
-async def _search_watched(make_harness, monkeypatch, patience: float
+async def _search_watched(make_harness, monkeypatch, patience: float, others_waiting: int = 0
                           ) -> list[tuple[str, bool]]:
     began = threading.Event()
     embedder = _Watched(began, patience)
@@ -52,8 +53,12 @@ async def _search_watched(make_harness, monkeypatch, patience: float
         return lexical(*args, **kwargs)
 
     monkeypatch.setattr(scoring, "lexical", watched_lexical)
-    found = await h.call("memory_smart_search", query=QUERY)
+    with contextlib.ExitStack() as waiting:  # searches that asked for a turn before it
+        for _ in range(others_waiting):
+            waiting.enter_context(h.engine.reads.searcher.wanted())
+        found = await h.call("memory_smart_search", query=QUERY)
     assert [m["id"] for m in found["memories"]][:1] == [key]
+    assert h.engine.reads.searcher._wanted == 0, "the search's own count was not released"
     return embedder.query_threads
 
 
@@ -71,6 +76,16 @@ async def test_with_every_core_busy_the_search_embeds_on_its_own_thread(
     first, on the search's thread, as the keywords wait."""
     monkeypatch.setattr(pipeline, "CORES", 1)
     [(thread, waited)] = await _search_watched(make_harness, monkeypatch, patience=0.05)
+    assert not waited and not thread.startswith("query-embed")
+
+
+async def test_with_another_search_waiting_the_search_embeds_on_its_own_thread(
+        make_harness, monkeypatch):
+    """Two cores and this search alone in `run`, but another one waits for a turn: the
+    cores have work, so this one does not hand over to a second thread."""
+    monkeypatch.setattr(pipeline, "CORES", 2)
+    [(thread, waited)] = await _search_watched(make_harness, monkeypatch, patience=0.05,
+                                               others_waiting=1)
     assert not waited and not thread.startswith("query-embed")
 
 
