@@ -8,7 +8,8 @@ For each size: a fresh temp root is filled with generated notes of realistic tex
 over the socket of memory_search, memory_smart_search, memory_recall and
 memory_list (newest 20), the
 daemon's RSS, and the cold start (a restart on the filled root to its first
-smart search answer).
+smart search answer): once with the files still in the page cache, and once as after a
+reboot, with the root's and the installation's files dropped from it (pagecache.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.pagecache import evict, installation  # noqa: E402
 from memoryd_client import Client, DaemonUnavailable  # noqa: E402
 
 PEOPLE = ["Anne", "Ravi", "Mei", "Jonas", "Fatima", "Diego", "Olga", "Kenji", "Amara", "Luca"]
@@ -162,11 +164,16 @@ def main() -> None:
             rss = rss_mb(proc.pid)
             proc.send_signal(signal.SIGTERM)
             proc.wait(300)
+            evict([root, *installation()])
+            proc, reboot = start(root)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(300)
         print(f"{n:>7} memories: write {rate:.0f}/s | search p50 {exact[0]:.2f} p99 {exact[1]:.2f}"
               f" ms | smart p50 {smart[0]:.2f} p99 {smart[1]:.2f} ms (repeated queries p50 "
               f"{hot[0]:.2f} p99 {hot[1]:.2f}) | recall p50 {recall[0]:.2f} p99 {recall[1]:.2f}"
               f" ms | list p50 {listing[0]:.2f} p99 {listing[1]:.2f} ms | RSS {rss:.0f} MB"
-              f" | cold start {cold:.1f} s", flush=True)
+              f" | cold start {cold:.1f} s ({reboot:.1f} s with the page cache emptied)",
+              flush=True)
 
 
 if __name__ == "__main__":

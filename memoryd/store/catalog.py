@@ -42,7 +42,14 @@ ROWID_SLOTS = 1 << 30
 _ROWID_SECONDS = 1 << 33
 ID_CHUNK = 10_000  # ids per `IN (...)` query
 
-_SCHEMA = """
+# Start-up's stamps (STAMPS_SQL) read from this index, not from the memories rows, which
+# carry each document: after a reboot, with nothing of the file in the page cache, the
+# stamps of 100,000 memories took 1.7 s read from the rows (157 MB of them) and 0.03 s
+# from the index (11 MB). Catalogs of schema 10 made before it get it when they open
+# (0.1 s at 100,000 with the file cached, once).
+_STAMPS_INDEX = "CREATE INDEX IF NOT EXISTS memories_stamps ON memories (path, stamp);"
+
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memories (
     rowid INTEGER PRIMARY KEY,
@@ -71,6 +78,7 @@ CREATE INDEX IF NOT EXISTS memories_source_path ON memories (source, source_path
     WHERE source_path IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_gen ON memories (gen);
 CREATE INDEX IF NOT EXISTS memories_pending ON memories (pending) WHERE pending = 1;
+{_STAMPS_INDEX}
 CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
 CREATE INDEX IF NOT EXISTS tags_mem ON tags (mem);
@@ -305,6 +313,7 @@ class Catalog:
             self._reset()
         for trigger in _TRIGGERS:
             self.writer.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+        self.writer.execute(_STAMPS_INDEX)
         self.epoch, self.generation = self._generation()
         self._readers: dict[int, sqlite3.Connection] = {}  # by thread
         self._readers_lock = threading.Lock()

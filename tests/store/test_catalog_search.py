@@ -3,12 +3,15 @@ other filters on the memories rows) give the same pages and totals."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
+import sqlite3
 from datetime import UTC, datetime, timedelta
 
 from memoryd.schema import Memory, content_hash
 from memoryd.store.catalog import ROWID_SLOTS, Catalog, Filters, _newest, rowid_second
+from memoryd.store.walk import STAMPS_SQL
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -300,4 +303,29 @@ def test_a_catalog_with_the_old_count_triggers_drops_them_and_counts_once(tmp_pa
     index.delete("new")
     assert index.reader.execute("SELECT scope FROM scope_counts ORDER BY scope").fetchall() == [
         ("agent:x",), ("global",)]
+    index.close()
+
+
+def _stamps_plan(index: Catalog) -> str:
+    """On a connection of its own: a connection's cached EXPLAIN misses a schema change."""
+    with contextlib.closing(sqlite3.connect(index.path)) as conn:
+        return " ".join(str(row[-1]) for row in conn.execute(
+            f"EXPLAIN QUERY PLAN {STAMPS_SQL}").fetchall())
+
+
+def test_start_ups_stamps_are_read_from_their_index_and_an_older_catalog_gets_it(tmp_path):
+    """The stamps come from a narrow index, not the rows that carry each document (after
+    a reboot, 1.7 s against 0.03 s at 100,000); a catalog made before it gains it."""
+    index = _index(tmp_path)
+    index.set_stamp("categories/knowledge/m07.md", "12:34:56")
+    assert "COVERING INDEX memories_stamps" in _stamps_plan(index)
+    index.writer.execute("DROP INDEX memories_stamps")  # as a catalog made before it
+    assert "COVERING INDEX" not in _stamps_plan(index)
+    index.close()
+    index = Catalog(tmp_path / "k.sqlite")
+    assert not index.was_reset
+    assert "COVERING INDEX memories_stamps" in _stamps_plan(index)
+    stamps = index.stamps()
+    assert len(stamps) == 60 and stamps["categories/knowledge/m07.md"] == "12:34:56"
+    assert stamps["categories/knowledge/m08.md"] is None  # upserted without a stamp
     index.close()
