@@ -21,16 +21,20 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
 import msgspec
+import structlog
 
 from memoryd.schema import Memory
 from memoryd.store import sqlite
 from memoryd.store.walk import STAMPS_SQL
+
+log = structlog.get_logger("memoryd.catalog")
 
 SCHEMA_VERSION = "10"
 # A memory's rowid orders it by its creation second: second * ROWID_SLOTS + n, n counting
@@ -313,7 +317,7 @@ class Catalog:
             self._reset()
         for trigger in _TRIGGERS:
             self.writer.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-        self.writer.execute(_STAMPS_INDEX)
+        self._add_stamps_index()
         self.epoch, self.generation = self._generation()
         self._readers: dict[int, sqlite3.Connection] = {}  # by thread
         self._readers_lock = threading.Lock()
@@ -352,6 +356,17 @@ class Catalog:
         except sqlite3.DatabaseError:
             return None
         return row[0] if row else None
+
+    def _add_stamps_index(self) -> None:
+        """`_STAMPS_INDEX` on a catalog made before it (logged: it reads every row once)."""
+        assert self.writer is not None
+        if self.writer.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name ="
+                               " 'memories_stamps'").fetchone():
+            return
+        started = time.monotonic()
+        self.writer.execute(_STAMPS_INDEX)
+        log.info("catalog.index_added", index="memories_stamps",
+                 seconds=round(time.monotonic() - started, 3))
 
     def _generation(self) -> tuple[str, int]:
         assert self.writer is not None

@@ -9,6 +9,8 @@ import random
 import sqlite3
 from datetime import UTC, datetime, timedelta
 
+from structlog.testing import capture_logs
+
 from memoryd.schema import Memory, content_hash
 from memoryd.store.catalog import ROWID_SLOTS, Catalog, Filters, _newest, rowid_second
 from memoryd.store.walk import STAMPS_SQL
@@ -322,9 +324,16 @@ def test_start_ups_stamps_are_read_from_their_index_and_an_older_catalog_gets_it
     index.writer.execute("DROP INDEX memories_stamps")  # as a catalog made before it
     assert "COVERING INDEX" not in _stamps_plan(index)
     index.close()
-    index = Catalog(tmp_path / "k.sqlite")
+    with capture_logs() as logs:
+        index = Catalog(tmp_path / "k.sqlite")
     assert not index.was_reset
+    assert [e["index"] for e in logs if e["event"] == "catalog.index_added"] == [
+        "memories_stamps"]
     assert "COVERING INDEX memories_stamps" in _stamps_plan(index)
+    index.close()
+    with capture_logs() as logs:  # once
+        index = Catalog(tmp_path / "k.sqlite")
+    assert not [e for e in logs if e["event"] == "catalog.index_added"]
     stamps = index.stamps()
     assert len(stamps) == 60 and stamps["categories/knowledge/m07.md"] == "12:34:56"
     assert stamps["categories/knowledge/m08.md"] is None  # upserted without a stamp
