@@ -51,7 +51,8 @@ ID_CHUNK = 10_000  # ids per `IN (...)` query
 # stamps of 100,000 memories took 1.7 s read from the rows (157 MB of them) and 0.03 s
 # from the index (11 MB). Catalogs of schema 10 made before it get it when they open
 # (0.1 s at 100,000 with the file cached, once).
-_STAMPS_INDEX = "CREATE INDEX IF NOT EXISTS memories_stamps ON memories (path, stamp);"
+_STAMPS = "memories_stamps"
+_STAMPS_INDEX = f"CREATE INDEX IF NOT EXISTS {_STAMPS} ON memories (path, stamp);"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -360,12 +361,12 @@ class Catalog:
     def _add_stamps_index(self) -> None:
         """`_STAMPS_INDEX` on a catalog made before it (logged: it reads every row once)."""
         assert self.writer is not None
-        if self.writer.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name ="
-                               " 'memories_stamps'").fetchone():
+        if self.writer.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
+                               (_STAMPS,)).fetchone():
             return
         started = time.monotonic()
         self.writer.execute(_STAMPS_INDEX)
-        log.info("catalog.index_added", index="memories_stamps",
+        log.info("catalog.index_added", index=_STAMPS,
                  seconds=round(time.monotonic() - started, 3))
 
     def _generation(self) -> tuple[str, int]:
