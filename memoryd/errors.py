@@ -61,7 +61,15 @@ class TooLarge(RpcError):
 
 
 class Busy(RpcError):
+    """Not now: `data.reason` says why (BusyReason). Clients wait out STARTING alone."""
+
     code = -32005
+
+
+class BusyReason:
+    STARTING = "starting"  # the socket is open, the indexes are not ready yet
+    TOO_MANY_CONNECTIONS = "too_many_connections"
+    NO_SCHEDULER = "no_scheduler"
 
 
 class StorageFull(RpcError):

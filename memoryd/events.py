@@ -24,6 +24,7 @@ class Subscription:
 class EventBus:
     def __init__(self) -> None:
         self._subs: set[Subscription] = set()
+        self._dropped_gone = 0  # what subscriptions that ended had missed
 
     def subscribe(self, can_see: Callable[[str], bool]) -> Subscription:
         sub = Subscription(can_see)
@@ -31,7 +32,9 @@ class EventBus:
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
-        self._subs.discard(sub)
+        if sub in self._subs:
+            self._subs.discard(sub)
+            self._dropped_gone += sub.dropped
         sub.send.close()
 
     def publish(self, method: str, params: dict[str, Any], scope: str | None = None) -> None:
@@ -44,7 +47,13 @@ class EventBus:
                 sub.dropped += 1
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 self._subs.discard(sub)
+                self._dropped_gone += sub.dropped
 
     @property
     def subscribers(self) -> int:
         return len(self._subs)
+
+    @property
+    def dropped(self) -> int:
+        """Events that subscribers missed because their queue was full, since start."""
+        return self._dropped_gone + sum(sub.dropped for sub in self._subs)

@@ -37,7 +37,6 @@ SCOPE_PATTERN = r"^(global|(agent|user):[A-Za-z0-9][A-Za-z0-9._-]{0,63})(?!\n)$"
 # A session names a folder (sessions/<session>/): like an id, plus ':' ("conv-26:3").
 SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}(?!\n)$"
 _ID_RE = re.compile(ID_PATTERN)
-_SCOPE_RE = re.compile(SCOPE_PATTERN)
 
 GLOBAL_SCOPE = "global"
 MAX_CONTENT = 256 * 1024  # characters
@@ -68,10 +67,6 @@ Sha256 = Annotated[str, Meta(pattern=r"^([0-9a-f]{64})?$")]
 
 def is_valid_id(value: str) -> bool:
     return bool(_ID_RE.match(value)) and ".." not in value
-
-
-def is_valid_scope(value: str) -> bool:
-    return bool(_SCOPE_RE.match(value))
 
 
 def new_id() -> str:

@@ -15,6 +15,7 @@ import time
 from typing import Any, TextIO
 
 from memoryd_client import Client, RpcFailure
+from memoryd_client.wire import StartWait, refused_at_start
 
 
 def _one_call(client: Client, call: Any) -> dict[str, Any]:
@@ -96,13 +97,19 @@ DRAIN_SECONDS = 30.0  # after the host closes stdin, replies still owed may take
 _KEEPALIVE = b'{"jsonrpc": "2.0", "method": "notifications/keepalive"}'
 
 
-def _request_of(line: bytes) -> tuple[Any, str | None, Any]:
-    """(id, method, params) of a request line; (None, None, None) when it has no id."""
+def _message(line: bytes) -> dict[str, Any] | None:
+    """A line's JSON object with an id, or None."""
     try:
         message = json.loads(line)
     except ValueError:
-        return None, None, None
-    if not isinstance(message, dict) or "id" not in message:
+        return None
+    return message if isinstance(message, dict) and "id" in message else None
+
+
+def _request_of(line: bytes) -> tuple[Any, str | None, Any]:
+    """(id, method, params) of a request line; (None, None, None) when it has no id."""
+    message = _message(line)
+    if message is None:
         return None, None, None
     return message["id"], message.get("method"), message.get("params")
 
@@ -113,11 +120,14 @@ def run_mcp(client: Client, stdin: TextIO, stdout: TextIO,
 
     When the daemon restarts, the requests still waiting are answered with an error
     (the host may retry), and the bridge reconnects, replaying the host's `initialize`
-    so the connection keeps the agent's identity and scope."""
+    so the connection keeps the agent's identity and scope. A request that a starting
+    daemon answers busy is sent again after a pause (the client's `start_wait` in all),
+    so the host sees the answer, not the start."""
     write_lock = threading.Lock()
     send_lock = threading.Lock()
     done = threading.Event()
-    waiting: dict[Any, None] = {}  # ids sent and not yet answered
+    waiting: dict[Any, bytes] = {}  # ids sent and not yet answered: their request lines
+    starts: dict[Any, StartWait] = {}  # requests a starting daemon refused
     client.retries = max(client.retries, 8)  # reconnections wait up to ~20 s in all
 
     def write(message: bytes) -> None:
@@ -140,6 +150,30 @@ def run_mcp(client: Client, stdin: TextIO, stdout: TextIO,
                 "code": -32000, "message": "memoryd went away while answering this "
                 "request; it may or may not have taken effect"}}).encode())
 
+    def send_again(line: bytes) -> None:
+        try:
+            with send_lock:
+                client.send_line(line, reconnect=False)
+        except OSError:
+            lost()
+
+    def held_back(request_id: Any, line: bytes) -> bool:
+        """Whether this reply says the daemon is starting and its request goes again."""
+        failure = refused_at_start(_message(line))
+        if failure is None or request_id not in waiting:
+            starts.pop(request_id, None)
+            return False
+        wait = starts.setdefault(request_id, StartWait(client.start_wait))
+        try:
+            pause = wait.pause(failure)
+        except RpcFailure:
+            starts.pop(request_id, None)
+            return False  # waited long enough: the host sees the busy answer
+        timer = threading.Timer(pause, send_again, (waiting[request_id],))
+        timer.daemon = True
+        timer.start()
+        return True
+
     def pump_replies() -> None:
         while True:
             try:
@@ -154,6 +188,8 @@ def run_mcp(client: Client, stdin: TextIO, stdout: TextIO,
                     return  # it stays away: the host sees no more replies
                 continue
             request_id, _, _ = _request_of(line)
+            if held_back(request_id, line):
+                continue
             waiting.pop(request_id, None)
             write(line)
 
@@ -169,7 +205,7 @@ def run_mcp(client: Client, stdin: TextIO, stdout: TextIO,
             if method == "initialize" and isinstance(params, dict):
                 client.reinitialize = params  # replayed on every reconnection
             if request_id is not None:
-                waiting[request_id] = None
+                waiting[request_id] = line
             try:
                 with send_lock:
                     client.send_line(line, reconnect=False)

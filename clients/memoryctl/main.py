@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from memoryctl import data, render
 from memoryd import __version__
@@ -26,6 +26,7 @@ from memoryd_client import (
     resolve_root,
     resolve_socket,
 )
+from memoryd_client.wire import START_WAIT, describe_start
 
 TOOLS_FILE = Path(__file__).with_name("tools.json")  # generated from memoryd/tools/spec.py
 
@@ -47,7 +48,31 @@ def _common() -> argparse.ArgumentParser:
                         help="socket path (default: <root>/memory.sock or $MEMORY_SOCKET)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the raw JSON result")
+    common.add_argument("--start-wait", type=float, default=argparse.SUPPRESS,
+                        metavar="SECONDS", help="how long to wait out a daemon that is "
+                        f"still starting (default {START_WAIT:g}; 0: fail at once)")
     return common
+
+
+class StartNotice:
+    """While a daemon starts, one line on a terminal's stderr that says how far it is
+    (nothing when stderr is not a terminal); cleared when the wait is over."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.shown = False
+
+    def __call__(self, progress: dict[str, Any]) -> None:
+        if self.stream.isatty():
+            self.stream.write(f"\r\x1b[K{describe_start(progress)}, waiting…")
+            self.stream.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,8 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to serve (default 127.0.0.1:8100: this machine only)")
     p.add_argument("--top-k", type=int, help="memories per request (default: the daemon's "
                    "recall.top_k; a request's memory_top_k wins)")
-    p.add_argument("--token-budget", type=int, default=2000,
-                   help="tokens the injected <memory> block may use (default 2000)")
+    p.add_argument("--token-budget", type=int,
+                   help="tokens the injected <memory> block may use (default: the daemon's "
+                   "recall.token_budget)")
     p.add_argument("--quiet", action="store_true", help="do not log each request")
     p = cmd("web", "a local web page: memories, search traces, history, topics, jobs")
     p.add_argument("--listen", default="127.0.0.1:8765", metavar="HOST:PORT",
@@ -367,7 +393,10 @@ def main(argv: list[str] | None = None) -> int:
         return LOCAL[args.command](args, socket_path)
     try:
         waits = args.command in ("mcp", "ingest")  # as long as it takes
-        with Client(socket_path, timeout=None if waits else 60, retries=0) as client:
+        notice = StartNotice()
+        with Client(socket_path, timeout=None if waits else 60, retries=0,
+                    start_wait=getattr(args, "start_wait", START_WAIT),
+                    on_start=notice) as client:
             if args.command in ("agent", "mcp"):
                 from memoryctl import bridge
 
@@ -375,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                     return bridge.run_agent(client, sys.stdin, sys.stdout, args)
                 return bridge.run_mcp(client, sys.stdin, sys.stdout)
             result = run(args, client)
+            notice.clear()
         if getattr(args, "json", False):
             print(json.dumps(result, ensure_ascii=False, indent=2))
         elif args.command == "export" and args.output is None:

@@ -53,7 +53,7 @@ class Settings:
     upstream: str  # e.g. http://127.0.0.1:11434/v1
     socket_path: Path
     top_k: int | None = None  # the daemon's recall.top_k when None
-    token_budget: int = 2000
+    token_budget: int | None = None  # the daemon's recall.token_budget when None
     quiet: bool = False
 
 
@@ -158,8 +158,9 @@ class Proxy:
             top_k = self.settings.top_k
         if not query or not query.strip() or (top_k is not None and top_k <= 0):
             return "", []
-        params: dict[str, Any] = {"query": query.strip()[:MAX_QUERY], "session": session,
-                                  "token_budget": self.settings.token_budget}
+        params: dict[str, Any] = {"query": query.strip()[:MAX_QUERY], "session": session}
+        if self.settings.token_budget is not None:
+            params["token_budget"] = self.settings.token_budget
         if top_k is not None:
             params["top_k"] = min(top_k, 100)
         for field, name in (("memory_recency_weight", "recency_weight"),

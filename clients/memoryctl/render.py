@@ -176,7 +176,9 @@ def status(s: dict[str, Any]) -> str:
                                    f"{rebuild['elapsed_s']} s so far"))
     rows += [
         ("connections", f"{s['connections']} open, {s['requests']} requests served, "
-                        f"{s['subscribers']} subscribed"),
+                        f"{s['subscribers']} subscribed"
+                        + (f" ({s['events_dropped']} events missed: a subscriber's queue "
+                           "was full)" if s.get("events_dropped") else "")),
         ("memories", f"{s['memories']}"),
         ("  by phase", _by(s["by_phase"])), ("  by category", _by(s["by_category"])),
         ("  by kind", _by(s["by_kind"])), ("  by scope", _by(s["by_scope"]))]

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from memoryd_client.framing import LineFramer, LineTooLong
@@ -21,12 +21,17 @@ from memoryd_client.paths import resolve_socket
 from memoryd_client.tools import AsyncToolMethods, ToolMethods
 from memoryd_client.wire import (
     NOT_LISTENING,
+    START_WAIT,
     ConnectionLost,
+    RpcFailure,
+    StartWait,
     initialize_params,
     is_notification,
     outcome,
+    refused_at_start,
     request_line,
     retry_delays,
+    start_progress,
     unavailable,
 )
 
@@ -64,10 +69,14 @@ class AsyncBatch(ToolMethods):
 class AsyncClient(AsyncToolMethods):
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *,
                  root: str | os.PathLike[str] | None = None, name: str | None = None,
-                 scope: str | None = None, retries: int = 5, backoff: float = 0.1) -> None:
-        """Nothing happens until `await client.connect()` (or `async with client`)."""
+                 scope: str | None = None, retries: int = 5, backoff: float = 0.1,
+                 start_wait: float = START_WAIT,
+                 on_start: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Nothing happens until `await client.connect()` (or `async with client`).
+        The options are Client's."""
         self.socket_path = resolve_socket(root, socket_path)
         self.retries, self.backoff = retries, backoff
+        self.start_wait, self.on_start = start_wait, on_start
         self._init = initialize_params(name, scope)
         self.server_info: dict[str, Any] | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -127,6 +136,33 @@ class AsyncClient(AsyncToolMethods):
                     future.set_exception(ConnectionLost("the daemon closed the connection"))
 
     async def _send_many(self, calls: list[tuple[str, dict[str, Any] | None]]
+                         ) -> list[dict[str, Any]]:
+        """The replies to `calls`, sent in one write; those a starting daemon refused go
+        again after a pause, until `start_wait` runs out."""
+        wait = StartWait(self.start_wait)
+        replies: list[dict[str, Any]] = [{} for _ in calls]
+        todo = list(range(len(calls)))
+        while True:
+            got = await self._send_once([calls[i] for i in todo])
+            refused = []
+            for i, reply in zip(todo, got, strict=True):
+                replies[i] = reply
+                if refused_at_start(reply) is not None:
+                    refused.append(i)
+            if not refused:
+                return replies
+            failure = refused_at_start(replies[refused[0]])
+            assert failure is not None
+            try:
+                pause = wait.pause(failure)
+            except RpcFailure:
+                return replies  # waited long enough: each refused call raises
+            if self.on_start is not None:
+                self.on_start(start_progress(failure) or {})
+            await asyncio.sleep(pause)
+            todo = refused
+
+    async def _send_once(self, calls: list[tuple[str, dict[str, Any] | None]]
                          ) -> list[dict[str, Any]]:
         if self._writer is None:
             await self.connect()

@@ -23,14 +23,18 @@ from memoryd_client.paths import resolve_socket
 from memoryd_client.tools import ToolMethods
 from memoryd_client.wire import (
     NOT_LISTENING,
+    START_WAIT,
     ConnectionLost,
     DaemonUnavailable,
     RpcFailure,
+    StartWait,
     initialize_params,
     is_notification,
     outcome,
+    refused_at_start,
     request_line,
     retry_delays,
+    start_progress,
     unavailable,
 )
 
@@ -79,13 +83,17 @@ class Client(ToolMethods):
     def __init__(self, socket_path: str | os.PathLike[str] | None = None, *,
                  root: str | os.PathLike[str] | None = None, timeout: float | None = 60.0,
                  name: str | None = None, scope: str | None = None, retries: int = 5,
-                 backoff: float = 0.1) -> None:
+                 backoff: float = 0.1, start_wait: float = START_WAIT,
+                 on_start: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Connect now. `name` makes this connection an agent (its own scope
         `agent:<name>`); `scope` sets where its writes go. `retries` connection attempts
-        follow the first, `backoff` seconds apart and doubling (0 fails at once)."""
+        follow the first, `backoff` seconds apart and doubling (0 fails at once). A call
+        that a starting daemon answers busy is sent again, for up to `start_wait`
+        seconds (0: the busy error at once); `on_start` hears each wait's progress."""
         self.socket_path = resolve_socket(root, socket_path)
         self.timeout = timeout
         self.retries, self.backoff = retries, backoff
+        self.start_wait, self.on_start = start_wait, on_start
         # The `initialize` params sent on every (re)connection (the MCP bridge sets the
         # host's own).
         self.reinitialize = initialize_params(name, scope)
@@ -193,11 +201,24 @@ class Client(ToolMethods):
     def call(self, method: str, params: dict[str, Any] | None = None,
              on_notification: Callable[[Notification], None] | None = None) -> Any:
         """One request and its result; RpcFailure for an error reply. Notifications that
-        arrive meanwhile go to `on_notification`, else wait for `notifications()`."""
-        self._next_id += 1
-        request_id = self._next_id
-        self.send_line(request_line(request_id, method, params))
-        return outcome(self._wait(request_id, on_notification))
+        arrive meanwhile go to `on_notification`, else wait for `notifications()`. A
+        starting daemon's busy answers are waited out (`start_wait`)."""
+        wait = StartWait(self.start_wait)
+        while True:
+            self._next_id += 1
+            request_id = self._next_id
+            self.send_line(request_line(request_id, method, params))
+            try:
+                return outcome(self._wait(request_id, on_notification))
+            except RpcFailure as failure:
+                self._starting(wait, failure)
+
+    def _starting(self, wait: StartWait, failure: RpcFailure) -> None:
+        """Wait before sending again what a starting daemon refused (else raise)."""
+        pause = wait.pause(failure)
+        if self.on_start is not None:
+            self.on_start(start_progress(failure) or {})
+        time.sleep(pause)
 
     def _wait(self, request_id: int,
               on_notification: Callable[[Notification], None] | None = None) -> dict[str, Any]:
@@ -221,22 +242,35 @@ class Client(ToolMethods):
         return Batch(self)
 
     def _send_batch(self, calls: list[tuple[str, dict[str, Any] | None, Pending]]) -> None:
-        ids = []
-        lines = []
-        for method, params, _ in calls:
-            self._next_id += 1
-            ids.append(self._next_id)
-            lines.append(request_line(self._next_id, method, params))
-        self._send(self._ensure(), b"".join(lines))
-        by_id = {request_id: pending for request_id, (_, _, pending)
-                 in zip(ids, calls, strict=True)}
-        while by_id:
-            message = self.read_message()
-            pending = by_id.pop(message.get("id"), None)  # type: ignore[arg-type]
-            if pending is not None:
-                pending._reply = message
-            elif is_notification(message):
-                self._notes.append(message)
+        """Send the calls in one write; those a starting daemon refused go again (in
+        their order) after a pause, until `start_wait` runs out."""
+        wait = StartWait(self.start_wait)
+        while True:
+            ids = []
+            lines = []
+            for method, params, _ in calls:
+                self._next_id += 1
+                ids.append(self._next_id)
+                lines.append(request_line(self._next_id, method, params))
+            self._send(self._ensure(), b"".join(lines))
+            by_id = {request_id: pending for request_id, (_, _, pending)
+                     in zip(ids, calls, strict=True)}
+            while by_id:
+                message = self.read_message()
+                pending = by_id.pop(message.get("id"), None)  # type: ignore[arg-type]
+                if pending is not None:
+                    pending._reply = message
+                elif is_notification(message):
+                    self._notes.append(message)
+            refused = [(call, failure) for call in calls
+                       if (failure := refused_at_start(call[2]._reply)) is not None]
+            if not refused:
+                return
+            try:
+                self._starting(wait, refused[0][1])
+            except RpcFailure:
+                return  # waited long enough: each refused call's result raises
+            calls = [call for call, _ in refused]
 
     def notifications(self, timeout: float | None = None) -> Iterator[Notification]:
         """Subscribe to memory and reminder events now, and iterate over them as they

@@ -4,7 +4,8 @@ and the errors a caller sees. Shared by the blocking and the asyncio client."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -28,6 +29,60 @@ class RpcFailure(Exception):
 # A connection the daemon refuses or that has no socket: retried, then DaemonUnavailable.
 NOT_LISTENING = (FileNotFoundError, ConnectionRefusedError, NotADirectoryError)
 
+# A daemon opens its socket at once and answers BUSY, with `data.reason` STARTING (and
+# `data.rebuild`, the index's progress, while it rebuilds), until `health` says ok.
+# Clients wait that out, up to START_WAIT seconds by default; any other BUSY (too many
+# connections, no scheduler) is the caller's to see at once. The daemon's errors name
+# the same code and reason (a test keeps the two in step).
+BUSY = -32005
+STARTING = "starting"
+START_WAIT = 60.0
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.05, 1.0
+
+
+def start_progress(failure: RpcFailure) -> dict[str, Any] | None:
+    """What a starting daemon said of its progress (`{}` when it said nothing more), or
+    None when `failure` is anything else."""
+    data = failure.data
+    if failure.code != BUSY or not isinstance(data, dict) or data.get("reason") != STARTING:
+        return None
+    rebuild = data.get("rebuild")
+    return rebuild if isinstance(rebuild, dict) else {}
+
+
+class StartWait:
+    """The pauses between tries while a daemon starts: 0.05 s, doubling, at most 1 s,
+    until `limit` seconds have passed since the first busy answer (0: no waiting)."""
+
+    def __init__(self, limit: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self._clock = clock
+        self._since: float | None = None
+        self._pause = _FIRST_PAUSE
+
+    def pause(self, failure: RpcFailure) -> float:
+        """Seconds to wait before the next try; raises `failure` (saying how long it
+        waited) when it is not a start or the limit has passed."""
+        if start_progress(failure) is None:
+            raise failure
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        waited = now - self._since
+        if waited + self._pause > self.limit:
+            raise RpcFailure(failure.code, f"{failure.message} (memoryd was still starting "
+                             f"after {waited:.0f} s of waiting)", failure.data) from None
+        pause, self._pause = self._pause, min(self._pause * 2, _LONGEST_PAUSE)
+        return pause
+
+
+def describe_start(progress: dict[str, Any]) -> str:
+    """A line for a person while a daemon starts."""
+    if progress.get("total"):
+        return (f"memoryd is starting: rebuilding its index, {progress.get('percent', 0)}% "
+                f"({progress.get('done', 0)} of {progress['total']})")
+    return "memoryd is starting"
+
 
 def retry_delays(retries: int, first: float) -> Iterator[float]:
     """The pauses between connection attempts: `first`, doubling, at most 5 s."""
@@ -49,12 +104,33 @@ def request_line(request_id: int | None, method: str, params: dict[str, Any] | N
     return json.dumps(message, ensure_ascii=False).encode() + b"\n"
 
 
+def failure_of(reply: dict[str, Any] | None) -> RpcFailure | None:
+    """A reply's error as RpcFailure, or None for a result."""
+    if not reply or "error" not in reply:
+        return None
+    err = reply["error"] or {}
+    return RpcFailure(err.get("code", 0), err.get("message", ""), err.get("data"))
+
+
 def outcome(reply: dict[str, Any]) -> Any:
     """A reply's result, or its error raised as RpcFailure."""
-    if "error" in reply:
-        err = reply["error"] or {}
-        raise RpcFailure(err.get("code", 0), err.get("message", ""), err.get("data"))
+    failure = failure_of(reply)
+    if failure is not None:
+        raise failure
     return reply.get("result")
+
+
+def refused_at_start(reply: dict[str, Any] | None) -> RpcFailure | None:
+    """The error of a reply that says the daemon is starting, else None: a JSON-RPC
+    error, or an MCP tools/call result with isError (its `_meta` holds the error)."""
+    failure = failure_of(reply)
+    result = (reply or {}).get("result")
+    if failure is None and isinstance(result, dict) and result.get("isError"):
+        error = (result.get("_meta") or {}).get("memoryd/error")
+        if isinstance(error, dict):
+            failure = RpcFailure(error.get("code", 0), error.get("message", ""),
+                                 error.get("data"))
+    return failure if failure is not None and start_progress(failure) is not None else None
 
 
 def is_notification(message: dict[str, Any]) -> bool:

@@ -65,7 +65,6 @@ class Conversation:
         self._paced = False  # the daemon's worker waits for quiet; tests drain at once
         self._last_turn = -QUIET
         self.working = 0  # turns being processed right now
-        self.processed = 0
 
     async def start(self) -> None:
         """Rebuild the ring from the files (after the start-up sync)."""
@@ -174,7 +173,6 @@ class Conversation:
                 try:
                     await self.process(turn)
                     done += 1
-                    self.processed += 1
                 except Exception:  # one bad turn never stops the others
                     log.exception("conversation.turn_failed", id=turn.id)
                     self._failed.add(turn.id)

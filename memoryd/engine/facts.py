@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -221,7 +221,9 @@ class Facts:
 
     # -- history -------------------------------------------------------------------------
     async def history(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
-        """Every version of a memory, oldest first, following replaces / replaced_by."""
+        """Every version of a memory, oldest first: the facts it replaced and that
+        replaced it (replaces / replaced_by), and each one's own earlier versions, kept
+        under trash/ by every update (UnitOfWork)."""
         def run() -> list[tuple[Memory, str | None]]:
             seen: dict[str, tuple[Memory, str | None]] = {}
             todo = [memory_id]
@@ -237,23 +239,44 @@ class Facts:
                 todo.extend(memory.replaces)
                 if memory.replaced_by:
                     todo.append(memory.replaced_by)
-            return list(seen.values())
+            versions = {(m.id, m.version): (m, path) for m, path in seen.values()}
+            for m, path in self.stores.files.trashed_of(set(seen)):
+                versions.setdefault((m.id, m.version), (m, path))
+            return list(versions.values())
 
         versions = await self.stores.workers.read(run)
         if not any(m.id == memory_id for m, _ in versions):
             raise NotFound(f"no memory with id {memory_id!r}")
         for memory, _ in versions:
             caller.check(memory.scope)
-        versions.sort(key=lambda v: (v[0].created_at, v[0].superseded_at or datetime.max.replace(
-            tzinfo=v[0].created_at.tzinfo)))
+        never = datetime.max.replace(tzinfo=UTC)
+        versions.sort(key=lambda v: (v[0].created_at, v[0].superseded_at or never,
+                                     v[0].version))
+        first = {}
+        for m, _ in versions:
+            first.setdefault(m.id, m.version)
         return [{"id": m.id, "version": m.version, "kind": m.kind, "content": m.content,
                  "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
                  "superseded_at": m.superseded_at.isoformat() if m.superseded_at else None,
                  "replaces": m.replaces, "replaced_by": m.replaced_by,
                  "derived_from": m.derived_from,
-                 "event": "UPDATE" if m.replaces else "ADD",
-                 "current": m.superseded_at is None and m.replaced_by is None, "path": path}
+                 "event": "UPDATE" if m.replaces or m.version > first[m.id] else "ADD",
+                 "current": _current(m), "path": path}
                 for m, path in versions]
+
+    async def kept_version(self, memory_id: str, version: int, caller: Caller
+                           ) -> Memory | None:
+        """Version `version` of a memory as an update kept it under trash/, or None."""
+        def run() -> Memory | None:
+            for memory, _ in self.stores.files.trashed_of({memory_id}):
+                if memory.version == version:
+                    return memory
+            return None
+
+        found = await self.stores.workers.read(run)
+        if found is not None:
+            caller.check(found.scope)
+        return found
 
     def _find(self, memory_id: str) -> tuple[Memory, str | None] | None:
         """A memory by id: indexed (current, or superseded history), else in trash/."""
@@ -262,3 +285,8 @@ class Facts:
             return indexed
         copies = self.stores.files.trashed_copies(memory_id)
         return copies[0] if copies else None
+
+
+def _current(memory: Memory) -> bool:
+    """The version that is live: not superseded, not a version kept by an update."""
+    return memory.superseded_at is None and memory.replaced_by is None

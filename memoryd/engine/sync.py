@@ -133,6 +133,10 @@ class FileSync:
         self.rejected.clear(path)
         if record is not None and record.id != memory.id:
             uow.unindex(path)
+        elif record is not None and not path.startswith("trash/"):
+            before = self.catalog.get(record.id)  # the text as it was indexed
+            if before is not None and before.content != memory.content:
+                uow.keep_version(before, path)
         if rewrite:
             uow.put(memory, path)
         else:

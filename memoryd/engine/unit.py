@@ -12,6 +12,12 @@ applies what is staged once, in this order:
 4. the access counts: hits folded into a rewritten file are consumed, a trashed
    memory's are forgotten.
 
+No text is lost to an update: a write whose content differs from the file it loaded
+(and a hand edit the watcher indexes, `keep_version`) also writes the version it
+replaces under trash/, in the same durable step: the same id, `replaced_by` its own
+id, unindexed. memory_history lists them and memory_restore brings them back, with
+git or without it, whatever git's timing.
+
 A failure in steps 1-2 (a full disk, most often) undoes every rename in reverse
 and removes the temp files, so the files and the catalog are as before and the
 client's error is the truth; a full disk is `StorageFull`. The vectors are
@@ -92,6 +98,9 @@ class UnitOfWork:
         self._reset()
 
     def _reset(self) -> None:
+        # What load() read of each memory: its content and file bytes, and its path.
+        self._originals: dict[str, tuple[str, bytes, str]] = {}
+        self._kept: list[tuple[Memory, str]] = []  # replaced versions (keep_version)
         self._writes: dict[str, _Write] = {}
         self._shelved: list[_Write] = []  # written, never indexed (imported soft deletes)
         self._indexed: list[tuple[Memory, str, str, str | None]] = []
@@ -116,6 +125,7 @@ class UnitOfWork:
             if data is None:  # deleted by hand a moment ago; the watcher will catch up
                 raise NotFound(f"no memory with id {memory_id!r} (its file is gone)")
             memory = frontmatter.parse(data.decode("utf-8"), memory_id).memory
+            self._originals.setdefault(memory_id, (memory.content, data, record.path))
         except (UnsafePath, UnicodeDecodeError, frontmatter.FrontMatterError) as exc:
             raise InvalidFile(f"memory {memory_id!r}: its file {record.path} was changed "
                               f"and is refused, so it is left alone: {exc}") from None
@@ -146,6 +156,11 @@ class UnitOfWork:
             return
         self._writes[memory.id] = _Write(memory, path, start)
 
+    def keep_version(self, replaced: Memory, path: str) -> None:
+        """Keep `replaced`, the version at `path` that this change replaces (a hand edit
+        the catalog still holds the old text of), under trash/."""
+        self._kept.append((replaced, path))
+
     def index(self, memory: Memory, path: str, sha: str, stamp: str | None) -> None:
         """The file at `path` is already durable as it is (a hand edit): index it."""
         self._indexed.append((memory, path, sha, stamp))
@@ -168,13 +183,32 @@ class UnitOfWork:
         """A `notifications/memory` for subscribers who may see `scope` (None: all)."""
         self.events.append(("notifications/memory", {"event": event, **fields}, scope))
 
+    def _replaced_versions(self, writes: list[_Write], trashed: list[_Trash]) -> list[_Write]:
+        """The versions this change replaces, as writes of unindexed files under trash/:
+        each loaded memory whose text changed, and what keep_version named."""
+        kept = list(self._kept)
+        for w in writes:
+            original = self._originals.get(w.memory.id)
+            if original is not None and original[0] != w.memory.content:
+                _, data, path = original
+                kept.append((frontmatter.parse(data.decode("utf-8"), w.memory.id).memory,
+                             path))
+        taken = {t.to for t in trashed}
+        out = []
+        for memory, path in kept:
+            memory.replaced_by = memory.id  # history, not a soft delete to restore
+            to = self.files.trash_path(path, taken)
+            taken.add(to)
+            out.append(_Write(memory, to, to))
+        return out
+
     # -- applying ------------------------------------------------------------------
     def commit(self) -> None:
         """Apply what is staged: files, catalog, vectors, access counts; once. Files and
         catalog change together or not at all."""
         writes, indexed = list(self._writes.values()), self._indexed
         trashed, unindexed, folded = list(self._trashed.values()), self._unindexed, self._folded
-        shelved = self._shelved
+        shelved = [*self._replaced_versions(writes, trashed), *self._shelved]
         self._reset()
         if not (writes or indexed or trashed or unindexed or shelved):
             return
@@ -188,7 +222,9 @@ class UnitOfWork:
             self.hybrid.embed_ahead(fresh)
         files = _FileChanges(self.files)
         try:
-            shas = files.apply([*writes, *shelved], trashed)
+            # Shelved first: a kept version shares its memory's id, and the sha recorded
+            # for that id must be the live file's.
+            shas = files.apply([*shelved, *writes], trashed)
             with catalog.transaction():
                 for t in trashed:
                     catalog.delete(t.memory.id)

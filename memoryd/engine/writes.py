@@ -261,6 +261,8 @@ class Writes:
             memory, rel = max(copies, key=lambda c: c[0].version)
             caller.check(memory.scope)
             memory.links = []
+            if memory.replaced_by == memory.id:  # only kept versions: its file went by hand
+                memory.replaced_by = None
             uow.put(memory, files.relpath_for(memory), origin=rel)
             uow.event("restored", memory.scope, id=memory_id)
             return memory

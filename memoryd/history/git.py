@@ -261,6 +261,8 @@ class GitHistory:
                     continue
                 status, path = parts[0], parts[-1]  # a move: its new path
                 text = None if status.startswith("D") else await self._show(commit, path)
+                if _kept_copy(text, memory_id):
+                    continue  # the version an update kept: history lists it already
                 found.append(Revision(commit, date, message, path, text))
         found.reverse()
         return found
@@ -293,3 +295,13 @@ def _version(text: str | None) -> int | None:
         return frontmatter.parse(text, "history").memory.version
     except frontmatter.FrontMatterError:
         return None
+
+
+def _kept_copy(text: str | None, memory_id: str) -> bool:
+    """A version an update kept under trash/ (UnitOfWork): replaced by itself."""
+    if text is None or f"replaced_by: {memory_id}" not in text:
+        return False
+    try:
+        return frontmatter.parse(text, "history").memory.replaced_by == memory_id
+    except frontmatter.FrontMatterError:
+        return False

@@ -39,5 +39,4 @@ JOBS: tuple[JobSpec, ...] = (
             "a scope's oldest sessions fold into summary memories past compression.threshold"),
     JobSpec("dream", "dream", None, "tidies memory while nobody asks anything"),
 )
-BY_NAME: dict[str, JobSpec] = {j.name: j for j in JOBS}
 SCHEDULED: tuple[JobSpec, ...] = tuple(j for j in JOBS if j.default is not None)

@@ -42,7 +42,6 @@ class Connection:
 
     def __init__(self, peer_pid: int | None = None) -> None:
         self.caller = Caller()
-        self.client_info: dict[str, Any] | None = None
         self.subscription: Subscription | None = None
         self.peer_pid = peer_pid
         # Pushes a notification to this client now (set by the server; progress).

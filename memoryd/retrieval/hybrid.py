@@ -80,9 +80,6 @@ class HybridIndex:
                       or not _same_text(meta, m, text_hash(t))]
         self.embedder.prefetch(wanted)
 
-    def upsert(self, memory: Memory, fetch: Fetch) -> None:
-        self.upsert_many([memory], fetch)
-
     def upsert_many(self, memories: list[Memory], fetch: Fetch, defer: bool = False) -> int:
         """Index these memories: one model call for their texts, one for the contexts.
         With `defer`, the corpus (what ranking reads) has them at once, and the rest

@@ -11,7 +11,7 @@ from pathlib import Path
 from memoryd import __version__
 from memoryd.config import Config
 from memoryd.engine import Engine
-from memoryd.errors import Busy, RpcError
+from memoryd.errors import Busy, BusyReason, RpcError
 from memoryd.jobs.scheduler import Scheduler
 
 # What a daemon answers while its indexes are being built: the rest is busy.
@@ -52,7 +52,9 @@ class App:
             return None
         progress = self.engine.sync.progress
         what = f"index rebuilding ({progress.percent}%)" if progress.active else "starting"
-        return Busy(f"busy: {what}; retry when `health` says ok")
+        return Busy(f"busy: {what}; retry when `health` says ok", {
+            "reason": BusyReason.STARTING,
+            "rebuild": progress.describe() if progress.active else None})
 
     def health(self) -> dict[str, object]:
         status = "stopping" if self.stopping else "starting" if self.starting else "ok"

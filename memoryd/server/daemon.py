@@ -20,7 +20,7 @@ import trio
 
 from memoryd.config import Config
 from memoryd.engine import Engine
-from memoryd.errors import Busy, Forbidden
+from memoryd.errors import Busy, BusyReason, Forbidden
 from memoryd.history.git import GitHistory
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import encode_error
@@ -28,6 +28,7 @@ from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.server.app import App
 from memoryd.server.connection import Drain, serve_connection
 from memoryd.server.listener import (
+    accept_forever,
     check_socket_path,
     open_unix_listener,
     peer_credentials,
@@ -63,7 +64,8 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
             return
         if app.connections >= app.config.server.max_connections:
             await _refuse(stream, Busy(f"too many connections "
-                                       f"({app.config.server.max_connections}); retry later"))
+                                       f"({app.config.server.max_connections}); retry later",
+                                       {"reason": BusyReason.TOO_MANY_CONNECTIONS}))
             return
         app.connections += 1
         try:
@@ -74,16 +76,7 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
         finally:
             app.connections -= 1
 
-    while True:
-        try:
-            stream = await listener.accept()
-        except trio.ClosedResourceError:
-            return  # shutting down: the listener was closed
-        except OSError as exc:  # EMFILE and friends: back off, keep serving the others
-            log.warning("accept.failed", error=str(exc))
-            await trio.sleep(0.1)
-            continue
-        nursery.start_soon(handle, stream)
+    await accept_forever(listener, handle, nursery)
 
 
 async def _keep_watching(engine: Engine, quiet_period: float, stop: trio.Event,

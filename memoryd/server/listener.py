@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import stat
 import struct
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import structlog
 import trio
+
+log = structlog.get_logger("memoryd")
 
 MAX_SOCKET_PATH = 104  # sun_path: 108 bytes on Linux, 104 on macOS; keep to the smaller
 
@@ -72,6 +77,40 @@ async def open_unix_listener(path: Path, backlog: int = 128) -> trio.SocketListe
         os.umask(old_umask)
     sock.listen(backlog)
     return trio.SocketListener(sock)
+
+
+# What trio's serve_listeners waits out: the process or the system is out of file
+# descriptors or memory, which a closing connection gives back. Any other error from
+# accept() would repeat forever, so it is raised.
+CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+CAPACITY_WAIT = 0.1  # seconds between tries while at capacity
+
+
+async def accept_forever(listener: trio.abc.Listener[trio.SocketStream],
+                         handle: Callable[[trio.SocketStream], Awaitable[None]],
+                         nursery: trio.Nursery) -> None:
+    """Accept connections into `nursery` until the listener is closed. At capacity
+    (EMFILE and the like) wait and try again, logging once a spell; raise the rest."""
+    spell = 0
+    while True:
+        try:
+            stream = await listener.accept()
+        except trio.ClosedResourceError:
+            return  # shutting down: the listener was closed
+        except OSError as exc:
+            if exc.errno not in CAPACITY_ERRNOS:
+                log.error("accept.failed", error=str(exc))
+                raise
+            if not spell:
+                log.warning("accept.at_capacity", error=errno.errorcode[exc.errno],
+                            retry_every_s=CAPACITY_WAIT)
+            spell += 1
+            await trio.sleep(CAPACITY_WAIT)
+            continue
+        if spell:
+            log.info("accept.recovered", tries=spell)
+            spell = 0
+        nursery.start_soon(handle, stream)
 
 
 def peer_credentials(stream: trio.SocketStream) -> tuple[int, int] | None:

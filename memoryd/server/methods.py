@@ -10,7 +10,7 @@ import msgspec
 from msgspec import Raw, UnsetType
 
 from memoryd import __version__
-from memoryd.errors import Busy, Forbidden, InvalidParams
+from memoryd.errors import Busy, BusyReason, Forbidden, InvalidParams
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import decode_params
 from memoryd.protocol.dispatch import Connection, Handler
@@ -72,10 +72,8 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
 
     async def initialize(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         params = decode_params(raw, InitializeParams)
-        if params.clientInfo is not None:
-            conn.client_info = msgspec.to_builtins(params.clientInfo)
-            if params.clientInfo.name.strip():
-                conn.caller.agent = agent_scope(params.clientInfo.name)
+        if params.clientInfo is not None and params.clientInfo.name.strip():
+            conn.caller.agent = agent_scope(params.clientInfo.name)
         if params.scope is not None:
             conn.caller.check(params.scope)
             conn.caller.default_scope = params.scope
@@ -121,14 +119,16 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
                if llm else {"configured": False},
                "jobs": app.scheduler.describe() if app.scheduler else [],
                "reminders": await engine.reads.reminders(caller),
-               "subscribers": engine.events.subscribers}
+               "subscribers": engine.events.subscribers,
+               "events_dropped": engine.events.dropped}
         if caller.is_user:  # counts every file: the user's own tooling only
             out["index"] = await engine.sync.index_health()
         return out
 
     def scheduler() -> Scheduler:
         if app.scheduler is None:
-            raise Busy("the job scheduler is not running on this daemon")
+            raise Busy("the job scheduler is not running on this daemon",
+                       {"reason": BusyReason.NO_SCHEDULER})
         return app.scheduler
 
     async def jobs_list(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:

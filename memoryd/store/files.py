@@ -205,15 +205,19 @@ class MarkdownStore:
         """The readable files under trash/ that hold `memory_id` (its soft delete, or
         earlier versions moved there), with their paths, in the order `trashed` finds
         them."""
+        return self.trashed_of({memory_id})
+
+    def trashed_of(self, memory_ids: Collection[str]) -> list[tuple[Memory, str]]:
+        """`trashed_copies` of several memories, in one pass over trash/."""
         copies = []
         for named, rel in self.trashed():
-            if named != memory_id:
+            if named not in memory_ids:
                 continue
             try:
-                memory = self.read_memory(rel, memory_id)
+                memory = self.read_memory(rel, named)
             except UnreadableMemory:
                 continue
-            if memory.id == memory_id:
+            if memory.id == named:
                 copies.append((memory, rel))
         return copies
 
@@ -456,10 +460,6 @@ class MarkdownStore:
                 if sync:
                     target.fsync()
                     source.fsync()
-
-    def move(self, src: str, dst: str) -> None:
-        """Durably move a file inside the root (same filesystem: a rename)."""
-        self.replace(src, dst, sync=True)
 
     def link(self, src: str, dst: str) -> None:
         """A hard link `dst` to the file at `src` (a backup that costs no data blocks)."""

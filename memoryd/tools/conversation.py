@@ -51,16 +51,18 @@ async def memory_history(app: App, caller: Caller, p: IdParams) -> Result:
 async def memory_restore(app: App, caller: Caller, p: RestoreParams) -> Result:
     if p.version is None:
         return {**to_wire(await app.engine.writes.untrash(p.id, caller)), "restored_from": None}
+    old = await app.engine.facts.kept_version(p.id, p.version, caller)
     git = app.engine.git
-    text = await git.text_at(p.id, p.version) if git else None
-    if text is None:
-        why = "git history is off (git.enabled)" if git is None or not git.enabled else \
-            "no commit holds it (see memory_history)"
-        raise NotFound(f"version {p.version} of memory {p.id} is not in the history: {why}")
-    try:
-        old = frontmatter.parse(text, p.id).memory
-    except frontmatter.FrontMatterError as exc:
-        raise InvalidParams("version", f"that version's file cannot be read: {exc}") from None
+    text = await git.text_at(p.id, p.version) if old is None and git else None
+    if old is None and text is None:
+        raise NotFound(f"version {p.version} of memory {p.id} is not in the history "
+                       "(memory_history lists the versions kept)")
+    if old is None:
+        try:
+            old = frontmatter.parse(text or "", p.id).memory
+        except frontmatter.FrontMatterError as exc:
+            raise InvalidParams("version", f"that version's file cannot be read: {exc}"
+                                ) from None
     memory = await app.engine.writes.update(p.id, Changes(
         content=old.content, category=old.category, tags=old.tags, type=old.type,
         importance=old.importance), caller)

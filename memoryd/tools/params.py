@@ -163,7 +163,8 @@ class RecallParams(Params):
     session: Session | None = None
     scope: Scope | None = None
     token_budget: Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
-                                      "tokenizer) the <memory> block may use.")] = 2000
+                                      "tokenizer) the <memory> block may use (default "
+                                      "recall.token_budget).")] | None = None
     top_k: TopK | None = None
     kind: Kind | None = None
     as_of: AsOf | None = None

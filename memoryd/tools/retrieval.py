@@ -120,13 +120,14 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     tail = app.config.recall.tail if p.tail is None else p.tail
     recent = (await app.engine.conversation.recent(p.session, tail, req.scopes)
               if p.session and tail else [])
+    budget = p.token_budget or app.config.recall.token_budget
     block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the event loop
-        recall.assemble, procedural, ranked, summary, p.token_budget, top_k,
+        recall.assemble, procedural, ranked, summary, budget, top_k,
         app.engine.embedder.count_tokens, recent)
     scores = {c.id: round(c.score, 4) for c in result.selected}
     return {"text": block.text,
             "memories": [{**to_wire(m), "score": scores.get(m.id)} for m in block.memories],
             "recent": [to_wire(m) for m in block.recent],
             "total_tokens": block.total_tokens,
-            "budget_used": round(block.total_tokens / p.token_budget, 4),
+            "budget_used": round(block.total_tokens / budget, 4),
             "summary_included": block.summary_included}

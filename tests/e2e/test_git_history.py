@@ -104,12 +104,15 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
     assert missing.returncode == 1 and "not in the history" in missing.stderr
 
     # A delete is committed as the file's move into trash/ (only the files a change
-    # names are staged: the move's both ends).
-    path = git(root, "ls-files", f"*{note['id']}*").strip()
-    assert path.startswith("categories/")
+    # names are staged: the move's both ends). The versions the updates kept stay.
+    wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=SLOW, what="a commit")
+    before = set(git(root, "ls-files", f"*{note['id']}*").split())
+    live = {p for p in before if p.startswith("categories/")}
+    assert len(live) == 1 and len(before - live) == 2  # versions 1 and 2, kept
     deleted = ok(d, "delete", note["id"])
     wait_for(lambda: git(root, "status", "--porcelain") == "", timeout=SLOW, what="a commit")
-    assert git(root, "ls-files", f"*{note['id']}*").strip() == deleted["trash"]
+    assert set(git(root, "ls-files", f"*{note['id']}*").split()) == (
+        before - live) | {deleted["trash"]}
 
 
 async def test_a_broken_git_only_turns_the_history_off(tmp_path) -> None:
@@ -118,3 +121,43 @@ async def test_a_broken_git_only_turns_the_history_off(tmp_path) -> None:
     await history.start()
     assert history.enabled is False and history.last_error
     assert await history.revisions("x") == []
+
+
+@pytest.mark.parametrize("git_enabled", [True, False])
+def test_every_version_is_kept_whatever_git_does(make_daemon, git_enabled: bool) -> None:
+    """Two updates within a second (inside one commit interval, or no git at all): the
+    history still holds all three texts, oldest first, and version 1 comes back; a hand
+    edit the watcher sees keeps the text it replaced too."""
+    d = make_daemon(config=f"git:\n  enabled: {str(git_enabled).lower()}\n"
+                           "  commit_interval: 10s\n").start()
+    m = d.call("memory_write", {"content": "The user lives in Paris", "category": "people"})
+    d.call("memory_update", {"id": m["id"], "content": "The user lives in Lyon"})
+    d.call("memory_update", {"id": m["id"], "content": "The user lives in Berlin"})
+    history = d.call("memory_history", {"id": m["id"]})
+    assert history["git"] is git_enabled
+    assert [(v["version"], v["content"], v["current"]) for v in history["versions"]] == [
+        (1, "The user lives in Paris", False), (2, "The user lives in Lyon", False),
+        (3, "The user lives in Berlin", True)]
+    assert [v["event"] for v in history["versions"]] == ["ADD", "UPDATE", "UPDATE"]
+    restored = d.call("memory_restore", {"id": m["id"], "version": 1})
+    assert restored["content"] == "The user lives in Paris" and restored["version"] == 4
+    assert restored["restored_from"] == 1
+    contents = [v["content"] for v in d.call("memory_history", {"id": m["id"]})["versions"]]
+    assert contents == ["The user lives in Paris", "The user lives in Lyon",
+                        "The user lives in Berlin", "The user lives in Paris"]
+    # the kept versions are history, not deletes: the trash does not list them
+    assert d.call("memory_trash", {})["total"] == 0
+    assert d.call("memory_search", {"query": "Lyon"})["total"] == 0
+    # a hand edit
+    path = d.root / d.call("memory_history", {"id": m["id"]})["versions"][-1]["path"]
+    path.write_text(path.read_text().replace("lives in Paris", "lives in Rome"))
+    wait_for(lambda: d.call("memory_read", {"id": m["id"]})["content"]
+             == "The user lives in Rome", 30, "the hand edit indexed")
+    versions = d.call("memory_history", {"id": m["id"]})["versions"]
+    assert [v["content"] for v in versions][-2:] == ["The user lives in Paris",
+                                                     "The user lives in Rome"]
+    assert versions[-1]["version"] == 5 and versions[-1]["current"]
+    # deleted and restored from the trash: the latest version, not a kept one
+    d.call("memory_delete", {"id": m["id"]})
+    assert d.call("memory_trash", {})["total"] == 1
+    assert d.call("memory_restore", {"id": m["id"]})["content"] == "The user lives in Rome"

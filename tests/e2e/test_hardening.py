@@ -111,3 +111,43 @@ def test_hostile_lines_in_a_pipelined_burst_are_answered_one_by_one(daemon):
     assert replies[2]["id"] == 3  # the envelope was readable: the reply names the line
     sock.close()
     assert daemon.call("memory_list", {})["total"] == 2
+
+
+def test_out_of_descriptors_the_daemon_waits_and_serves_the_queued_client(daemon):
+    """With its descriptor limit lowered to what it holds, connections queue: the daemon
+    logs the spell once, keeps serving the connection it has, and accepts the queued
+    ones as soon as a descriptor is free. Nothing is refused, nothing crashes."""
+    import resource
+
+    daemon.call("memory_write", {"content": "written before the limit"})
+    pid = daemon.proc.pid
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    first = socket.socket(socket.AF_UNIX)
+    first.connect(str(daemon.socket))
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    first.sendall(ping)
+    assert b'"id":1' in first.recv(4096)
+    held = len(os.listdir(f"/proc/{pid}/fd"))
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (held, hard))
+    queued = []
+    try:
+        for _ in range(3):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(30)
+            s.connect(str(daemon.socket))  # the kernel queues it; accept() fails
+            s.sendall(ping)
+            queued.append(s)
+        wait_for(lambda: "accept.at_capacity" in daemon.log, 30, "the daemon at capacity")
+        first.sendall(ping)
+        assert b'"id":1' in first.recv(4096), "the connection it has is still served"
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+    first.close()
+    for s in queued:
+        assert b'"id":1' in s.recv(4096)
+        s.close()
+    events = [json.loads(line).get("event") for line in daemon.log.splitlines()
+              if line.startswith("{")]
+    assert events.count("accept.at_capacity") == 1 and "accept.recovered" in events
+    assert "accept.failed" not in events
+    assert daemon.call("health")["status"] == "ok"

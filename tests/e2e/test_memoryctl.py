@@ -89,7 +89,8 @@ def test_every_tool_is_a_subcommand_with_every_param():
     commands = parser._subparsers._group_actions[0].choices
     for spec in SPECS.values():
         sub = commands[spec.cli.command]
-        dests = {a.dest for a in sub._actions} - {"help", "root", "socket", "json"}
+        dests = {a.dest for a in sub._actions} - {"help", "root", "socket", "json",
+                                                   "start_wait"}
         own = _OWN.get(spec.cli.command, set())  # memoryctl pages and batches itself
         files = {"output", "input"} & dests  # export --output, import --input
         assert dests - files == set(spec.params.__struct_encode_fields__) - own, spec.name
