@@ -200,6 +200,11 @@ def status(s: dict[str, Any]) -> str:
                                                    if emb.get("sha256") else "")))
     reranker = s["models"]["reranker"]
     rows.append(("reranker", reranker["model"] if reranker else "none"))
+    scoring = s["models"].get("scoring")
+    if scoring:
+        path = {"int8": "int8 vectors, onnxruntime's integer product",
+                "float": "numpy's float product"}.get(scoring["path"], scoring["path"])
+        rows.append(("scoring", f"{path} ({scoring['why']})"))
     llm = s["llm"]
     if not llm["configured"]:
         rows.append(("llm", "none (the deterministic paths are used)"))

@@ -41,6 +41,7 @@ from memoryd.engine.writes import Writes
 from memoryd.events import EventBus
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
+from memoryd.retrieval import int8dot
 from memoryd.schema import utcnow
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
@@ -100,6 +101,12 @@ class Engine:
         await trio.to_thread.run_sync(self.files.write_atomic, path, body)
         if self.git is not None:
             self.git.changed([path])
+
+    async def scoring(self) -> dict[str, object]:
+        """Which path scores int8 vectors on this CPU, and why (int8dot's probe, made
+        once a process, off the event loop)."""
+        verdict = await trio.to_thread.run_sync(lambda: int8dot.SCORING.verdict)
+        return verdict.describe()
 
     async def flush_stats(self) -> int:
         """Buffered access counts into their files, in one batch, and the graph's new

@@ -237,6 +237,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             connections.start_soon(_accept, listener, app, dispatcher, drain, connections)
             reporting = trio.CancelScope()
             services.start_soon(_report_start, engine, reporting)
+            services.start_soon(engine.scoring)  # the int8 path proved on this CPU now
             with starting:
                 summary = await engine.sync.startup(abandon_on_cancel=True, walk=walk)
             reporting.cancel()

@@ -112,7 +112,8 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
                                        if caller.is_user or k != "file"},
                           "reranker": ({"model": app.config.reranker.model_dir}
                                        if caller.is_user else {"configured": True})
-                          if reranker is not None else None},
+                          if reranker is not None else None,
+                          "scoring": await engine.scoring()},
                "llm": {"configured": True, "endpoint": llm.endpoint,
                        "model": llm.config.model, "calls": llm.calls,
                        "failures": llm.failures, "last_error": llm.last_error}

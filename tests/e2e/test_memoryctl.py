@@ -239,6 +239,10 @@ def test_memoryctl_as_a_new_user_tries_it(daemon, short_tmp):
 
     status = ctl(daemon, "status").stdout
     assert "llm            none" in status and "None" not in status
+    # which path scores vectors on this CPU, and why (the start-up's probe)
+    scoring = ok(daemon, "status")["models"]["scoring"]
+    assert scoring["path"] in ("int8", "float") and "on this CPU" in scoring["why"]
+    assert f"scoring        {'int8 vectors' if scoring['path'] == 'int8' else 'numpy'}" in status
     assert status.splitlines()[0].startswith("daemon         memoryd ")
     piped = subprocess.run(f"{sys.executable} -m memoryctl status | head -1", shell=True,
                            env=dict(os.environ, MEMORY_HOME=str(daemon.root)),
