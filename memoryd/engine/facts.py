@@ -29,10 +29,10 @@ from memoryd.dream.classify import classify
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, NotFound
+from memoryd.filters import Filters
 from memoryd.llm.client import ChatClient, LlmError
 from memoryd.schema import KINDS, Memory, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
-from memoryd.store.catalog import Filters
 
 log = structlog.get_logger("memoryd.facts")
 NEIGHBOURS = 5  # nearest known facts per new fact

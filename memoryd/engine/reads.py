@@ -15,13 +15,14 @@ import numpy as np
 from memoryd.access_counts import AccessCounts
 from memoryd.engine.workers import Workers
 from memoryd.errors import InvalidParams, NotFound
+from memoryd.filters import Filters
 from memoryd.graph.topics import TopicGraph
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SearchRequest, SearchResult, SmartSearch
 from memoryd.schema import Memory
 from memoryd.scopes import Caller
 from memoryd.store import frontmatter
-from memoryd.store.catalog import Catalog, Filters
+from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore, UnreadableMemory, UnsafePath
 
 MIN_PREFIX = 4  # shorter id prefixes are not looked up

@@ -24,7 +24,15 @@ import structlog
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, RpcError
-from memoryd.schema import InvalidMemory, Memory, content_hash, field_of, new_id, validate
+from memoryd.schema import (
+    InvalidMemory,
+    Memory,
+    content_hash,
+    field_of,
+    new_id,
+    utcnow,
+    validate,
+)
 from memoryd.scopes import Caller
 from memoryd.store.files import UnreadableMemory
 
@@ -102,10 +110,13 @@ class Transfer:
         found: list[tuple[str, bool, str]] = []  # (id, trashed, line)
         overlay = self.stores.access_counts.overlay
         cursor = after
+        now = utcnow().timestamp()
         while len(found) < limit:  # filters may drop rows: read on until the page fills
-            # With include_trash the walk of trash/ brings the history the catalog holds.
-            rows = self.stores.catalog.export_page(cursor, limit,
-                                                   with_history=not which.include_trash)
+            # With include_trash the walk of trash/ brings the history the catalog holds,
+            # and the memories expired but not yet moved there come with the trash.
+            rows = self.stores.catalog.export_page(
+                cursor, limit, superseded=not which.include_trash,
+                expired=which.include_trash, now=now)
             for memory_id, path, doc in rows:
                 # Hits still buffered count, as in every reply (access_count and its time).
                 memory = overlay(msgspec.json.decode(doc, type=Memory))

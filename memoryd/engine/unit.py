@@ -14,9 +14,9 @@ applies what is staged once, in this order:
 
 No text is lost to an update: a write whose content differs from the file it loaded
 (and a hand edit the watcher indexes, `keep_version`) also writes the version it
-replaces under trash/, in the same durable step: the same id, `replaced_by` its own
-id, unindexed. memory_history lists them and memory_restore brings them back, with
-git or without it, whatever git's timing.
+replaces under trash/versions/, in the same durable step: the same id, `replaced_by`
+its own id, unindexed. memory_history lists them and memory_restore brings them back,
+with git or without it, whatever git's timing.
 
 A failure in steps 1-2 (a full disk, most often) undoes every rename in reverse
 and removes the temp files, so the files and the catalog are as before and the
@@ -197,7 +197,7 @@ class UnitOfWork:
         out = []
         for memory, path in kept:
             memory.replaced_by = memory.id  # history, not a soft delete to restore
-            to = self.files.trash_path(path, taken)
+            to = self.files.version_path(path, taken)
             taken.add(to)
             out.append(_Write(memory, to, to))
         return out

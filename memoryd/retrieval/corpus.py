@@ -16,6 +16,7 @@ from collections import Counter
 import msgspec
 import numpy as np
 
+from memoryd.filters import Filters
 from memoryd.retrieval import cells, int8dot
 from memoryd.retrieval.postings import Postings
 from memoryd.retrieval.shared_work import SharedWork
@@ -122,6 +123,44 @@ class Corpus:
         if code is None:
             return np.zeros(n, dtype=np.bool_)
         return self.alive[:n] & (self.scope[:n] == code) & ~self.superseded[:n]
+
+    def mask(self, filters: Filters) -> np.ndarray:
+        """`filters` as a mask over the rows (hold `lock.read()`): the compilation that
+        the catalog's SQL (store/catalog.py `where`) must agree with."""
+        if filters.source is not None:
+            raise ValueError("the corpus keeps no memory's source: filter by it in SQL")
+        n = self.size
+        if filters.as_of is None:
+            mask = self.alive[:n] & ~self.superseded[:n]
+        else:
+            mask = (self.alive[:n] & (self.created[:n] <= filters.as_of)
+                    & (self.valid_until[:n] > filters.as_of))
+        mask &= self.expires[:n] > filters.at()
+        if not filters.include_compressed:
+            mask &= ~self.compressed[:n]
+        if filters.scopes is not None:
+            codes = [self.scope_codes[s] for s in filters.scopes if s in self.scope_codes]
+            mask &= np.isin(self.scope[:n], codes)
+        for column, names in (("category", CATEGORIES), ("type", TYPES), ("kind", KINDS)):
+            value = getattr(filters, column)
+            if value is not None:
+                mask &= getattr(self, column)[:n] == names.index(value)
+        if filters.not_kind is not None:
+            mask &= self.kind[:n] != KINDS.index(filters.not_kind)
+        if filters.phase is not None:
+            mask &= self.organized[:n] == (filters.phase == "organized")
+        if filters.since is not None:
+            mask &= self.created[:n] >= filters.since.timestamp()
+        if filters.until is not None:
+            mask &= self.created[:n] < filters.until.timestamp()
+        if filters.tags or filters.session is not None:  # rarer: a pass over the survivors
+            wanted = set(filters.tags)
+            for row in np.flatnonzero(mask).tolist():
+                meta = self.meta[row]
+                if meta is None or (wanted and not wanted <= meta.tags) or (
+                        filters.session is not None and meta.session != filters.session):
+                    mask[row] = False
+        return mask
 
     def scope_code(self, scope: str) -> int:
         code = self.scope_codes.get(scope)

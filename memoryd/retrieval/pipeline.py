@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memoryd.filters import Filters
 from memoryd.graph.expand import GraphMatch, match
 from memoryd.graph.topics import TopicGraph
 from memoryd.retrieval import scoring, text
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.shared_work import SharedWork
-from memoryd.schema import CATEGORIES, KINDS, TYPES
 
 if TYPE_CHECKING:
     from memoryd.models.reranker import Reranker
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 RELEVANCE_SCALE = 1.3
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
     os.cpu_count() or 1)
-_SUMMARY = KINDS.index("summary")
 
 
 @dataclass
@@ -64,6 +63,16 @@ class SearchRequest:
     # What was known at this time (epoch seconds): memories created by then, and facts
     # that were still current then (superseded later). None: what is current now.
     as_of: float | None = None
+
+    def filters(self, now: float) -> Filters:
+        """Which memories the search ranks (filters.py), judged at `now`. Session
+        summaries are handed to recall whole, not ranked among memories, unless asked
+        for by kind."""
+        return Filters(scopes=self.scopes, category=self.category, tags=self.tags,
+                       phase=self.phase, type=self.type, kind=self.kind,
+                       session=self.session,
+                       not_kind="summary" if self.kind is None else None,
+                       include_compressed=self.include_compressed, as_of=self.as_of, now=now)
 
 
 @dataclass
@@ -273,37 +282,7 @@ class SmartSearch:
         return query_vec, match(self.graph, query_vec, req.scopes, now) if self.graph else None
 
     def _mask(self, req: SearchRequest, now: float) -> np.ndarray:
-        c = self.hybrid.corpus
-        n = c.size
-        if req.as_of is None:
-            mask = c.alive[:n] & ~c.superseded[:n] & (c.expires[:n] > now)
-        else:
-            mask = (c.alive[:n] & (c.created[:n] <= req.as_of) & (c.valid_until[:n] > req.as_of)
-                    & (c.expires[:n] > now))
-        # Session summaries are handed to recall whole, not ranked among memories.
-        if req.kind is None:
-            mask &= c.kind[:n] != _SUMMARY
-        if req.scopes is not None:
-            codes = [c.scope_codes[s] for s in req.scopes if s in c.scope_codes]
-            mask &= np.isin(c.scope[:n], codes)
-        if req.category is not None:
-            mask &= c.category[:n] == CATEGORIES.index(req.category)
-        if req.type is not None:
-            mask &= c.type[:n] == TYPES.index(req.type)
-        if req.kind is not None:
-            mask &= c.kind[:n] == KINDS.index(req.kind)
-        if req.phase is not None:
-            mask &= c.organized[:n] == (req.phase == "organized")
-        if not req.include_compressed:
-            mask &= ~c.compressed[:n]
-        if req.tags or req.session is not None:  # rarer filters: a pass over the survivors
-            wanted = set(req.tags)
-            for row in np.flatnonzero(mask).tolist():
-                meta = c.meta[row]
-                if meta is None or (wanted and not wanted <= meta.tags) or (
-                        req.session is not None and meta.session != req.session):
-                    mask[row] = False
-        return mask
+        return self.hybrid.corpus.mask(req.filters(now))
 
     def _ahead_of_keywords(self, req: SearchRequest, now: float,
                            handed: Future[tuple[np.ndarray, bool]], pool_size: int,

@@ -23,13 +23,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import msgspec
 import structlog
 
+from memoryd.filters import Filters
 from memoryd.schema import Memory
 from memoryd.store import sqlite
 from memoryd.store.walk import STAMPS_SQL
@@ -53,6 +53,14 @@ ID_CHUNK = 10_000  # ids per `IN (...)` query
 # (0.1 s at 100,000 with the file cached, once).
 _STAMPS = "memories_stamps"
 _STAMPS_INDEX = f"CREATE INDEX IF NOT EXISTS {_STAMPS} ON memories (path, stamp);"
+
+# What a read needs to leave out the memories that are not live (filters.py) without
+# reading every row: the few expired ones, and whether any is compressed at all.
+_LIVE_INDEXES = """
+CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at)
+    WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_compressed ON memories (compressed) WHERE compressed = 1;
+"""
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -84,6 +92,7 @@ CREATE INDEX IF NOT EXISTS memories_source_path ON memories (source, source_path
 CREATE INDEX IF NOT EXISTS memories_gen ON memories (gen);
 CREATE INDEX IF NOT EXISTS memories_pending ON memories (pending) WHERE pending = 1;
 {_STAMPS_INDEX}
+{_LIVE_INDEXES}
 CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
 CREATE INDEX IF NOT EXISTS tags_mem ON tags (mem);
@@ -99,7 +108,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5 (
     content, tags, content = '', tokenize = 'unicode61 remove_diacritics 0',
     prefix = '1 2');
 -- What a search filters and sorts on most often, one narrow row per memory (same rowid):
--- a match joins here, not to the wide memories row that carries the document.
+-- a match joins here, not to the wide memories row that carries the document. Only the
+-- memories a read sees by default have one: not superseded, not compressed.
 CREATE TABLE IF NOT EXISTS search_keys (
     rowid INTEGER PRIMARY KEY, scope TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS search_keys_scope ON search_keys (scope, created_at);
@@ -110,6 +120,22 @@ CREATE INDEX IF NOT EXISTS search_keys_created ON search_keys (created_at);
 CREATE TABLE IF NOT EXISTS scope_counts (scope TEXT PRIMARY KEY, n INTEGER NOT NULL)
     WITHOUT ROWID;
 """
+
+def _live_keys(conn: sqlite3.Connection) -> None:
+    """search_keys rows for the memories a default read sees only (no compressed turn
+    has one any more), and the indexes that leave out the expired."""
+    for statement in filter(str.strip, _LIVE_INDEXES.split(";")):
+        conn.execute(statement)
+    conn.execute("DELETE FROM search_keys WHERE rowid IN"
+                 " (SELECT rowid FROM memories WHERE compressed = 1)")
+    conn.execute("DELETE FROM scope_counts")
+    conn.execute("INSERT INTO scope_counts SELECT scope, count(*) FROM search_keys"
+                 " GROUP BY scope")
+
+
+# The catalog's registered migrations (store/sqlite.py), in order: a catalog made anew
+# has the schema they lead to and is marked as having had them all.
+MIGRATIONS: tuple[sqlite.Migration, ...] = (_live_keys,)
 
 # Catalogs of schema 10 written before this kept scope_counts by these triggers. A
 # statement that fires a trigger opens a statement journal, and opening one makes FTS5
@@ -134,53 +160,60 @@ class FileRecord:
     stamp: str | None = None
 
 
-@dataclass
-class Filters:
-    """Row filters shared by list and search. `scopes=None` means every scope."""
+def keys_only(filters: Filters) -> bool:
+    """Only scope and dates, of what is live by default: what the narrow search_keys
+    rows can answer alone."""
+    return (not filters.tags and not filters.include_compressed and filters.as_of is None
+            and all(getattr(filters, c) is None for c in (
+                "phase", "category", "kind", "type", "session", "source", "not_kind")))
 
-    scopes: Sequence[str] | None = None
-    phase: str | None = None
-    category: str | None = None
-    kind: str | None = None
-    type: str | None = None
-    session: str | None = None
-    source: str | None = None
-    tags: Sequence[str] = field(default_factory=tuple)
-    not_kind: str | None = None  # every kind but this one
-    since: datetime | None = None  # created_at >= since
-    until: datetime | None = None  # created_at < until
 
-    @property
-    def keys_only(self) -> bool:
-        """Only scope and dates: what the narrow search_keys table holds."""
-        return not self.tags and all(getattr(self, c) is None for c in (
-            "phase", "category", "kind", "type", "session", "source", "not_kind"))
+# The expired memories (a few: the expire job trashes them hourly), by the partial index.
+_EXPIRED = "SELECT rowid FROM memories WHERE expires_at <= ?"
 
-    def where(self, table: str = "m") -> tuple[list[str], list[object]]:
-        """SQL conditions on the memories table (or search_keys, for scope and dates)."""
-        clauses: list[str] = ["m.superseded_at IS NULL"] if table == "m" else []
-        args: list[object] = []
-        if self.scopes is not None:
-            clauses.append(f"{table}.scope IN ({','.join('?' * len(self.scopes))})")
-            args.extend(self.scopes)
-        for column in ("phase", "category", "kind", "type", "session", "source"):
-            value = getattr(self, column)
-            if value is not None:
-                clauses.append(f"m.{column} = ?")
-                args.append(value)
-        if self.not_kind is not None:
-            clauses.append("m.kind != ?")
-            args.append(self.not_kind)
-        for tag in self.tags:
-            clauses.append("EXISTS (SELECT 1 FROM tags t WHERE t.mem = m.rowid AND t.tag = ?)")
-            args.append(tag)
-        if self.since is not None:
-            clauses.append(f"{table}.created_at >= ?")
-            args.append(self.since.timestamp())
-        if self.until is not None:
-            clauses.append(f"{table}.created_at < ?")
-            args.append(self.until.timestamp())
-        return clauses, args
+
+def where(filters: Filters, table: str = "m", rowid: str | None = None
+          ) -> tuple[list[str], list[object]]:
+    """`filters` as SQL conditions on the memories table (`m`), or on search_keys (`k`,
+    for `keys_only` filters: its rows are the live ones but for expiry, which is tested
+    on `rowid`, by default the table's own)."""
+    clauses: list[str] = []
+    args: list[object] = []
+    now = filters.at()
+    if table == "m":
+        if filters.as_of is None:
+            clauses.append("m.superseded_at IS NULL")
+        else:
+            clauses += ["m.created_at <= ?", "(m.superseded_at IS NULL OR m.superseded_at > ?)"]
+            args += [filters.as_of, filters.as_of]
+        clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+        args.append(now)
+        if not filters.include_compressed:
+            clauses.append("m.compressed = 0")
+    else:
+        clauses.append(f"{rowid or f'{table}.rowid'} NOT IN ({_EXPIRED})")
+        args.append(now)
+    if filters.scopes is not None:
+        clauses.append(f"{table}.scope IN ({','.join('?' * len(filters.scopes))})")
+        args.extend(filters.scopes)
+    for column in ("phase", "category", "kind", "type", "session", "source"):
+        value = getattr(filters, column)
+        if value is not None:
+            clauses.append(f"m.{column} = ?")
+            args.append(value)
+    if filters.not_kind is not None:
+        clauses.append("m.kind != ?")
+        args.append(filters.not_kind)
+    for tag in filters.tags:
+        clauses.append("EXISTS (SELECT 1 FROM tags t WHERE t.mem = m.rowid AND t.tag = ?)")
+        args.append(tag)
+    if filters.since is not None:
+        clauses.append(f"{table}.created_at >= ?")
+        args.append(filters.since.timestamp())
+    if filters.until is not None:
+        clauses.append(f"{table}.created_at < ?")
+        args.append(filters.until.timestamp())
+    return clauses, args
 
 
 # The characters the word index takes one at a time, each a word of its own.
@@ -316,6 +349,13 @@ class Catalog:
             current = False
         if not current:
             self._reset()
+        try:
+            before, after = sqlite.migrate(self.writer, MIGRATIONS)
+        except sqlite.TooNew:  # a newer memoryd's: derived, so made again for this one
+            self._reset()
+            before = after = len(MIGRATIONS)
+        if before != after:
+            log.info("catalog.migrated", schema_from=before, schema_to=after)
         for trigger in _TRIGGERS:
             self.writer.execute(f"DROP TRIGGER IF EXISTS {trigger}")
         self._add_stamps_index()
@@ -382,6 +422,7 @@ class Catalog:
         sqlite.remove(self.path)
         self.writer = self._connect()
         self.writer.executescript(_SCHEMA)
+        self.writer.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
         self.writer.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
             ("schema", SCHEMA_VERSION), ("epoch", os.urandom(8).hex()), ("generation", "0")])
 
@@ -444,10 +485,11 @@ class Catalog:
                      (rowid, memory.content, tags))
         conn.execute("INSERT INTO words (rowid, content, tags) VALUES (?, ?, ?)",
                      (rowid, _spaced(memory.content), _spaced(tags)))
-        conn.execute("INSERT INTO search_keys VALUES (?, ?, ?)",
-                     (rowid, memory.scope, memory.created_at.timestamp()))
-        conn.execute("INSERT INTO scope_counts VALUES (?, 1)"
-                     " ON CONFLICT (scope) DO UPDATE SET n = n + 1", (memory.scope,))
+        if not memory.compressed:  # out of every read unless asked for (filters.py)
+            conn.execute("INSERT INTO search_keys VALUES (?, ?, ?)",
+                         (rowid, memory.scope, memory.created_at.timestamp()))
+            conn.execute("INSERT INTO scope_counts VALUES (?, 1)"
+                         " ON CONFLICT (scope) DO UPDATE SET n = n + 1", (memory.scope,))
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in memory.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(memory.id, d) for d in memory.links])
 
@@ -473,7 +515,7 @@ class Catalog:
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         keyed = conn.execute("SELECT scope FROM search_keys WHERE rowid = ?",
                              (rowid,)).fetchone()
-        if keyed is not None:  # a superseded fact has no search_keys row
+        if keyed is not None:  # a superseded fact, a compressed turn: no search_keys row
             conn.execute("DELETE FROM search_keys WHERE rowid = ?", (rowid,))
             conn.execute("UPDATE scope_counts SET n = n - 1 WHERE scope = ?", keyed)
             conn.execute("DELETE FROM scope_counts WHERE scope = ? AND n = 0", keyed)
@@ -584,13 +626,14 @@ class Catalog:
         return (_decode(row[0]), row[1]) if row else None
 
     def list(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
-        if filters.keys_only:
+        if keys_only(filters):
             return self._list_keys(filters, limit, offset)
-        clauses, args = filters.where()
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        total = self.reader.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()
+        clauses, args = where(filters)
+        condition = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        total = self.reader.execute(f"SELECT count(*) FROM memories m {condition}",
+                                    args).fetchone()
         rows = self.reader.execute(
-            f"SELECT m.doc FROM memories m {where} ORDER BY m.created_at DESC, m.id"
+            f"SELECT m.doc FROM memories m {condition} ORDER BY m.created_at DESC, m.id"
             " LIMIT ? OFFSET ?", [*args, limit, offset])
         return [_decode(r[0]) for r in rows], total[0]
 
@@ -600,19 +643,25 @@ class Catalog:
 
         The match is walked by rowid, newest second first, and the walk stops after the
         page (`_newest`). Filters on scope and dates join the narrow search_keys rows,
-        the others the memories rows (CROSS JOIN: the match drives)."""
+        the others the memories rows (CROSS JOIN: the match drives). The text index
+        holds no superseded fact, so no `as_of`: smart search answers what was known."""
+        if filters.as_of is not None:
+            raise ValueError("a keyword search sees what is current only (no as_of)")
         match = _Match.of(query)
-        keys = "k" if filters.keys_only else "m"
+        keys = "k" if keys_only(filters) else "m"
         bounds, bound_args, rest = _rowid_bounds(match.table, filters)
         if rest.scopes is not None and self._every_scope_in(rest.scopes):
             rest = replace(rest, scopes=None)
-        clauses, args = rest.where(keys)
-        where = " AND ".join([*match.where, *bounds, *clauses])
+        clauses, args = where(rest, keys, rowid=f"{match.table}.rowid")
+        condition = " AND ".join([*match.where, *bounds, *clauses])
         args = [*match.args, *bound_args, *args]
         joined = (f"FROM {match.table} CROSS JOIN {'search_keys' if keys == 'k' else 'memories'}"
-                  f" {keys} ON {keys}.rowid = {match.table}.rowid WHERE {where}")
-        # With no clause left the match is counted alone: no row to look up for each one.
-        counted = joined if clauses else f"FROM {match.table} WHERE {where}"
+                  f" {keys} ON {keys}.rowid = {match.table}.rowid WHERE {condition}")
+        # With no clause left but expiry (tested on the match's rowids), the match is
+        # counted alone, no row looked up for each: unless compressed memories, which
+        # the text index holds and search_keys does not, could be among it.
+        alone = keys == "k" and len(clauses) == 1 and not self._any_compressed()
+        counted = f"FROM {match.table} WHERE {condition}" if alone else joined
         total = self.reader.execute(f"SELECT count(*) {counted}", args).fetchone()[0]
         if offset >= total:
             return [], total
@@ -621,6 +670,10 @@ class Catalog:
                 f" ORDER BY {match.table}.rowid DESC", args)) as rows:
             newest = _newest(rows, offset + limit)
         return self._docs(newest[offset:]), total
+
+    def _any_compressed(self) -> bool:
+        return self.reader.execute(
+            "SELECT 1 FROM memories WHERE compressed = 1 LIMIT 1").fetchone() is not None
 
     def _every_scope_in(self, scopes: Sequence[str]) -> bool:
         """Whether every scope that holds a memory is one of `scopes`: then a scope
@@ -635,16 +688,22 @@ class Catalog:
         cannot walk several scopes of one index in order; sorting them all costs 150 ms
         at 100k."""
         scopes = None if filters.scopes is None else list(dict.fromkeys(filters.scopes))
-        if filters.since is None and filters.until is None:  # a sum of the kept counts
-            scoped = "" if scopes is None else f" WHERE scope IN ({','.join('?' * len(scopes))})"
-            total = self.reader.execute(f"SELECT coalesce(sum(n), 0) FROM scope_counts{scoped}",
-                                        scopes or []).fetchone()[0]
+        if filters.since is None and filters.until is None:
+            # The kept counts, less the expired memories that still have their keys.
+            within = "" if scopes is None else f"scope IN ({','.join('?' * len(scopes))})"
+            total = self.reader.execute(
+                f"SELECT coalesce(sum(n), 0) FROM scope_counts{' WHERE ' * bool(within)}"
+                f"{within}", scopes or []).fetchone()[0]
+            total -= self.reader.execute(
+                f"SELECT count(*) FROM search_keys WHERE rowid IN ({_EXPIRED})"
+                f"{' AND ' * bool(within)}{within}",
+                [filters.at(), *(scopes or [])]).fetchone()[0]
         else:
-            clauses, args = filters.where("k")
+            clauses, args = where(filters, "k")
             total = self.reader.execute(
                 f"SELECT count(*) FROM search_keys k WHERE {' AND '.join(clauses)}",
                 args).fetchone()[0]
-        dates = Filters(since=filters.since, until=filters.until).where("k")
+        dates = where(Filters(since=filters.since, until=filters.until, now=filters.now), "k")
         date_sql = "".join(f" AND {c}" for c in dates[0])
         order = " ORDER BY k.created_at DESC, k.rowid DESC LIMIT ?"
         if scopes is None:
@@ -777,14 +836,21 @@ class Catalog:
         return {path: (memory_id, digest, frozenset(tags.split("\n") if tags else ()))
                 for path, memory_id, digest, tags in rows}
 
-    def export_page(self, after: str, limit: int, with_history: bool
-                    ) -> list[tuple[str, str, bytes]]:
-        """(id, path, doc) of up to `limit` memories with ids after `after`, by id;
-        `with_history`: what the catalog holds under trash/ (superseded facts) too."""
-        where = "" if with_history else " AND path NOT LIKE 'trash/%'"
+    def export_page(self, after: str, limit: int, *, superseded: bool, expired: bool,
+                    now: float) -> list[tuple[str, str, bytes]]:
+        """(id, path, doc) of up to `limit` memories with ids after `after`, by id:
+        compressed turns too (an export is a backup); `superseded`: the facts held as
+        history under trash/; `expired`: the memories expired at `now`, which the expire
+        job will move to the trash."""
+        clauses: list[str] = [] if superseded else ["path NOT LIKE 'trash/%'"]
+        args: list[object] = []
+        if not expired:
+            clauses.append("(expires_at IS NULL OR expires_at > ?)")
+            args.append(now)
+        condition = "".join(f" AND {c}" for c in clauses)
         return self.reader.execute(
-            f"SELECT id, path, doc FROM memories WHERE id > ?{where} ORDER BY id LIMIT ?",
-            (after, limit)).fetchall()
+            f"SELECT id, path, doc FROM memories WHERE id > ?{condition} ORDER BY id LIMIT ?",
+            (after, *args, limit)).fetchall()
 
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))

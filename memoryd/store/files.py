@@ -39,6 +39,8 @@ from memoryd.store.walk import TMP_PREFIX, WATCHED_DIRS, stamp
 log = structlog.get_logger("memoryd.files")
 
 SUMMARY_FILE = "summary.md"
+TRASH = "trash"  # soft deletes, superseded facts (trash/categories: indexed as history)
+VERSIONS = f"{TRASH}/versions"  # the versions updates replaced (never walked)
 # The largest file that can hold a valid memory: the content cap in 4-byte UTF-8,
 # the front-matter cap, and the `---` lines.
 MAX_FILE_BYTES = 4 * MAX_CONTENT + MAX_FRONT_MATTER + 1024
@@ -193,7 +195,7 @@ class MarkdownStore:
         """(memory id, relpath) of each memory file under trash/, the id read from the
         name: `<id>.md`, `<id>.<n>.md` (an earlier version moved there too, see
         `trash_path`) or `<timestamp>__<id>.md`."""
-        for rel in self.iter_files(["trash"]):
+        for rel in self.iter_files([TRASH]):
             name = rel.rsplit("/", 1)[-1]
             if not name.endswith(".md"):
                 continue
@@ -486,12 +488,21 @@ class MarkdownStore:
     def trash_path(self, relpath: str, taken: Collection[str] = ()) -> str:
         """A free path under trash/ for `relpath` (an earlier version may be there, or
         be `taken` by another move of the same change)."""
+        return self._free(TRASH, relpath, taken)
+
+    def version_path(self, relpath: str, taken: Collection[str] = ()) -> str:
+        """A free path under trash/versions/ for a version of the memory at `relpath`
+        that an update replaced: in trash/ (history, `trashed` finds it) but out of the
+        folders start-up walks, which would read every one of them at every start."""
+        return self._free(VERSIONS, relpath, taken)
+
+    def _free(self, folder: str, relpath: str, taken: Collection[str]) -> str:
         check_relpath(relpath)
-        candidate = f"trash/{relpath}"
+        candidate = f"{folder}/{relpath}"
         n = 1
         while candidate in taken or self.lexists(candidate):
             stem = PurePosixPath(relpath)
-            candidate = f"trash/{stem.parent}/{stem.stem}.{n}{stem.suffix}"
+            candidate = f"{folder}/{stem.parent}/{stem.stem}.{n}{stem.suffix}"
             n += 1
         return candidate
 

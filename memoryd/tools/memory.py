@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.engine import Changes, NewMemory
 from memoryd.errors import InvalidParams, RpcError
+from memoryd.filters import Filters
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
-from memoryd.store.catalog import Filters
 from memoryd.tools.params import (
     IdParams,
     LinkParams,
@@ -75,7 +75,8 @@ async def memory_delete(app: App, caller: Caller, p: IdParams) -> Result:
 @handler("memory_list")
 async def memory_list(app: App, caller: Caller, p: ListParams) -> Result:
     filters = Filters(scopes=caller.visible_scopes(p.scope), phase=p.phase,
-                      category=p.category, source=p.source, tags=p.tags)
+                      category=p.category, source=p.source, tags=p.tags,
+                      include_compressed=p.include_compressed)
     memories, total = await app.engine.reads.list(filters, p.limit, p.offset)
     return {"memories": [to_wire(m) for m in memories], "total": total,
             "limit": p.limit, "offset": p.offset}
@@ -92,6 +93,7 @@ async def memory_search(app: App, caller: Caller, p: SearchParams) -> Result:
         kind=p.kind, type=p.type, session=p.session, tags=p.tags,
         since=datetime.combine(p.from_, time(), tzinfo=UTC) if p.from_ else None,
         until=datetime.combine(p.to, time(), tzinfo=UTC) + timedelta(days=1) if p.to else None,
+        include_compressed=p.include_compressed,
     )
     memories, total = await app.engine.reads.search(p.query, filters, p.limit, p.offset)
     return {"memories": [to_wire(m) for m in memories], "total": total, "query": p.query,

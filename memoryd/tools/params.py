@@ -75,12 +75,17 @@ class UpdateParams(Params):
                                  "is still at this version.")] | None = None
 
 
+IncludeCompressed = Annotated[bool, Meta(description="Also turns that a summary already "
+                                         "compresses (kept, but out of reads by default).")]
+
+
 class ListParams(Params):
     phase: Phase | None = None
     category: Category | None = None
     scope: Scope | None = None
     source: Source | None = None
     tags: Tags = []
+    include_compressed: IncludeCompressed = False
     limit: Limit = 50
     offset: Offset = 0
 
@@ -97,6 +102,7 @@ class SearchParams(Params):
     from_: Annotated[date, Meta(description="Created on or after (YYYY-MM-DD).")] | None = (
         msgspec.field(default=None, name="from"))
     to: Annotated[date, Meta(description="Created on or before (YYYY-MM-DD).")] | None = None
+    include_compressed: IncludeCompressed = False
     limit: Limit = 20
     offset: Offset = 0
 
@@ -127,8 +133,6 @@ ScoreThreshold = Annotated[Weight, Meta(description="Drop results whose relevanc
                                         "below this (0-1).")]
 MmrLambda = Annotated[Weight, Meta(description="MMR: 1 ranks by score only, lower values "
                                    "favour variety (0-1).")]
-IncludeCompressed = Annotated[bool, Meta(description="Also rank turns that a summary "
-                                         "already compresses.")]
 TopK = Annotated[int, Meta(ge=1, le=100, description="How many results.")]
 
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from memoryd.errors import InvalidParams
+from memoryd.filters import Filters
 from memoryd.retrieval import recall
 from memoryd.retrieval.pipeline import SearchRequest
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
-from memoryd.store.catalog import Filters
 from memoryd.tools.params import RecallParams, SmartSearchParams
 from memoryd.tools.registry import handler
 

@@ -118,7 +118,7 @@ def _every_client(daemon: Daemon) -> None:
     assert results["pool"]["total"] >= NOTES
     heard_any = [w for name in ("blocking", "batch", "async") for w in waits.get(name, [])]
     assert heard_any, "the clients waited (and said so to on_start)"
-    assert all(w == {} or w["total"] == NOTES for w in heard_any)
+    assert all(w == {} or 0 <= w["percent"] <= 100 for w in heard_any), heard_any
     total = daemon.call("memory_list", {"limit": 1})["total"]
     assert total == NOTES + 1 + 3 + 1 + 1, "each write once: nothing lost, nothing twice"
 

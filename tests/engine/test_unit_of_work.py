@@ -33,7 +33,7 @@ async def test_a_group_commit_is_one_unit_files_catalog_vectors(engine):
 
 
 def _filters():
-    from memoryd.store.catalog import Filters
+    from memoryd.filters import Filters
 
     return Filters(scopes=["global"])
 
@@ -127,7 +127,8 @@ async def test_each_change_names_the_files_it_touched(engine):
     text = (engine.root / path).read_text().replace("the first", "the first, by hand")
     (engine.root / path).write_text(text)
     await engine.sync.sync_paths([path])
-    assert touched[-1] == {path}
+    kept = f"trash/versions/{path}"  # the text the hand edit replaced
+    assert touched[-1] == {path, kept} and "the first\n" in (engine.root / kept).read_text()
 
     trash = await engine.writes.delete(a.id, Caller())
     assert touched[-1] == {path, trash}

@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 from structlog.testing import capture_logs
 
+from memoryd.filters import Filters
 from memoryd.schema import Memory, content_hash
-from memoryd.store.catalog import ROWID_SLOTS, Catalog, Filters, _newest, rowid_second
+from memoryd.store.catalog import ROWID_SLOTS, Catalog, _newest, keys_only, rowid_second
 from memoryd.store.walk import STAMPS_SQL
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -34,7 +35,7 @@ def test_pages_and_totals_agree_across_both_plans(tmp_path):
     index = _index(tmp_path)
     narrow = Filters(scopes=["global"])
     wide = Filters(scopes=["global"], phase="organized")  # forces the memories plan
-    assert narrow.keys_only and not wide.keys_only
+    assert keys_only(narrow) and not keys_only(wide)
     expected = [f"m{i:02d}" for i in reversed(range(60)) if i % 3 and i % 4]
     for filters in (narrow, wide):
         pages = [index.search("migration", filters, 10, offset) for offset in (0, 10, 20)]

@@ -1,0 +1,173 @@
+"""One filter, two compilations: for any store and any filter, the catalog's SQL (a list,
+and a search whose word every memory holds, on each of its query plans) and the
+corpus's mask select the same memories. Live means the same everywhere: not
+superseded (unless `as_of` a time it was current), not expired at `now`, not
+compressed unless asked for, in the scopes given."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd.filters import Filters
+from memoryd.retrieval.corpus import Corpus
+from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory, content_hash
+from memoryd.store.catalog import Catalog
+
+BASE = datetime(2026, 3, 1, tzinfo=UTC)
+NOW = (BASE + timedelta(days=10)).timestamp()
+DAYS = [BASE + timedelta(days=d) for d in range(0, 20, 3)]  # before and after NOW
+SCOPES = ["global", "agent:a", "user:b"]
+TAGS = ["red", "green", "blue"]
+SESSIONS = ["s1", "s2"]
+
+maybe = st.none().__or__
+
+
+@st.composite
+def memories(draw: st.DrawFn, i: int) -> Memory:
+    kind = draw(st.sampled_from(KINDS))
+    category = draw(st.sampled_from(CATEGORIES))
+    superseded = draw(maybe(st.sampled_from(DAYS)))
+    created = draw(st.sampled_from(DAYS))
+    text = f"alpha memory {i}"
+    return Memory(
+        id=f"00000000-0000-4000-8000-{i:012d}", content=text,
+        content_hash=content_hash(text), kind=kind, category=category,
+        phase="inbox" if category == "inbox" else "organized",
+        type=draw(st.sampled_from(TYPES)), scope=draw(st.sampled_from(SCOPES)),
+        session=draw(st.sampled_from(SESSIONS)) if kind == "turn" else draw(
+            maybe(st.sampled_from(SESSIONS))),
+        role="user" if kind == "turn" else None,
+        tags=draw(st.lists(st.sampled_from(TAGS), unique=True, max_size=3)),
+        created_at=created, updated_at=created,
+        expires_at=draw(maybe(st.sampled_from(DAYS))),
+        superseded_at=max(superseded, created) if superseded else None,
+        replaced_by="00000000-0000-4000-8000-999999999999" if superseded else None,
+        compressed=draw(st.booleans()))
+
+
+@st.composite
+def stores(draw: st.DrawFn) -> list[Memory]:
+    count = draw(st.integers(0, 30))
+    return [draw(memories(i)) for i in range(count)]
+
+
+filters = st.builds(
+    Filters,
+    scopes=maybe(st.lists(st.sampled_from(SCOPES), unique=True, max_size=3)),
+    phase=maybe(st.sampled_from(["inbox", "organized"])),
+    category=maybe(st.sampled_from(CATEGORIES)),
+    kind=maybe(st.sampled_from(KINDS)),
+    type=maybe(st.sampled_from(TYPES)),
+    session=maybe(st.sampled_from(SESSIONS)),
+    tags=st.lists(st.sampled_from(TAGS), unique=True, max_size=2),
+    not_kind=maybe(st.sampled_from(KINDS)),
+    since=maybe(st.sampled_from(DAYS)),
+    until=maybe(st.sampled_from(DAYS)),
+    include_compressed=st.booleans(),
+    as_of=maybe(st.sampled_from([d.timestamp() for d in DAYS])),
+    now=st.just(NOW))
+
+# Fewer filters: the common calls, whose SQL takes the narrow search_keys plan.
+narrow = st.builds(Filters, scopes=maybe(st.lists(st.sampled_from(SCOPES), unique=True)),
+                   since=maybe(st.sampled_from(DAYS)), until=maybe(st.sampled_from(DAYS)),
+                   now=st.just(NOW))
+
+
+# Time travel: what was current at `as_of`, with few other filters to hide it.
+past = st.builds(Filters, as_of=st.sampled_from([d.timestamp() for d in DAYS]),
+                 include_compressed=st.booleans(),
+                 scopes=maybe(st.lists(st.sampled_from(SCOPES), unique=True)),
+                 now=st.just(NOW))
+
+
+def selected(store: list[Memory], f: Filters) -> tuple[set[str], set[str] | None, set[str]]:
+    """The ids a list, a search (None for `as_of`: a search refuses it) and the mask
+    select."""
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = Catalog(Path(tmp) / "k.sqlite")
+        corpus = Corpus(4)
+        try:
+            with catalog.transaction():
+                for m in store:
+                    catalog.upsert(m, f"categories/{m.category}/{m.id}.md", "sha")
+            for m in store:
+                corpus.put(m, [], np.full(4, 0.5, dtype=np.float32))
+            listed, total = catalog.list(f, limit=10_000, offset=0)
+            assert total == len(listed)
+            found: set[str] | None = None
+            if f.as_of is None:  # the text index holds what is current only
+                page, hits = catalog.search("alpha", f, limit=10_000, offset=0)
+                assert hits == len(page)
+                found = {m.id for m in page}
+            with corpus.lock.read():
+                rows = np.flatnonzero(corpus.mask(f))
+            masked = {corpus.meta[r].id for r in rows.tolist()}
+        finally:
+            catalog.close()
+    return {m.id for m in listed}, found, masked
+
+
+def expected(store: list[Memory], f: Filters) -> set[str]:
+    """The rules, written out once more, a memory at a time."""
+    out = set()
+    for m in store:
+        if f.as_of is None:
+            current = m.superseded_at is None
+        else:
+            current = m.created_at.timestamp() <= f.as_of and (
+                m.superseded_at is None or m.superseded_at.timestamp() > f.as_of)
+        live = (current and (m.expires_at is None or m.expires_at.timestamp() > f.at())
+                and (f.include_compressed or not m.compressed))
+        narrowed = (
+            (f.scopes is None or m.scope in f.scopes)
+            and all(getattr(f, k) is None or getattr(f, k) == getattr(m, k)
+                    for k in ("phase", "category", "kind", "type", "session"))
+            and (f.not_kind is None or m.kind != f.not_kind)
+            and set(f.tags) <= set(m.tags)
+            and (f.since is None or m.created_at >= f.since)
+            and (f.until is None or m.created_at < f.until))
+        if live and narrowed:
+            out.add(m.id)
+    return out
+
+
+CHECKS = settings(max_examples=150, deadline=None, derandomize=True,
+                  suppress_health_check=[HealthCheck.too_slow])
+
+
+@CHECKS
+@given(stores(), filters)
+def test_sql_and_mask_select_the_same_memories(store, f):
+    listed, found, masked = selected(store, f)
+    assert listed == masked == expected(store, f) and found in (None, listed)
+
+
+@CHECKS
+@given(stores(), narrow)
+def test_the_narrow_plan_agrees_too(store, f):
+    listed, found, masked = selected(store, f)
+    assert listed == found == masked == expected(store, f)
+
+
+@CHECKS
+@given(stores(), past)
+def test_what_was_known_then_agrees_too(store, f):
+    listed, found, masked = selected(store, f)
+    assert found is None and listed == masked == expected(store, f)
+
+
+def test_an_expired_inbox_memory_is_gone_for_every_reader():
+    """The issue's case: a TTL passed, the expire job not yet run."""
+    expired = Memory(id="00000000-0000-4000-8000-000000000001", content="alpha inbox note",
+                     category="inbox", phase="inbox", created_at=BASE,
+                     expires_at=BASE + timedelta(days=1))
+    f = Filters(now=NOW)
+    assert selected([expired], f) == (set(), set(), set())
+    assert selected([expired], Filters(now=BASE.timestamp())) == ({expired.id},) * 3
