@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/search.py [--sizes 1000,10000,100000] [--queries 200]
     .venv/bin/python bench/search.py --root ~/filled-root    # measure a kept root as it is
+    MEMORYD_SCORING=float .venv/bin/python bench/search.py   # the exact float path forced
 
 For each size: a fresh temp root is filled with generated notes of realistic text
 (pipelined memory_write through the socket; memories/s reported), then p50/p99
@@ -148,7 +149,8 @@ def main() -> None:
                 proc.wait(300)
             proc, cold = start(root)  # cold start on the filled root
             with Client(root / "memory.sock", timeout=600) as c:
-                n = c.call("stats")["memories"]
+                stats = c.call("stats")
+                n, scoring = stats["memories"], stats["models"]["scoring"]
             with Client(root / "memory.sock", timeout=600) as c:
                 exact = latency(c, "memory_search", lambda q: {"query": q.split()[-1]},
                                 args.queries)
@@ -172,7 +174,8 @@ def main() -> None:
               f" ms | smart p50 {smart[0]:.2f} p99 {smart[1]:.2f} ms (repeated queries p50 "
               f"{hot[0]:.2f} p99 {hot[1]:.2f}) | recall p50 {recall[0]:.2f} p99 {recall[1]:.2f}"
               f" ms | list p50 {listing[0]:.2f} p99 {listing[1]:.2f} ms | RSS {rss:.0f} MB"
-              f" | cold start {cold:.1f} s ({reboot:.1f} s with the page cache emptied)",
+              f" | cold start {cold:.1f} s ({reboot:.1f} s with the page cache emptied)"
+              f" | vectors scored on the {scoring['path']} path ({scoring['why']})",
               flush=True)
 
 

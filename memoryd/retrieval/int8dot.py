@@ -25,6 +25,7 @@ package to build it takes 0.25 s, at the start of every daemon that searches.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -208,11 +209,15 @@ def cpu_flags() -> list[str]:
 
 class Scoring:
     """An integer kernel and this process's verdict on it, decided once, on first use
-    (about 20 ms): the integer path scores only where the verdict says it is exact."""
+    (about 20 ms): the integer path scores only where the verdict says it is exact.
+    `forced` "float" keeps to the float product without asking (a benchmark of it, or a
+    user who wants it)."""
 
-    def __init__(self, kernel: Kernel) -> None:
+    def __init__(self, kernel: Kernel, forced: str | None = None) -> None:
         self.kernel = kernel
         self._verdict: Verdict | None = None
+        if forced == "float":
+            self._verdict = Verdict(False, 0.0, f"{FORCE}=float")
         self._lock = threading.Lock()
 
     @property
@@ -228,8 +233,10 @@ class Scoring:
             return self._verdict
 
 
-# The daemon's: onnxruntime's kernel, checked on the CPU it runs on.
-SCORING = Scoring(onnx_kernel)
+# The daemon's: onnxruntime's kernel, checked on the CPU it runs on (or the float path,
+# when the environment says so).
+FORCE = "MEMORYD_SCORING"
+SCORING = Scoring(onnx_kernel, os.environ.get(FORCE))
 
 
 class Query:

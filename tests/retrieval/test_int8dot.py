@@ -139,3 +139,12 @@ def test_a_kernel_that_fails_to_run_is_not_trusted():
 
     verdict = int8dot.check(broken)
     assert not verdict.exact and "no kernel for this CPU" in verdict.why
+
+
+def test_the_float_path_can_be_forced_and_says_so():
+    scoring = int8dot.Scoring(AVX2, forced="float")
+    assert scoring.verdict.path == "float" and "MEMORYD_SCORING=float" in scoring.verdict.why
+    codes = np.full((2 * int8dot.FEW, 16), 3, dtype=np.int8)
+    query = np.arange(16, dtype=np.float32)
+    assert np.array_equal(int8dot.Query(query, scoring).scores(codes.copy()),
+                          codes.astype(np.float32) @ query)

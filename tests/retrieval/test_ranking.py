@@ -181,3 +181,16 @@ async def test_bad_params_are_refused(harness, bad):
     from memoryd.errors import InvalidParams
     with pytest.raises(InvalidParams):
         await harness.call("memory_smart_search", **bad)
+
+
+async def test_recall_token_budget_from_the_config_is_the_default(make_harness):
+    """recall.token_budget is what a recall without `token_budget` gets; a call's own
+    budget still wins."""
+    h = await make_harness({"recall": {"token_budget": 50}})
+    for i in range(8):
+        await h.write(f"Database note {i}: the PostgreSQL migration moves table {i} with "
+                      "its indexes and its foreign keys", category="knowledge")
+    small = await h.call("memory_recall", query="database migration")
+    assert 0 < small["total_tokens"] <= 50 and small["budget_used"] <= 1
+    wide = await h.call("memory_recall", query="database migration", token_budget=2000)
+    assert wide["total_tokens"] > 50 and len(wide["memories"]) > len(small["memories"])
