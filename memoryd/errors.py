@@ -100,8 +100,11 @@ ERROR_CODES: dict[int, str] = {
     Forbidden.code: "forbidden: another agent's scope, `jobs/run` from an agent, or another "
                     "user's connection",
     TooLarge.code: "too large: a line over 1 MiB (it is discarded; the connection stays open)",
-    Busy.code: "busy: over `server.max_connections`, the job scheduler is not running, or "
-               "the indexes are being built at start-up (`health` says when they are ready)",
+    Busy.code: "busy, `data.reason` says why: `starting` (the indexes are being built at "
+               "start-up; `data.rebuild` has the progress; `health` says when they are "
+               "ready; the clients wait it out), `too_many_connections` (over "
+               "`server.max_connections`), `no_scheduler` (the job scheduler is not "
+               "running)",
     StorageFull.code: "disk full (ENOSPC/EDQUOT): nothing of the change was made",
     InvalidFile.code: "the memory's file is invalid or unsafe and is left alone (see "
                       "`stats` rejected_files)",

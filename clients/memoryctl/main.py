@@ -391,9 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     socket_path = resolve_socket(root, sock)
     if args.command in LOCAL:  # they start without the daemon and report it when needed
         return LOCAL[args.command](args, socket_path)
+    notice = StartNotice()
     try:
         waits = args.command in ("mcp", "ingest")  # as long as it takes
-        notice = StartNotice()
         with Client(socket_path, timeout=None if waits else 60, retries=0,
                     start_wait=getattr(args, "start_wait", START_WAIT),
                     on_start=notice) as client:
@@ -403,8 +403,10 @@ def main(argv: list[str] | None = None) -> int:
                 if args.command == "agent":
                     return bridge.run_agent(client, sys.stdin, sys.stdout, args)
                 return bridge.run_mcp(client, sys.stdin, sys.stdout)
-            result = run(args, client)
-            notice.clear()
+            try:
+                result = run(args, client)
+            finally:
+                notice.clear()  # before what is printed next, result or error
         if getattr(args, "json", False):
             print(json.dumps(result, ensure_ascii=False, indent=2))
         elif args.command == "export" and args.output is None:

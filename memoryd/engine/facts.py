@@ -252,7 +252,7 @@ class Facts:
         never = datetime.max.replace(tzinfo=UTC)
         versions.sort(key=lambda v: (v[0].created_at, v[0].superseded_at or never,
                                      v[0].version))
-        first = {}
+        first: dict[str, int] = {}  # each memory's oldest version
         for m, _ in versions:
             first.setdefault(m.id, m.version)
         return [{"id": m.id, "version": m.version, "kind": m.kind, "content": m.content,

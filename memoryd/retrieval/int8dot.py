@@ -14,7 +14,7 @@ flipping the top bit of a two's-complement byte adds 128.
 VNNI) the u8×s8 kernel adds each pair of products in a saturating 16-bit lane, so a
 pair must stay within ±32,767: the parts are held to ±`LIMIT` (255 · 63 · 2 = 32,130).
 No CPU's kernel is trusted on that reasoning alone: before the integer path scores
-anything in a process, `verdict()` scores a fixed probe of extreme codes with it and
+anything in a process, `Scoring.verdict` scores a fixed probe of extreme codes with it and
 with a float64 product. If the two differ by more than float32 rounding, the process
 scores with numpy's float product for its whole life (logged as
 `retrieval.int8_inexact`, named by `memoryctl status`).
@@ -153,8 +153,8 @@ def _probe() -> tuple[np.ndarray, np.ndarray]:
         codes[k::FEW] = row
     signs = np.where(np.arange(dim) % 2 == 0, 1.0, -1.0)
     queries = np.stack([np.ones(dim), -np.ones(dim), signs, -signs,
-                        *rng.standard_normal((4, dim))], axis=1).astype(np.float32)
-    return codes, queries
+                        *rng.standard_normal((4, dim))], axis=1)
+    return codes, queries.astype(np.float32).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -174,19 +174,27 @@ class Verdict:
 
 
 def check(kernel: Kernel) -> Verdict:
-    """Score the probe with `kernel` and with a float64 product. The integer path's
-    only errors are the query's rest and float32 rounding of the sums: both far below
-    four float32 epsilons of the products' absolute sum, which saturating even one pair
-    of products exceeds by orders of magnitude."""
+    """Score the probe with `kernel` and with a float64 product, one query at a time
+    (a search's shape) and all at once (several queries'). The integer path's only
+    errors are the query's rest and float32 rounding of the sums: both far below four
+    float32 epsilons of the products' absolute sum, which saturating even one pair of
+    products exceeds by orders of magnitude. Blocks of rows keep the float64 copies
+    small (whole, they stayed in the daemon's heap: 20 MB)."""
     codes, queries = _probe()
-    want = codes.astype(np.float64) @ queries.astype(np.float64)
-    tolerance = 4 * np.finfo(np.float32).eps * (
-        np.abs(codes).astype(np.float64) @ np.abs(queries).astype(np.float64))
+    error = 0.0
     try:
-        got = integer_scores(codes.copy(), queries, kernel)
+        for start in range(0, len(codes), 250):
+            block = codes[start:start + 250]
+            exact = block.astype(np.float64)
+            want = exact @ queries
+            tolerance = 4 * np.finfo(np.float32).eps * (np.abs(exact) @ np.abs(queries))
+            together = integer_scores(block.copy(), queries, kernel)
+            alone = np.stack([integer_scores(block.copy(), q, kernel) for q in queries.T],
+                             axis=1)
+            error = max(error, float((np.abs(together - want) / tolerance).max()),
+                        float((np.abs(alone - want) / tolerance).max()))
     except Exception as exc:  # a kernel that cannot run is as good as a wrong one
         return Verdict(False, float("inf"), f"the integer product failed: {exc}")
-    error = float((np.abs(got - want) / tolerance).max())
     if error <= 1.0:
         return Verdict(True, error, "the probe's integer scores were exact on this CPU")
     return Verdict(False, error, f"the probe's integer scores were off by {error:.3g}x "

@@ -349,6 +349,7 @@ class Catalog:
             current = False
         if not current:
             self._reset()
+        assert self.writer is not None
         try:
             before, after = sqlite.migrate(self.writer, MIGRATIONS)
         except sqlite.TooNew:  # a newer memoryd's: derived, so made again for this one
