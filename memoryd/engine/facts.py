@@ -26,6 +26,7 @@ from memoryd.conversation import reconcile, signals, tasks
 from memoryd.conversation.reconcile import Decision, Known
 from memoryd.conversation.text import clean
 from memoryd.dream.classify import classify
+from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, NotFound
@@ -67,6 +68,11 @@ class Facts:
         cleaned = clean(text)
         if not cleaned:
             raise InvalidParams("text", "must not be empty or only white space")
+        if session is not None:  # before any work (checked again when facts are written)
+            refused = await self.stores.workers.write(
+                foreign_session, self.stores.catalog, session, scope, {})
+            if refused is not None:
+                raise refused
         found, path, note = await self._extract(cleaned)
         if not found:
             return Learned(path, [])
@@ -153,6 +159,9 @@ class Facts:
                source: str) -> list[dict[str, Any]]:
         now = utcnow()
         when = created_at or now
+        refused = foreign_session(uow.catalog, session, scope, {})  # facts join the session
+        if refused is not None:
+            raise refused
         out: list[dict[str, Any]] = []
         added: list[str] = []
         deletes: list[tuple[Decision, dict[str, Any]]] = []
@@ -239,9 +248,12 @@ class Facts:
                 todo.extend(memory.replaces)
                 if memory.replaced_by:
                     todo.append(memory.replaced_by)
-            versions = {(m.id, m.version): (m, path) for m, path in seen.values()}
+            # By text as well: a file re-added whole after it was refused half-saved keeps
+            # its version number, and its kept text is another version all the same.
+            versions = {(m.id, m.version, m.content_hash): (m, path)
+                        for m, path in seen.values()}
             for m, path in self.stores.files.trashed_of(set(seen)):
-                versions.setdefault((m.id, m.version), (m, path))
+                versions.setdefault((m.id, m.version, m.content_hash), (m, path))
             return list(versions.values())
 
         versions = await self.stores.workers.read(run)
@@ -251,7 +263,7 @@ class Facts:
             caller.check(memory.scope)
         never = datetime.max.replace(tzinfo=UTC)
         versions.sort(key=lambda v: (v[0].created_at, v[0].superseded_at or never,
-                                     v[0].version))
+                                     v[0].version, _current(v[0])))
         first: dict[str, int] = {}  # each memory's oldest version
         for m, _ in versions:
             first.setdefault(m.id, m.version)

@@ -143,16 +143,18 @@ class Reads:
             self.graph.co_occur(result.graph.co_occurring)  # saved with the access counts
         return result, {k: self.access_counts.overlay(m) for k, m in memories.items()}
 
-    async def session_summary(self, session: str) -> str | None:
-        """The rolling summary of a session (sessions/<session>/summary.md), if any."""
+    async def session_summary(self, session: str, caller: Caller | None = None) -> str | None:
+        """The rolling summary of a session (sessions/<session>/summary.md), if any, and
+        if `caller` (when given) may see its scope: a session is one scope's."""
         def run() -> str | None:
             try:  # a hand-made link, FIFO or bad front matter: no summary
                 data = self.files.read_bytes(f"sessions/{session}/summary.md")
                 if data is None:
                     return None
-                return frontmatter.parse(data.decode("utf-8", "replace"), session).memory.content
+                memory = frontmatter.parse(data.decode("utf-8", "replace"), session).memory
             except (UnsafePath, frontmatter.FrontMatterError):
                 return None
+            return memory.content if caller is None or caller.can_see(memory.scope) else None
 
         return await self.workers.read(run)
 

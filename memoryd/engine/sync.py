@@ -153,10 +153,14 @@ class FileSync:
 
     def _reject(self, uow: UnitOfWork, path: str, record: FileRecord | None,
                 reason: str) -> tuple[str, str] | None:
-        """Leave the file alone, report it, and stop serving what it held."""
+        """Leave the file alone, report it, and stop serving what it held, keeping the
+        text it held as a version (an edit saved half-way, then whole, loses nothing)."""
         self.rejected.add(path, reason)
         if record is None:
             return None
+        held = self.catalog.get(record.id) if not path.startswith("trash/") else None
+        if held is not None:
+            uow.keep_version(held, path)
         uow.unindex(path)
         return "deleted", record.scope
 

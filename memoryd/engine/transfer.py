@@ -21,6 +21,7 @@ from typing import Any, Literal
 import msgspec
 import structlog
 
+from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, RpcError
@@ -155,6 +156,9 @@ class Transfer:
     # -- import ------------------------------------------------------------------
     async def import_lines(self, lines: list[str], first_line: int, on_conflict: Conflict,
                            caller: Caller) -> ImportResult:
+        """Each line stored alone or refused alone: a scope the caller may not write, an
+        id held by a memory the caller may not see (neither replaced nor reported as
+        there), a session of another scope."""
         result = ImportResult()
         parsed: list[tuple[int, Memory, bool]] = []
         for n, line in enumerate(lines, first_line):
@@ -169,18 +173,31 @@ class Transfer:
                 continue
             parsed.append((n, memory, trashed))
         if parsed:
-            await self.stores.change(lambda uow: self._store(uow, parsed, on_conflict, result))
+            await self.stores.change(lambda uow: self._store(uow, parsed, on_conflict, result,
+                                                             caller))
         return result
 
     def _store(self, uow: UnitOfWork, parsed: list[tuple[int, Memory, bool]],
-               on_conflict: Conflict, result: ImportResult) -> None:
+               on_conflict: Conflict, result: ImportResult, caller: Caller) -> None:
         files, catalog = uow.files, uow.catalog
         staged: set[str] = set()
+        sessions: dict[str, str] = {}
         for n, memory, trashed in parsed:
             try:
                 live = relpath = files.relpath_for(memory)
             except ValueError as exc:  # UnsafePath among them
                 result.failed.append({"line": n, "reason": f"no valid path: {exc}"})
+                continue
+            if not self._may_take(uow, memory, f"trash/{live}" if trashed else None, caller):
+                # Whatever the conflict rule: not replaced, and "skipped" would say what
+                # is there.
+                result.failed.append({"line": n, "reason": f"id {memory.id!r} cannot be "
+                                      "imported by this caller"})
+                continue
+            refused = None if trashed else foreign_session(catalog, memory.session,
+                                                           memory.scope, sessions)
+            if refused is not None:
+                result.failed.append({"line": n, "reason": refused.message})
                 continue
             if trashed:
                 relpath = f"trash/{live}"
@@ -215,6 +232,22 @@ class Transfer:
             staged.add(relpath if trashed else memory.id)
             if indexed and not trashed:
                 uow.event("written", memory.scope, id=memory.id, by="import")
+
+
+    @staticmethod
+    def _may_take(uow: UnitOfWork, memory: Memory, trash_path: str | None,
+                  caller: Caller) -> bool:
+        """Whether what holds this id now (indexed, or the trash file a trashed line
+        would replace) is the caller's to see."""
+        held = uow.catalog.record_by_id(memory.id)
+        if held is not None and not caller.can_see(held.scope):
+            return False
+        if trash_path is not None and uow.files.lexists(trash_path):
+            try:
+                return caller.can_see(uow.files.read_memory(trash_path, memory.id).scope)
+            except UnreadableMemory:
+                return caller.is_user
+        return True
 
 
 def _parse_line(line: str) -> tuple[Memory, bool]:

@@ -12,6 +12,7 @@ import structlog
 from memoryd.config import Config
 from memoryd.engine.links import repoint_link
 from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
+from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
@@ -127,10 +128,16 @@ class Writes:
                 seconds=self.config.storage.inbox_ttl),
         )
 
-    def _store(self, uow: UnitOfWork, memories: list[Memory]) -> list[tuple[Memory, bool]]:
-        results: list[tuple[Memory, bool]] = []
+    def _store(self, uow: UnitOfWork, memories: list[Memory]
+               ) -> list[tuple[Memory, bool] | RpcError]:
+        results: list[tuple[Memory, bool] | RpcError] = []
         batch: dict[tuple[str, str, str], Memory] = {}
+        sessions: dict[str, str] = {}
         for memory in memories:
+            refused = foreign_session(uow.catalog, memory.session, memory.scope, sessions)
+            if refused is not None:
+                results.append(refused)
+                continue
             if memory.kind != "turn":
                 key = (memory.content_hash, memory.scope, memory.kind)
                 if key in batch:
@@ -314,3 +321,4 @@ class Writes:
         flushed = await self.stores.change(run)
         log.debug("stats.flushed", memories=flushed)
         return flushed
+

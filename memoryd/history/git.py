@@ -249,8 +249,12 @@ class GitHistory:
             return []
         specs = [f":(glob)**/{memory_id}.md", f":(glob)**/*__{memory_id}.md",
                  f":(glob)**/{memory_id}.*.md"]
-        out = await self._git("log", f"--max-count={MAX_REVISIONS}", "--name-status",
-                              "--format=%x1e%H%x1f%aI%x1f%s", "--", *specs)
+        try:
+            out = await self._git("log", f"--max-count={MAX_REVISIONS}", "--name-status",
+                                  "--format=%x1e%H%x1f%aI%x1f%s", "--", *specs)
+        except GitError as exc:  # no commit yet (a new root), a repository being repaired
+            log.warning("git.log_failed", error=str(exc))
+            return []
         found: list[Revision] = []
         for record in out.split("\x1e")[1:]:
             head, _, names = record.partition("\n")

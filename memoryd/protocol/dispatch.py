@@ -49,6 +49,7 @@ class Connection:
 
 
 Handler = Callable[[Raw | UnsetType, Connection], Awaitable[Any]]
+Emit = Callable[[list[bytes]], Awaitable[None]]  # replies, ready to go out in order
 
 
 class CallParams(msgspec.Struct):
@@ -137,10 +138,22 @@ class Dispatcher:
         replies = await self.handle_many([line], conn)
         return replies[0] if replies else None
 
-    async def handle_many(self, lines: list[bytes], conn: Connection) -> list[bytes]:
-        """Answer lines in order; a run of consecutive batchable tool calls is one batch."""
+    async def handle_many(self, lines: list[bytes], conn: Connection,
+                          emit: Emit | None = None) -> list[bytes]:
+        """Answer lines in order; a run of consecutive batchable tool calls is one batch.
+        With `emit`, each call's (or batch's) replies go to it before the next call runs,
+        and none are returned: a connection sends them as they come, so what one chunk of
+        requests asks for is never all held at once."""
         self.on_requests(len(lines))
-        replies: list[bytes | None] = []
+        collected: list[bytes] = []
+
+        async def put(replies: list[bytes | None]) -> None:
+            ready = [r for r in replies if r is not None]
+            if emit is None:
+                collected.extend(ready)
+            elif ready:
+                await emit(ready)
+
         run: list[_Call] = []
         for line in lines:
             try:
@@ -152,17 +165,17 @@ class Dispatcher:
                     not run or run[0].tool is routed.tool):
                 run.append(routed)
                 continue
-            replies += await self._run_batch(run, conn)
+            await put(await self._run_batch(run, conn))
             run = []
             if isinstance(routed, _Call):
                 if self._batchable(routed):
                     run = [routed]
                 else:
-                    replies.append(await self._run_one(routed, conn))
+                    await put([await self._run_one(routed, conn)])
             else:
-                replies.append(routed)
-        replies += await self._run_batch(run, conn)
-        return [r for r in replies if r is not None]
+                await put([routed])
+        await put(await self._run_batch(run, conn))
+        return collected
 
     def prepare(self, lines: list[bytes], conn: Connection) -> None:
         """Lines received while earlier ones still run: each run of calls to a tool that

@@ -1,11 +1,15 @@
 """One client connection: frame lines, dispatch them in order, write replies.
 
-Requests on a connection are answered in order; the replies to one received
-chunk go out in one `send_all` (cheap pipelining). Pushed notifications share
-the connection's send lock. On shutdown an idle connection is closed at once
-and a busy one after it finishes what it has received. A connection that sends
-nothing for `idle_timeout` seconds is closed, unless it is subscribed to events
-(a listener is idle by design; a dead one is seen when its socket closes).
+Requests on a connection are answered in order. Replies go out as they are made,
+gathered up to FLUSH_AT bytes (cheap pipelining: a burst of small replies is one
+`send_all`), and always before the next request runs once that much is waiting: a
+client that sends requests and never reads blocks its own connection (the socket's
+buffer fills, `send_all` waits) instead of the daemon holding every reply it asked
+for. Pushed notifications share the connection's send lock. On shutdown an idle
+connection is closed at once and a busy one after it finishes what it has received. A
+connection that sends nothing for `idle_timeout` seconds is closed, unless it is
+subscribed to events (a listener is idle by design; a dead one is seen when its socket
+closes).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from memoryd.protocol.framing import MAX_LINE, LineFramer, LineTooLong
 
 log = structlog.get_logger("memoryd.connection")
 RECEIVE_SIZE = 65536
+FLUSH_AT = 65536  # reply bytes waiting that are sent before the next request runs
 READ_AHEAD = 1  # chunks received and waiting while one runs (one more is being framed)
 
 
@@ -56,6 +61,27 @@ async def _forward_notifications(subscription: Subscription, stream: trio.Socket
     async for method, params in subscription.receive:
         async with send_lock:
             await stream.send_all(encode_notification(method, params))
+
+
+class _Outbox:
+    """Replies waiting to go out: sent once FLUSH_AT bytes wait, and at a chunk's end."""
+
+    def __init__(self, stream: trio.SocketStream, send_lock: trio.Lock) -> None:
+        self.stream, self.send_lock = stream, send_lock
+        self.waiting: list[bytes] = []
+        self.size = 0
+
+    async def add(self, replies: list[bytes]) -> None:
+        self.waiting += replies
+        self.size += sum(map(len, replies))
+        if self.size >= FLUSH_AT:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if self.waiting:
+            data, self.waiting, self.size = b"".join(self.waiting), [], 0
+            async with self.send_lock:
+                await self.stream.send_all(data)
 
 
 def _idle_limit(conn: Connection, idle_timeout: float) -> float:
@@ -93,6 +119,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                 await chunks_in.send(chunk)
 
     conn.send = send
+    outbox = _Outbox(stream, send_lock)
     too_large = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, "
                          "the connection is still open")
     try:
@@ -110,19 +137,16 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                 if idle.cancelled_caught:
                     break  # idle for too long
                 busy = True
-                replies: list[bytes] = []
                 lines: list[bytes] = []
                 for event in chunk:
                     if isinstance(event, LineTooLong):
-                        replies.extend(await dispatcher.handle_many(lines, conn))
+                        await dispatcher.handle_many(lines, conn, outbox.add)
                         lines = []
-                        replies.append(encode_error(None, too_large))
+                        await outbox.add([encode_error(None, too_large)])
                     else:
                         lines.append(event)
-                replies.extend(await dispatcher.handle_many(lines, conn))
-                if replies:
-                    async with send_lock:
-                        await stream.send_all(b"".join(replies))
+                await dispatcher.handle_many(lines, conn, outbox.add)
+                await outbox.flush()
                 if conn.subscription is not None and conn.subscription is not forwarding:
                     forwarding = conn.subscription  # a new one after an unsubscribe too
                     nursery.start_soon(_forward_notifications, conn.subscription, stream,

@@ -812,6 +812,13 @@ class Catalog:
             " ORDER BY created_at, id", (session,))
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def session_scope(self, session: str) -> str | None:
+        """The scope a session belongs to: its memories' (None: no memory has it yet).
+        The writer's connection: a unit of work claims a session consistently."""
+        row = self.writer.execute("SELECT scope FROM memories WHERE session = ? LIMIT 1",
+                                  (session,)).fetchone()
+        return row[0] if row else None
+
     def session_memories(self, session: str, kind: str) -> list[Memory]:
         """A session's current memories of one kind, oldest first."""
         return self._where("session = ? AND kind = ? AND superseded_at IS NULL"

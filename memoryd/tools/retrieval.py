@@ -116,7 +116,8 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
         procedural, _ = await app.engine.reads.list(
             Filters(scopes=req.scopes, type="procedural", not_kind="turn"),
             limit=PROCEDURAL_LIMIT, offset=0)
-    summary = await app.engine.reads.session_summary(p.session) if p.session else None
+    summary = (await app.engine.reads.session_summary(p.session, caller) if p.session
+               else None)
     tail = app.config.recall.tail if p.tail is None else p.tail
     recent = (await app.engine.conversation.recent(p.session, tail, req.scopes)
               if p.session and tail else [])

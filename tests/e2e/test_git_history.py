@@ -123,6 +123,16 @@ async def test_a_broken_git_only_turns_the_history_off(tmp_path) -> None:
     assert await history.revisions("x") == []
 
 
+async def test_history_before_the_first_commit_is_empty_not_an_error(tmp_path) -> None:
+    """A new root's repository has no commit until the start's first one: `git log`
+    fails there, and memory_history must still answer (from the versions kept)."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    history = GitHistory(tmp_path, 60)
+    history.enabled = True
+    assert await history.revisions("00000000-0000-4000-8000-000000000001") == []
+    assert await history.text_at("00000000-0000-4000-8000-000000000001", 1) is None
+
+
 @pytest.mark.parametrize("git_enabled", [True, False])
 def test_every_version_is_kept_whatever_git_does(make_daemon, git_enabled: bool) -> None:
     """Two updates within a second (inside one commit interval, or no git at all): the
@@ -150,7 +160,9 @@ def test_every_version_is_kept_whatever_git_does(make_daemon, git_enabled: bool)
     assert d.call("memory_search", {"query": "Lyon"})["total"] == 0
     # a hand edit
     path = d.root / d.call("memory_history", {"id": m["id"]})["versions"][-1]["path"]
-    path.write_text(path.read_text().replace("lives in Paris", "lives in Rome"))
+    edited = path.with_name(".edit.tmp")  # an editor's save: whole, never half-written
+    edited.write_text(path.read_text().replace("lives in Paris", "lives in Rome"))
+    edited.replace(path)
     wait_for(lambda: d.call("memory_read", {"id": m["id"]})["content"]
              == "The user lives in Rome", 30, "the hand edit indexed")
     versions = d.call("memory_history", {"id": m["id"]})["versions"]

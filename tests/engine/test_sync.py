@@ -224,3 +224,22 @@ async def test_the_daemon_catches_up_once_watching_and_once_started(rig, monkeyp
                 await trio.sleep(0.01)
         stop.set()
     assert calls == [1]
+
+
+async def test_an_edit_seen_half_saved_loses_no_text(rig):
+    """An editor that truncates, then writes: the watcher may read the file between the
+    two. The memory leaves the indexes while its file is refused, and the text it held
+    is kept as a version; when the file is whole again, history holds both texts."""
+    m = await rig.result("memory_write", content="the kettle is in the attic",
+                         category="knowledge")
+    path = f"categories/knowledge/{m['id']}.md"
+    whole = (rig.root / path).read_text()
+    (rig.root / path).write_text("---\nid: [unclosed\n")  # half-saved: not front matter
+    await rig.engine.sync.sync_paths([path])
+    assert (await rig.error("memory_read", id=m["id"]))["code"] == NotFound.code
+    (rig.root / path).write_text(whole.replace("attic", "shed"))
+    await rig.engine.sync.sync_paths([path])
+    history = await rig.result("memory_history", id=m["id"])
+    assert [v["content"] for v in history["versions"]] == [
+        "the kettle is in the attic", "the kettle is in the shed"]
+    assert history["versions"][-1]["current"]

@@ -1,0 +1,68 @@
+"""Peers that misbehave on purpose, against a daemon process: a client that pipelines
+requests and never reads its replies. (More hostile peers join this module: a page on
+another local port, an upstream or an LLM that never stops talking.)
+
+Bounds: a non-reading client grows the daemon by less than 64 MiB, however much it
+asks for (before, every reply of a received chunk was built first: 600 lists of 1,000
+memories took a daemon from 242 to 2,090 MiB)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+from tests.e2e.test_lifecycle import wait_for
+
+MIB = 1024 * 1024
+
+
+def rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def quiet(pid: int) -> bool:
+    """The process used no CPU over half a second: it has done what it can."""
+    before = cpu_ticks(pid)
+    time.sleep(0.5)
+    return cpu_ticks(pid) - before <= 2
+
+
+def test_a_client_that_never_reads_its_replies_cannot_grow_the_daemon(daemon):
+    with daemon.client() as c, c.batch() as b:
+        for i in range(300):
+            b.memory_write(f"note {i}: " + "a longer line of text to make replies big " * 25)
+    pid = daemon.proc.pid
+    wait_for(lambda: quiet(pid), 60, "the writes to settle")
+    before = rss(pid)
+    asks = 400  # each reply ~0.4 MB: 160 MB if they were all built before any was sent
+    request = b"".join(json.dumps({"jsonrpc": "2.0", "id": n, "method": "memory_list",
+                                   "params": {"limit": 1000}}).encode() + b"\n"
+                       for n in range(asks))
+    greedy = socket.socket(socket.AF_UNIX)
+    greedy.connect(str(daemon.socket))
+    greedy.sendall(request)  # 24 KB of requests, and not one byte read
+    wait_for(lambda: quiet(pid), 60, "the daemon to do what it can")
+    grown = rss(pid) - before
+    assert grown < 64 * MIB, f"the daemon grew by {grown / MIB:.0f} MiB"
+    assert daemon.call("health")["status"] == "ok", "the others are still served"
+    greedy.settimeout(60)
+    answered, buffered = 0, b""
+    while answered < asks:  # read now: every reply comes, in order
+        data = greedy.recv(1 << 20)
+        assert data, "the daemon closed the connection"
+        buffered += data
+        *lines, buffered = buffered.split(b"\n")
+        for line in lines:
+            assert json.loads(line)["id"] == answered
+            answered += 1
+    greedy.close()
