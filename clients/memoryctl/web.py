@@ -1,11 +1,17 @@
 """`memoryctl web`: a local page over the daemon's socket (stdlib HTTP, no build step).
 
-It binds 127.0.0.1 and answers only requests that carry the random token printed in
-its URL (as a query parameter once, then a SameSite cookie, or the X-Memoryd-Token
-header), and only for a Host header naming this machine, so neither another local user
-nor a web page in the browser can read memories through it. The page calls
-`/api/<method>`, which forwards to the daemon's read-only tools; `--allow-edit` adds
-memory_update and memory_delete.
+It binds 127.0.0.1 and answers only for a Host header naming this machine (no DNS
+rebinding). The page itself (index.html, app.js, app.css) is public code and holds no
+memory. Memories come only from `/api/<method>`, which forwards to the daemon's
+read-only tools (`--allow-edit` adds memory_update and memory_delete) and asks for:
+- the random token printed in the URL, in the `X-Memoryd-Token` header. The page keeps
+  it in its own memory, never in a cookie: a browser sends a cookie of 127.0.0.1 to
+  every port of 127.0.0.1, so any local server the browser visits would get it;
+- `Content-Type: application/json`. With the custom header, a page of another origin
+  must ask first (a CORS preflight, which this server never allows); a "simple"
+  no-cors request cannot send either;
+- for an edit, an `Origin` naming this server: SameSite counts every port of a host
+  as one site, so only the Origin tells a page on 127.0.0.1:8766 from ours.
 """
 
 from __future__ import annotations
@@ -14,12 +20,11 @@ import hmac
 import json
 import secrets
 import sys
-from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from memoryctl.serving import LOOPBACK, bind, parse_listen, serve_until_interrupted
 from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
@@ -32,7 +37,6 @@ STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/app.css": ("app.css", "text/css; charset=utf-8")}
 MAX_BODY = 1 << 20
-COOKIE = "memoryd_token"
 
 
 class Web:
@@ -57,8 +61,7 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet: it is a UI
             pass
 
-        def _send(self, status: int, body: bytes, content_type: str,
-                  cookie: bool = False) -> None:
+        def _send(self, status: int, body: bytes, content_type: str) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -68,9 +71,6 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Security-Policy",
                              "default-src 'self'; img-src 'self' data:; "
                              "frame-ancestors 'none'")
-            if cookie:
-                self.send_header("Set-Cookie", f"{COOKIE}={web.token}; Path=/; HttpOnly; "
-                                               "SameSite=Strict")
             self.end_headers()
             self.wfile.write(body)
 
@@ -78,52 +78,75 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
             self._send(status, json.dumps(data, ensure_ascii=False).encode(),
                        "application/json")
 
-        def _allowed(self) -> bool:
-            """A Host naming this machine (no DNS rebinding) and the token."""
-            host = (self.headers.get("Host") or "").lower()
-            if host not in {f"127.0.0.1:{web.port}", f"localhost:{web.port}",
-                            f"[::1]:{web.port}"}:
-                return False
-            given = parse_qs(urlsplit(self.path).query).get("token", [""])[0] \
-                or self.headers.get("X-Memoryd-Token", "")
-            if not given:
-                morsel = SimpleCookie(self.headers.get("Cookie", "")).get(COOKIE)
-                given = morsel.value if morsel else ""
-            return hmac.compare_digest(given.encode(), web.token.encode())
+        def _ours(self) -> bool:
+            """A Host naming this machine and port: no DNS rebinding."""
+            return (self.headers.get("Host") or "").lower() in _names(web.port)
 
-        def _forbidden(self) -> None:
-            self._send(403, b"forbidden: open the address `memoryctl web` printed "
-                            b"(it carries the access token)\n", "text/plain; charset=utf-8")
+        def _api_refusal(self, method: str) -> str | None:
+            """Why an API call is refused, or None: the token in its header, a JSON
+            body, and for an edit an Origin naming this server."""
+            given = self.headers.get("X-Memoryd-Token", "")
+            if not given or not hmac.compare_digest(given.encode(), web.token.encode()):
+                return ("no access token: open the address `memoryctl web` printed (the "
+                        "page sends its token in the X-Memoryd-Token header)")
+            kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if kind != "application/json":
+                return "the body must be JSON (Content-Type: application/json)"
+            origin = (self.headers.get("Origin") or "").lower()
+            if method in EDIT and origin.removeprefix("http://") not in _names(web.port):
+                return "an edit must come from this page (its Origin)"
+            return None
+
+        def _forbidden(self, why: str) -> None:
+            self._json(403, {"error": {"message": f"forbidden: {why}"}})
 
         def do_GET(self) -> None:
-            if not self._allowed():
-                self._forbidden()
+            if not self._ours():
+                self._send(403, b"forbidden: not this machine's address\n",
+                           "text/plain; charset=utf-8")
                 return
             path = urlsplit(self.path).path
             if path not in STATIC:
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
             name, content_type = STATIC[path]
-            self._send(200, _page(name), content_type, cookie=path == "/")
+            self._send(200, _page(name), content_type)
+
+        def _body(self) -> bytes | None:
+            """The request's body, read whole before any answer (on a kept-alive
+            connection what is left unread would be taken for the next request); None,
+            and the connection closed, when its length is not one to read."""
+            try:
+                length = int(self.headers.get("Content-Length", "0"))
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_BODY:
+                self.close_connection = True
+                return None
+            return self.rfile.read(length)
 
         def do_POST(self) -> None:
-            if not self._allowed():
-                self._forbidden()
-                return
+            body = self._body()
             path = urlsplit(self.path).path
-            if path == "/api/config":
-                self._json(200, {"allow_edit": web.allow_edit})
-                return
             method = path.removeprefix("/api/")
+            refusal = ("not this machine's address" if not self._ours()
+                       else self._api_refusal(method))
+            if refusal is not None:
+                self._forbidden(refusal)
+                return
+            if body is None:
+                self._json(400, {"error": {"message": "bad request body: its length is "
+                                                      f"not 0 to {MAX_BODY} bytes"}})
+                return
+            if path == "/api/config":
+                self._json(200, {"result": {"allow_edit": web.allow_edit}})
+                return
             if not path.startswith("/api/") or method not in web.allowed:
                 self._json(403, {"error": {"message": f"{method} is not allowed here" + (
                     "" if method not in EDIT else " (start with --allow-edit)")}})
                 return
             try:
-                length = int(self.headers.get("Content-Length", "0"))
-                if length > MAX_BODY:
-                    raise ValueError("too large")
-                params = json.loads(self.rfile.read(length) or b"{}")
+                params = json.loads(body or b"{}")
                 if not isinstance(params, dict):
                     raise ValueError("not an object")
             except ValueError as exc:
@@ -138,6 +161,11 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
                                                       f"{web.socket_path}: {exc}"}})
 
     return Handler
+
+
+def _names(port: int) -> set[str]:
+    """How a browser names this server: its Host header, or its Origin's host."""
+    return {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
 
 
 def serve(socket_path: Path, host: str, port: int, allow_edit: bool,

@@ -5,6 +5,8 @@ tests/artifacts/. Without the token (or from another Host) the answer is 403."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
 import re
@@ -12,7 +14,10 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from threading import Thread
 
 import pytest
 
@@ -22,41 +27,78 @@ ARTIFACTS = Path(os.environ.get("MEMORYD_TEST_ARTIFACTS",
                                 Path(__file__).parents[1] / "artifacts"))
 
 
-@pytest.fixture
-def web(daemon):
+@contextlib.contextmanager
+def running_web(daemon, *flags: str) -> Iterator[tuple[str, str]]:
+    """`memoryctl web` as a process: its base URL and token, as it prints them."""
     env = dict(os.environ, MEMORY_HOME=str(daemon.root))
     proc = subprocess.Popen([sys.executable, "-m", "memoryctl", "web", "--listen",
-                             "127.0.0.1:0"], env=env, stdout=subprocess.PIPE,
+                             "127.0.0.1:0", *flags], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
-    assert match, f"no URL printed: {line!r} {proc.stderr.read() if proc.poll() else ''}"
-    yield match.group(1), match.group(2)
-    proc.terminate()
-    proc.wait(30)
+    try:
+        line = proc.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+        assert match, f"no URL printed: {line!r} {proc.stderr.read() if proc.poll() else ''}"
+        yield match.group(1), match.group(2)
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
-def _status(url: str, headers: dict | None = None, data: bytes | None = None) -> int:
+@pytest.fixture
+def web(daemon):
+    with running_web(daemon) as started:
+        yield started
+
+
+def _answer(url: str, headers: dict | None = None, data: bytes | None = None
+            ) -> tuple[int, dict]:
     request = urllib.request.Request(url, headers=headers or {}, data=data)
     try:
         with urllib.request.urlopen(request, timeout=10) as r:
-            return r.status
+            return r.status, dict(r.headers)
     except urllib.error.HTTPError as exc:
-        return exc.code
+        return exc.code, dict(exc.headers)
 
 
-def test_without_the_token_or_from_another_host_it_is_403(web):
+def _status(url: str, headers: dict | None = None, data: bytes | None = None) -> int:
+    return _answer(url, headers, data)[0]
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def test_the_api_wants_the_token_header_json_and_for_edits_our_origin(web):
     base, token = web
-    assert _status(base + "/") == 403
-    assert _status(base + "/?token=wrong") == 403
-    assert _status(base + "/api/stats", data=b"{}") == 403
-    assert _status(base + "/?token=" + token) == 200
-    assert _status(base + "/api/stats", {"X-Memoryd-Token": token}, b"{}") == 200
+    ours = {"X-Memoryd-Token": token, **JSON}
+    # the page is public code: it loads without the token, and sets no cookie
+    status, headers = _answer(base + "/?token=" + token)
+    assert status == 200 and "Set-Cookie" not in headers
+    assert _status(base + "/app.js") == 200
+    # memories only through the API, only with the token in its header
+    assert _status(base + "/api/stats", JSON, b"{}") == 403
+    assert _status(base + "/api/stats?token=" + token, JSON, b"{}") == 403
+    assert _status(base + "/api/stats", {"Cookie": f"memoryd_token={token}", **JSON},
+                   b"{}") == 403
+    assert _status(base + "/api/stats", {"X-Memoryd-Token": "wrong", **JSON}, b"{}") == 403
+    assert _status(base + "/api/stats", ours, b"{}") == 200
+    # a body a no-cors request could send (text/plain) is refused even with the token
+    assert _status(base + "/api/stats", {"X-Memoryd-Token": token,
+                                         "Content-Type": "text/plain"}, b"{}") == 403
     # DNS rebinding: a page that names our port under its own host name gets nothing
-    assert _status(base + "/?token=" + token, {"Host": "evil.example:80"}) == 403
+    assert _status(base + "/", {"Host": "evil.example:80"}) == 403
+    assert _status(base + "/api/stats", {**ours, "Host": "evil.example:80"}, b"{}") == 403
     # read-only by default: the page may not delete
-    assert _status(base + "/api/memory_delete", {"X-Memoryd-Token": token},
-                   json.dumps({"id": "x"}).encode()) == 403
+    body = json.dumps({"id": "x"}).encode()
+    assert _status(base + "/api/memory_delete", {**ours, "Origin": base}, body) == 403
+    # one kept-alive connection: a refused request's body is read, not taken for the next
+    connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=10)
+    for headers, want in ((JSON, 403), (ours, 200), (ours, 200)):
+        connection.request("POST", "/api/stats", body=b'{"padding": "' + b"x" * 500 + b'"}',
+                           headers=headers)
+        answer = connection.getresponse()
+        assert (answer.status, answer.getheader("Content-Type")) == (want, "application/json")
+        answer.read()
+    connection.close()
 
 
 def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
@@ -116,3 +158,81 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
             ".then(r => r.status)") == 403
     finally:
         driver.quit()
+
+
+HOSTILE = """<!doctype html><title>loading</title><script>
+const base = "BASE", id = "ID", out = {};
+const json = {"Content-Type": "application/json"};
+async function attempt(name, url, init) {
+  try { const r = await fetch(url, init); out[name] = r.type === "opaque" ? "opaque"
+        : r.status + " " + (await r.text()).slice(0, 200); }
+  catch (e) { out[name] = "blocked"; }
+}
+(async () => {
+  await attempt("delete_no_cors", base + "/api/memory_delete", {method: "POST",
+    mode: "no-cors", credentials: "include", body: JSON.stringify({id})});
+  await attempt("delete_cors", base + "/api/memory_delete", {method: "POST",
+    credentials: "include", headers: json, body: JSON.stringify({id})});
+  await attempt("read", base + "/api/memory_list", {method: "POST",
+    credentials: "include", headers: {...json, "X-Memoryd-Token": "a guess"}, body: "{}"});
+  document.body.dataset.out = JSON.stringify(out);
+  document.title = "done";
+})();
+</script><body></body>"""
+
+
+def test_a_page_on_another_local_port_can_neither_read_nor_delete(daemon):
+    """A browser that has the web view open (with --allow-edit) visits a page served by
+    another program on 127.0.0.1: that page's requests carry no token (no cookie holds
+    it), cannot send the page's header without a preflight this server refuses, and a
+    no-cors delete is refused for its body's type and its Origin."""
+    chromium, chromedriver = require("chromium"), require("chromedriver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    secret = daemon.call("memory_write", {"content": "The spare key is under the blue pot",
+                                          "category": "knowledge"})
+    with running_web(daemon, "--allow-edit") as (base, token):
+        page = HOSTILE.replace("BASE", base).replace("ID", secret["id"]).encode()
+
+        class Hostile(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        other = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+        Thread(target=other.serve_forever, daemon=True).start()
+        options = webdriver.ChromeOptions()
+        options.binary_location = chromium
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                     "--no-first-run", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage"):
+            options.add_argument(flag)
+        driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+        try:
+            wait = WebDriverWait(driver, 60)
+            driver.get(f"{base}/?token={token}")  # the user has the web view open
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute(
+                "data-loaded") == "yes")
+            cookies = driver.get_cookies()
+            driver.get(f"http://127.0.0.1:{other.server_address[1]}/")
+            wait.until(lambda d: d.title == "done")
+            out = json.loads(driver.find_element(By.TAG_NAME, "body").get_attribute(
+                "data-out"))
+        finally:
+            driver.quit()
+            other.shutdown()
+    assert daemon.call("memory_read", {"id": secret["id"]})["content"].startswith(
+        "The spare key"), f"deleted from another port: {out}"
+    assert "blue pot" not in json.dumps(out), f"read from another port: {out}"
+    assert out["read"] in ("blocked", "opaque") or out["read"].startswith("403"), out
+    assert cookies == [], "no cookie carries the token"

@@ -2,7 +2,11 @@
 // only ever set as textContent, never parsed as HTML.
 "use strict";
 
-const TOKEN = new URLSearchParams(location.search).get("token") || "";
+// The token lives in this page's memory (and this tab's sessionStorage, for a reload),
+// never in a cookie: browsers send cookies to every port of 127.0.0.1.
+const TOKEN = new URLSearchParams(location.search).get("token")
+  || sessionStorage.getItem("memoryd_token") || "";
+if (TOKEN) sessionStorage.setItem("memoryd_token", TOKEN);
 let ALLOW_EDIT = false;
 
 async function api(method, params = {}) {
@@ -235,8 +239,8 @@ async function loadJobs() {
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
-  if (TOKEN) history.replaceState(null, "", "/");  // the cookie holds it from here on
-  try { ALLOW_EDIT = (await (await fetch("/api/config", {method: "POST", headers: {"X-Memoryd-Token": TOKEN}})).json()).allow_edit; }
+  if (TOKEN) history.replaceState(null, "", "/");  // out of the address bar and history
+  try { ALLOW_EDIT = (await api("config")).allow_edit; }
   catch (error) { ALLOW_EDIT = false; }
   document.getElementById("mode").textContent = ALLOW_EDIT ? "editing allowed" : "read-only";
   document.getElementById("search-form").addEventListener("submit", (event) => {
