@@ -4,11 +4,20 @@ Procedural memories first (how to behave), then the ranked rest, then the
 session's rolling summary when there is one, then the session's last turns verbatim
 under [RECENT], oldest first. The budget goes to procedural memories first, then the
 recent turns, the ranked memories and the summary; tokens are counted with the
-embedder's tokenizer and nothing that would overflow the budget is included.
+embedder's tokenizer, and at least one a CHARS_PER_TOKEN characters (the tokenizer
+counts a word of 100 characters or more, a hex dump or a blob, as one token), and
+nothing that would overflow the budget is included.
+
+What memories say is data, not the block's own structure: a `<memory>` or `</memory>`
+inside one cannot open or close the block (its `<` becomes `‹`), every line of a
+memory after its first is indented (no line of it can pass for an entry of its own,
+`[PROCEDURAL]` or `[RECENT]`), and what was said in a conversation, and the facts
+learned from it, stand in quotes as said.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,13 +25,34 @@ from memoryd.schema import Memory
 
 OPEN, CLOSE = "<memory>", "</memory>"
 RECENT = "[RECENT]"
+CHARS_PER_TOKEN = 8  # a line costs at least one token for each this many characters
+_TAG = re.compile(r"<(\s*/?\s*memory\b)", re.IGNORECASE)
+
+
+def fenced(text: str) -> str:
+    """`text` as it may stand inside the block: no tag of the block, continuation lines
+    indented."""
+    return "\n  ".join(_TAG.sub("‹\\1", text).splitlines())
+
+
+def said(memory: Memory) -> bool:
+    """What a conversation said, or was learned from one: quoted, never an instruction."""
+    return memory.kind == "turn" or bool(memory.derived_from)
 
 
 def line_for(memory: Memory) -> str:
     label = memory.type.upper()
+    text = fenced(memory.content)
+    if said(memory):
+        text = f'{memory.role or "from a conversation"}: "{text}"'
     if memory.type == "episodic":
-        return f"[{label}] {memory.created_at:%Y-%m-%d}: {memory.content}"
-    return f"[{label}] {memory.content}"
+        return f"[{label}] {memory.created_at:%Y-%m-%d}: {text}"
+    return f"[{label}] {text}"
+
+
+def _costs(count: Callable[[str, int], int]) -> Callable[[str, int], int]:
+    """Tokens as `count` says, but never fewer than one a CHARS_PER_TOKEN characters."""
+    return lambda text, limit: max(count(text, limit), -(-len(text) // CHARS_PER_TOKEN))
 
 
 @dataclass
@@ -40,6 +70,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
     """Procedural memories (all of them, budget allowing), the recent turns, up to
     `top_k` of the ranked rest, then the session summary. `count(text, limit)` may
     stop counting past `limit` (a huge memory is never tokenized whole)."""
+    count = _costs(count)
     used = count(OPEN, budget) + count(CLOSE, budget)
     lines: list[str] = []
     picked: list[Memory] = []
@@ -58,7 +89,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
     if recent:
         header = count(RECENT, budget - used)
         for memory in reversed(recent):  # the newest turns first, if not all fit
-            line = f"{memory.role or 'note'}: {memory.content}"
+            line = f'{memory.role or "note"}: "{fenced(memory.content)}"'
             cost = count(line, budget - used)
             if used + header + cost > budget:
                 break
@@ -84,7 +115,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
         ranked_taken += 1
     summary_included = False
     if summary:
-        line = f"[SUMMARY] {summary.strip()}"
+        line = f"[SUMMARY] {fenced(summary.strip())}"
         cost = count(line, budget - used)
         if used + cost <= budget:
             lines.append(line)

@@ -34,7 +34,7 @@ def test_a_turn_becomes_facts_without_an_llm(make_daemon):
     recalled = _learn_and_recall(d)
     assert "The user's wife is named Anne." in recalled["text"]
     assert "The user hates mushrooms." in recalled["text"]
-    assert "[RECENT]\nuser: " + TURN in recalled["text"]
+    assert f'[RECENT]\nuser: "{TURN}"' in recalled["text"]
     assert (d.root / "sessions" / "dinner" / "summary.md").exists()
 
 

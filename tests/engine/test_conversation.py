@@ -84,7 +84,7 @@ async def test_recall_shows_the_session_tail_verbatim(rig):
         assert (await remember(rig, text, role=role))["stored"]
     got = await rig.result("memory_recall", query="tomatoes", session="s1")
     recent = got["text"].split("[RECENT]\n", 1)[1].split("\n</memory>")[0].splitlines()
-    assert recent == [f"{role}: {text}" for role, text in said[2:]]
+    assert recent == [f'{role}: "{text}"' for role, text in said[2:]]
     assert not {m["id"] for m in got["recent"]} & {m["id"] for m in got["memories"]}
     none = await rig.result("memory_recall", query="tomatoes", session="s1", tail=0)
     assert "[RECENT]" not in none["text"] and none["recent"] == []
