@@ -298,8 +298,8 @@ def _rowid_bounds(table: str, filters: Filters) -> tuple[list[str], list[object]
             rest = replace(rest, since=None)
     if filters.until is not None:  # created_at < until: the second before its ceiling
         last = math.ceil(filters.until.timestamp()) - 1
-        clauses.append(f"{table}.rowid < ?")
-        args.append((rowid_second(last) + 1) * ROWID_SLOTS)
+        clauses.append(f"{table}.rowid <= ?")  # the end of the last second: in range
+        args.append((rowid_second(last) + 1) * ROWID_SLOTS - 1)
         if rowid_second(last) == last == filters.until.timestamp() - 1:
             rest = replace(rest, until=None)
     return clauses, args, rest
@@ -497,8 +497,10 @@ class Catalog:
     def _free_rowid(self, created_at: float) -> int:
         """The next rowid of the memory's creation second (see ROWID_SLOTS)."""
         first = rowid_second(created_at) * ROWID_SLOTS
+        # <= the second's last rowid: the last second's end (2**63) is past SQLite's range
         (last,) = self.writer.execute("SELECT max(rowid) FROM memories WHERE rowid >= ?"
-                                      " AND rowid < ?", (first, first + ROWID_SLOTS)).fetchone()
+                                      " AND rowid <= ?", (first, first + ROWID_SLOTS - 1)
+                                      ).fetchone()
         rowid = first if last is None else last + 1
         if rowid >= first + ROWID_SLOTS:
             raise RuntimeError(f"{ROWID_SLOTS} memories created in one second")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memoryd.engine import Changes, NewMemory
@@ -92,7 +92,9 @@ async def memory_search(app: App, caller: Caller, p: SearchParams) -> Result:
         scopes=caller.visible_scopes(p.scope), phase=p.phase, category=p.category,
         kind=p.kind, type=p.type, session=p.session, tags=p.tags,
         since=datetime.combine(p.from_, time(), tzinfo=UTC) if p.from_ else None,
-        until=datetime.combine(p.to, time(), tzinfo=UTC) + timedelta(days=1) if p.to else None,
+        # `to` is inclusive: before the next day (none after the last day there is)
+        until=datetime.combine(p.to, time(), tzinfo=UTC) + timedelta(days=1)
+        if p.to and p.to < date.max else None,
         include_compressed=p.include_compressed,
     )
     memories, total = await app.engine.reads.search(p.query, filters, p.limit, p.offset)
