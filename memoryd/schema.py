@@ -174,9 +174,41 @@ def field_of(error: msgspec.ValidationError) -> tuple[str | None, str]:
     return (match.group(1) if match else None), text.split(" - at ")[0]
 
 
+# `extra`, a user's own front-matter keys, is written into the file's front matter: it
+# holds plain data of bounded size and depth (the front matter's own bounds), and never
+# a key of the memory's own fields, which it would stand in for on the next read.
+MAX_EXTRA_BYTES = 48 * 1024  # as JSON; the front matter holds 64 KiB (store/frontmatter.py)
+MAX_EXTRA_DEPTH = 32  # the front matter reads 64 levels
+
+
+def _depth(value: Any, limit: int) -> int:
+    """How deeply `value` nests lists and mappings (counting stops past `limit`)."""
+    if limit < 0 or not isinstance(value, dict | list):
+        return 0
+    inner = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(v, limit - 1) for v in inner), default=0)
+
+
+def _check_extra(extra: dict[str, Any]) -> None:
+    reserved = sorted(set(extra) & set(FRONT_MATTER_FIELDS))
+    if reserved:
+        raise InvalidMemory("extra", "holds keys of the memory's own fields "
+                            f"({', '.join(reserved)}): set those fields themselves")
+    if _depth(extra, MAX_EXTRA_DEPTH) > MAX_EXTRA_DEPTH:
+        raise InvalidMemory("extra", f"nests deeper than {MAX_EXTRA_DEPTH} levels")
+    try:
+        size = len(msgspec.json.encode(extra))
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise InvalidMemory("extra", f"holds what is not plain data: {exc}") from None
+    if size > MAX_EXTRA_BYTES:
+        raise InvalidMemory("extra", f"is {size} bytes as JSON; at most {MAX_EXTRA_BYTES}")
+
+
 def validate(memory: Memory) -> None:
     """Raise InvalidMemory unless every field keeps the schema's rules (the same rules
     a file's front matter and a tool's params pass)."""
+    if memory.extra:
+        _check_extra(memory.extra)
     try:
         msgspec.convert(msgspec.to_builtins(memory), Memory)
     except msgspec.ValidationError as exc:

@@ -146,8 +146,11 @@ class UnitOfWork:
         a file no index holds (a soft-deleted memory, imported into trash/)."""
         try:
             validate(memory)
+            frontmatter.check_readable(memory)
         except InvalidMemory as exc:
             raise InvalidParams(exc.field, exc.problem, prefix="memory") from None
+        except frontmatter.FrontMatterError as exc:
+            raise InvalidParams("extra", str(exc), prefix="memory") from None
         check_relpath(path)
         staged = self._writes.get(memory.id)
         start = staged.origin if staged is not None else origin or path

@@ -233,7 +233,7 @@ def _fields(memory: Memory) -> dict[str, Any]:
             continue
         fields[key] = _yaml_value(value)
     for key, value in memory.extra.items():
-        if key not in fields:
+        if key not in fields and key not in FRONT_MATTER_FIELDS:  # never a field's stand-in
             fields[key] = value
     return fields
 
@@ -243,6 +243,14 @@ def _yaml_head(fields: dict[str, Any]) -> str:
     if any(ch in head for ch in _YAML_BREAKS):
         head = _dump(fields, allow_unicode=False)
     return head
+
+
+def check_readable(memory: Memory) -> None:
+    """FrontMatterError unless the file `render` makes would be read back: a user's own
+    keys (`extra`) could make a front matter past MAX_FRONT_MATTER."""
+    if memory.extra and len(_yaml_head(_fields(memory))) > MAX_FRONT_MATTER:
+        raise FrontMatterError(f"the front matter would be over {MAX_FRONT_MATTER} "
+                               "characters (its `extra` keys): the file could not be read")
 
 
 def render(memory: Memory) -> bytes:
