@@ -215,6 +215,16 @@ def status(s: dict[str, Any]) -> str:
             err = llm["last_error"]
             rows.append(("  last error", f"{local_time(err['at'])} {err['task']}: "
                                          f"{err['error']}"))
+    git = s.get("git") or {"enabled": False}
+    if not git["enabled"]:
+        rows.append(("git", "off" + (f" ({git['last_error']})" if git.get("last_error")
+                                     else "")))
+    else:
+        rows.append(("git", f"{git['commits']} commits since start"
+                     + (f", last {local_time(git['last_commit_at'])}"
+                        if git.get("last_commit_at") else "")
+                     + (f"; FAILING ({git['failures']} in a row): {git['last_error']}"
+                        if git.get("failures") else "")))
     rows.append(("backlog", f"{s['backlog']} turns waiting for background learning"))
     rows.append(("access counts", f"{s['pending_access_counts']} not yet written"))
     width = max(len(k) for k, _ in rows) + 2

@@ -28,8 +28,10 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from memoryd.store import frontmatter
 from memoryd.store.files import TMP_PREFIX
 
 log = structlog.get_logger("memoryd.git")
+STALE_MARGIN = 5.0  # seconds before this start that a lock must be older than to be stale
 IGNORE = f"""# memoryd: derived or live files, not history
 /index/
 /memory.sock
@@ -94,6 +97,9 @@ class GitHistory:
         self.enabled = True
         self.dirty = trio.Event()
         self.commits = 0
+        self.failures = 0  # commits failed in a row
+        self.last_commit_at: float | None = None
+        self.started_at = time.time()  # a lock older than this is not a git of ours
         self.last_error: str | None = None
         self._paths: set[str] = set()  # touched since the last commit (root-relative)
         self._full_at: float | None = None  # when everything was last staged
@@ -142,12 +148,47 @@ class GitHistory:
             took = trio.current_time() - started
 
     async def _commit_or_retry(self) -> None:
+        self._remove_stale_locks()
         try:
             await self.commit()
         except (GitError, OSError) as exc:  # a user's git holding index.lock, often
             self.last_error = str(exc)[:500]
+            self.failures += 1
             self.dirty.set()  # tried again after the next interval
-            log.warning("git.commit_failed", error=self.last_error, retry=True)
+            log.warning("git.commit_failed", error=self.last_error, retry=True,
+                        failures=self.failures)
+        else:
+            self.failures = 0
+
+    def _remove_stale_locks(self) -> None:
+        """Lock files a git killed mid-commit left (a kill -9 of the daemon during its
+        commit, often): made before this daemon started and open in no process, they
+        would fail every commit from now on. A live git's lock is left alone."""
+        folder = self.root / ".git"
+        for lock in [folder / "index.lock", folder / "HEAD.lock",
+                     *(folder / "refs").rglob("*.lock")]:
+            try:
+                made = lock.lstat().st_mtime
+            except OSError:
+                continue
+            # A margin: a file's time is the kernel's coarse clock, behind time.time().
+            if made >= self.started_at - STALE_MARGIN or _held_open(lock):
+                continue
+            try:
+                lock.unlink()
+            except OSError as exc:
+                log.warning("git.stale_lock_kept", path=str(lock), error=str(exc))
+                continue
+            log.warning("git.stale_lock_removed", path=str(lock),
+                        age_s=round(time.time() - made, 1))
+
+    def describe(self) -> dict[str, Any]:
+        """For `stats`: whether the history runs, and how its commits go."""
+        last = (datetime.fromtimestamp(self.last_commit_at, UTC).isoformat()
+                if self.last_commit_at is not None else None)
+        return {"enabled": self.enabled, "commits": self.commits,
+                "last_commit_at": last, "failures": self.failures,
+                "last_error": self.last_error, "waiting": len(self._paths)}
 
     async def commit(self) -> str | None:
         """Stage what changed and commit it; the new commit, or None when nothing did."""
@@ -184,6 +225,7 @@ class GitHistory:
                                           for c, n in sorted(counts.items()))
         head = await self._commit_index(message)
         self.commits += 1
+        self.last_commit_at = time.time()
         log.info("git.committed", commit=head[:12], message=message)
         return head
 
@@ -309,3 +351,18 @@ def _kept_copy(text: str | None, memory_id: str) -> bool:
         return frontmatter.parse(text, "history").memory.replaced_by == memory_id
     except frontmatter.FrontMatterError:
         return False
+
+
+def _held_open(path: Path) -> bool:
+    """Whether a process has `path` open (Linux's /proc; elsewhere: assume it is)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return True
+    target = str(path.resolve())
+    for fds in proc.glob("[0-9]*/fd"):
+        try:
+            if any(os.readlink(fd) == target for fd in fds.iterdir()):
+                return True
+        except OSError:  # gone, or another user's: not ours to know
+            continue
+    return False

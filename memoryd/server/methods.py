@@ -120,6 +120,7 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
                if llm else {"configured": False},
                "jobs": app.scheduler.describe() if app.scheduler else [],
                "reminders": await engine.reads.reminders(caller),
+               "git": engine.git.describe() if engine.git else {"enabled": False},
                "subscribers": engine.events.subscribers,
                "events_dropped": engine.events.dropped}
         if caller.is_user:  # counts every file: the user's own tooling only

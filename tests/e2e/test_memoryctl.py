@@ -239,6 +239,9 @@ def test_memoryctl_as_a_new_user_tries_it(daemon, short_tmp):
 
     status = ctl(daemon, "status").stdout
     assert "llm            none" in status and "None" not in status
+    git = ok(daemon, "status")["git"]  # the history's state: commits, failures in a row
+    assert git["enabled"] is False or git["failures"] == 0
+    assert "\ngit            " in status
     # which path scores vectors on this CPU, and why (the start-up's probe)
     scoring = ok(daemon, "status")["models"]["scoring"]
     assert scoring["path"] in ("int8", "float") and "on this CPU" in scoring["why"]

@@ -6,10 +6,14 @@ spaced by the interval, or by SPACING times the last commit's length."""
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
+import sys
+import time
 
 import pytest
 import trio
+from structlog.testing import capture_logs
 
 from memoryd.history.git import FULL_EVERY, SPACED_MAX, SPACING, GitHistory, available
 
@@ -61,10 +65,10 @@ async def test_a_first_commit_that_fails_is_tried_again_not_the_history_off(tmp_
     """A user's git (an editor's `git status`) holding index.lock as the daemon starts:
     the start's commit fails, and the history stays on and commits once it is free."""
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    lock = tmp_path / ".git" / "index.lock"
+    history = GitHistory(tmp_path, 0.01)
+    lock = tmp_path / ".git" / "index.lock"  # taken after the start: a live git's
     lock.write_text("")
     put(tmp_path, "categories/knowledge/first.md")
-    history = GitHistory(tmp_path, 0.01)
     await history.start()
     assert history.enabled and "index.lock" in (history.last_error or "")
     assert history.dirty.is_set() and history.commits == 0
@@ -152,3 +156,41 @@ async def test_commits_are_spaced_by_how_long_the_last_one_took(tmp_path,
     gaps = [b - a for a, b in itertools.pairwise(started)]
     assert SPACING * 10.0 > SPACED_MAX > SPACING * 2.0
     assert gaps == pytest.approx([2.0 + SPACING * 2.0, 10.0 + SPACED_MAX, 0.1 + 10.0])
+
+
+async def test_a_lock_left_by_a_git_killed_before_this_start_is_removed(tmp_path) -> None:
+    """kill -9 during a commit leaves .git/index.lock: every later commit would fail.
+    A lock older than this history's start that no process holds is removed."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    lock = tmp_path / ".git" / "index.lock"
+    lock.write_text("")
+    old = time.time() - 600
+    os.utime(lock, (old, old))
+    history = GitHistory(tmp_path, 0.01)
+    put(tmp_path, "categories/knowledge/first.md")
+    with capture_logs() as logs:
+        await history.start()
+    assert not lock.exists() and history.commits == 1 and history.failures == 0
+    assert "git.stale_lock_removed" in [e["event"] for e in logs]
+    assert history.describe()["enabled"] and history.describe()["last_commit_at"]
+
+
+async def test_a_live_gits_lock_is_left_alone_and_the_failures_are_told(tmp_path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    lock = tmp_path / ".git" / "index.lock"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; "
+                               f"f = open({str(lock)!r}, 'w'); print('held', flush=True); "
+                               "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        old = time.time() - 600
+        os.utime(lock, (old, old))  # old, but held open: a user's long-running git
+        history = GitHistory(tmp_path, 0.01)
+        put(tmp_path, "categories/knowledge/first.md")
+        await history.start()
+        assert lock.exists() and history.commits == 0
+        assert history.describe()["failures"] == 1 and "index.lock" in (
+            history.describe()["last_error"] or "")
+    finally:
+        holder.kill()
+        holder.wait()
