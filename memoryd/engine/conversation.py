@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import datetime
 from typing import Any
 
@@ -41,6 +42,9 @@ from memoryd.scopes import Caller
 log = structlog.get_logger("memoryd.conversation")
 BATCH = 32  # pending turns taken from the catalog at a time
 RETRY_AFTER = 30.0  # seconds, after the worker itself failed
+# A turn whose processing failed is tried again after these pauses; after the last, it
+# is settled as it is (the formula's importance, no facts): never pending for ever.
+TURN_RETRIES = (10.0, 60.0)
 QUIET = 0.1  # seconds without a request before the next turn is worked on
 _SUMMARY = KINDS.index("summary")
 
@@ -61,7 +65,9 @@ class Conversation:
         self.llm = llm
         self.ring = Ring(config.conversation.ring)
         self._wake: trio.Event | None = None
-        self._failed: set[str] = set()  # turns whose processing failed in this run
+        # Turns whose processing failed: how often, and when they are tried again.
+        self._failed: dict[str, tuple[int, float]] = {}
+        self.given_up = 0  # turns settled without their background work, since start
         self._paced = False  # the daemon's worker waits for quiet; tests drain at once
         self._last_turn = -QUIET
         self.working = 0  # turns being processed right now
@@ -141,7 +147,12 @@ class Conversation:
     async def backlog(self) -> int:
         """Turns still waiting for background work (or being worked on)."""
         waiting = await self.stores.workers.read(self.stores.catalog.count_pending)
-        return max(waiting - len(self._failed), self.working)
+        return max(waiting, self.working)
+
+    @property
+    def failed(self) -> int:
+        """Turns whose processing failed and that wait to be tried again."""
+        return len(self._failed)
 
     async def run_forever(self) -> None:
         """Work through the backlog whenever there is some. Each turn waits for a
@@ -156,15 +167,20 @@ class Conversation:
                 log.exception("conversation.drain_failed")
                 await trio.sleep(RETRY_AFTER)
                 continue
-            await self._wake.wait()
+            retry = min((at for _, at in self._failed.values()), default=None)
+            with trio.move_on_at(retry if retry is not None else math.inf):
+                await self._wake.wait()
 
     async def drain(self) -> int:
-        """Work through every pending turn; returns how many were processed."""
+        """Work through every pending turn that is due; returns how many were
+        processed."""
         done = 0
         while True:
+            now = trio.current_time()
+            waiting = {i for i, (_, at) in self._failed.items() if at > now}
             batch = [t for t in await self.stores.workers.read(
-                self.stores.catalog.pending_turns, BATCH + len(self._failed))
-                if t.id not in self._failed][:BATCH]
+                self.stores.catalog.pending_turns, BATCH + len(waiting))
+                if t.id not in waiting][:BATCH]
             if not batch:
                 return done
             for turn in batch:
@@ -172,12 +188,32 @@ class Conversation:
                 self.working = 1
                 try:
                     await self.process(turn)
+                    self._failed.pop(turn.id, None)
                     done += 1
-                except Exception:  # one bad turn never stops the others
-                    log.exception("conversation.turn_failed", id=turn.id)
-                    self._failed.add(turn.id)
+                except Exception as exc:  # one bad turn never stops the others
+                    await self._failed_turn(turn, exc)
                 finally:
                     self.working = 0
+
+    async def _failed_turn(self, turn: Memory, exc: Exception) -> None:
+        """Try it again later; after the last retry, settle it as it stands."""
+        failures = self._failed.get(turn.id, (0, 0.0))[0] + 1
+        if failures <= len(TURN_RETRIES):
+            log.exception("conversation.turn_failed", id=turn.id, failures=failures,
+                          retry_in_s=TURN_RETRIES[failures - 1])
+            self._failed[turn.id] = (failures, trio.current_time()
+                                     + TURN_RETRIES[failures - 1])
+            return
+        try:
+            await self.writes.settle({turn.id: {"pending": False}})
+        except Exception:
+            log.exception("conversation.turn_not_settled", id=turn.id)
+            self._failed[turn.id] = (failures, trio.current_time() + TURN_RETRIES[-1])
+            return
+        self._failed.pop(turn.id, None)
+        self.given_up += 1
+        log.error("conversation.turn_given_up", id=turn.id, failures=failures,
+                  error=str(exc)[:300], hint="kept as it was said; no facts from it")
 
     async def _quiet(self) -> None:
         while self._paced and (idle := trio.current_time() - self._last_turn) < QUIET:
@@ -208,8 +244,12 @@ class Conversation:
             await self.learn(turn.content, Caller(), scope=turn.scope, session=turn.session,
                              derived_from=[turn.id], created_at=turn.created_at,
                              source="remember")
-        await self.writes.settle({turn.id: {"importance": score, "type": kind,
-                                            "pending": False}})
+        settled = await self.writes.settle({turn.id: {"importance": score, "type": kind,
+                                                      "pending": False}})
+        if not settled and await self.reads.peek([turn.id]):  # indexed, not settled:
+            # its file is refused (a link, bad front matter); as pending it would be
+            # taken up again at once, for ever
+            raise RuntimeError(f"turn {turn.id} could not be settled: its file is refused")
         if turn.session:
             await self.evict(turn.session)
 

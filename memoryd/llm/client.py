@@ -5,15 +5,20 @@ The LLM contract (README "The LLM contract"): every call names its TASK, asks wi
 `llm.structured_output` is false, and the answer is then parsed out of fences or
 prose), and expects one JSON object back. At most `llm.concurrency` calls are in
 flight; a timeout, a refused connection, HTTP 429 or 5xx is retried `llm.retries`
-times with backoff. Every failure is an `LlmError`, and each caller has a
-deterministic fallback, so memoryd works the same without a model. A call never
+times with backoff. Every failure is an `LlmError`, whatever the peer did (an answer
+that never ends is cut at MAX_ANSWER bytes, a broken HTTP reply or a JSON nested past
+reason is an error like any other), and each caller has a deterministic fallback, so
+memoryd works the same without a model. `llm.timeout` bounds the whole call, not each
+read (a server sending a byte a second would otherwise hold it for ever). A call never
 holds a lock or a socket request: callers run it in the background.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime
@@ -27,6 +32,7 @@ from memoryd.config import LlmConfig
 
 log = structlog.get_logger("memoryd.llm")
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
+MAX_ANSWER = 1 << 20  # bytes of a chat completion: far past what any task asks for
 
 
 class LlmError(Exception):
@@ -82,17 +88,20 @@ class ChatClient:
         request = urllib.request.Request(self.endpoint, data=json.dumps(body).encode(),
                                          headers=headers, method="POST")
         self.calls += 1
+        deadline = time.monotonic() + self.config.timeout
         try:
             with urllib.request.urlopen(request, timeout=self.config.timeout) as response:
-                data = response.read()
+                data = _read_capped(response, deadline)
             answer = msgspec.json.decode(data, type=_ChatResponse)
         except urllib.error.HTTPError as exc:
             raise LlmError(f"HTTP {exc.code} from {self.endpoint}",
                            retry=exc.code == 429 or exc.code >= 500) from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise LlmError(f"cannot reach {self.endpoint}: {reason}", retry=True) from None
-        except msgspec.DecodeError as exc:
+        except (urllib.error.URLError, TimeoutError, OSError,
+                http.client.HTTPException) as exc:  # IncompleteRead, BadStatusLine, ...
+            reason = getattr(exc, "reason", None) or exc
+            raise LlmError(f"cannot reach {self.endpoint}: {type(exc).__name__} {reason}",
+                           retry=True) from None
+        except (msgspec.DecodeError, RecursionError) as exc:
             raise LlmError(f"not a chat completion: {exc}") from None
         if not answer.choices or not answer.choices[0].message.content:
             raise LlmError("the answer was empty")
@@ -108,9 +117,15 @@ class ChatClient:
         for attempt in range(self.config.retries + 1):
             try:
                 async with self.limiter:
-                    answer = await trio.to_thread.run_sync(
-                        self.complete, system, user, max_tokens, response_format,
-                        abandon_on_cancel=True)
+                    # The whole call's deadline (the thread's reads end soon after:
+                    # each is bounded by the same timeout, the answer by MAX_ANSWER).
+                    with trio.move_on_after(self.config.timeout + 1) as late:
+                        answer = await trio.to_thread.run_sync(
+                            self.complete, system, user, max_tokens, response_format,
+                            abandon_on_cancel=True)
+                    if late.cancelled_caught:
+                        raise LlmError(f"no answer within llm.timeout "
+                                       f"({self.config.timeout:g} s)", retry=True)
                 return json_object(answer)
             except LlmError as exc:
                 if not exc.retry or attempt == self.config.retries:
@@ -126,6 +141,19 @@ class ChatClient:
         raise AssertionError("unreachable")
 
 
+def _read_capped(response: Any, deadline: float) -> bytes:
+    """The body, read a block at a time until the deadline, and at most MAX_ANSWER."""
+    chunks, size = [], 0
+    while block := response.read1(65536):  # what arrived: a drip meets the deadline
+        chunks.append(block)
+        size += len(block)
+        if size > MAX_ANSWER:
+            raise LlmError(f"the answer is over {MAX_ANSWER} bytes: cut off")
+        if time.monotonic() > deadline:
+            raise LlmError("the answer did not arrive within llm.timeout", retry=True)
+    return b"".join(chunks)
+
+
 def json_object(text: str) -> dict[str, Any]:
     """The first JSON object in a model's answer (models wrap JSON in prose and fences)."""
     start = text.find("{")
@@ -135,6 +163,8 @@ def json_object(text: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             start = text.find("{", start + 1)
             continue
+        except RecursionError:
+            raise LlmError("the answer's JSON is nested past reason") from None
         if isinstance(value, dict):
             return value
         start = text.find("{", start + 1)

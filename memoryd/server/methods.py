@@ -107,6 +107,10 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
                "pending_access_counts": len(engine.access_counts.dirty),
                # Turns still waiting for importance, facts or a summary: wait for 0.
                "backlog": await engine.conversation.backlog(),
+               # Of those, turns whose processing failed and waits to be tried again,
+               # and turns settled without it after the last try (since start).
+               "failed_turns": {"retrying": engine.conversation.failed,
+                                "given_up": engine.conversation.given_up},
                "graph": engine.graph.describe(),
                "models": {"embedder": {k: v for k, v in engine.embedder.describe().items()
                                        if caller.is_user or k != "file"},
