@@ -69,6 +69,7 @@ class Busy(RpcError):
 class BusyReason:
     STARTING = "starting"  # the socket is open, the indexes are not ready yet
     TOO_MANY_CONNECTIONS = "too_many_connections"
+    TOO_MANY_SUBSCRIBERS = "too_many_subscribers"
     NO_SCHEDULER = "no_scheduler"
 
 
@@ -103,8 +104,8 @@ ERROR_CODES: dict[int, str] = {
     Busy.code: "busy, `data.reason` says why: `starting` (the indexes are being built at "
                "start-up; `data.rebuild` has the progress; `health` says when they are "
                "ready; the clients wait it out), `too_many_connections` (over "
-               "`server.max_connections`), `no_scheduler` (the job scheduler is not "
-               "running)",
+               "`server.max_connections`), `too_many_subscribers` (half of those may "
+               "subscribe), `no_scheduler` (the job scheduler is not running)",
     StorageFull.code: "disk full (ENOSPC/EDQUOT): nothing of the change was made",
     InvalidFile.code: "the memory's file is invalid or unsafe and is left alone (see "
                       "`stats` rejected_files)",

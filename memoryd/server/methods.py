@@ -67,6 +67,11 @@ class JobRunParams(msgspec.Struct, forbid_unknown_fields=True):
     level: int | None = None
 
 
+def subscriber_limit(max_connections: int) -> int:
+    """How many connections may be subscribed at once: half of them (at least one)."""
+    return max(1, max_connections // 2)
+
+
 def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
     """Every server method, bound to `app` (and its tools, for the MCP prompt)."""
 
@@ -151,6 +156,12 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
 
     async def subscribe(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         if conn.subscription is None:
+            # A subscriber is never cut for being quiet: subscribers may hold at most half
+            # of the connections, so idle listeners can never lock every client out.
+            most = subscriber_limit(app.config.server.max_connections)
+            if app.engine.events.subscribers >= most:
+                raise Busy(f"too many subscribers ({most}, half of server.max_connections);"
+                           " retry later", {"reason": BusyReason.TOO_MANY_SUBSCRIBERS})
             conn.subscription = app.engine.events.subscribe(conn.caller.can_see)
         return {"subscribed": True,
                 "notifications": ["notifications/memory", "notifications/reminder"]}

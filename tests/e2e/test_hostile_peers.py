@@ -1,10 +1,12 @@
 """Peers that misbehave on purpose, against a daemon process: a client that pipelines
-requests and never reads its replies. (More hostile peers join this module: a page on
-another local port, an upstream or an LLM that never stops talking.)
+requests and never reads its replies, listeners that subscribe and stay quiet. (The
+other hostile peers have their own modules: a page on another local port in
+test_web.py, an LLM that never stops talking in tests/llm/test_hostile_llm.py.)
 
 Bounds: a non-reading client grows the daemon by less than 64 MiB, however much it
 asks for (before, every reply of a received chunk was built first: 600 lists of 1,000
-memories took a daemon from 242 to 2,090 MiB)."""
+memories took a daemon from 242 to 2,090 MiB). Subscribers hold at most half of
+`server.max_connections`: quiet listeners never lock the other clients out."""
 
 from __future__ import annotations
 
@@ -66,3 +68,26 @@ def test_a_client_that_never_reads_its_replies_cannot_grow_the_daemon(daemon):
             assert json.loads(line)["id"] == answered
             answered += 1
     greedy.close()
+
+
+def test_quiet_subscribers_never_lock_the_other_clients_out(make_daemon):
+    daemon = make_daemon(config="server:\n  max_connections: 4\n").start()
+    listeners = []
+    try:
+        answers = []
+        for n in range(3):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(30)
+            s.connect(str(daemon.socket))
+            s.sendall(json.dumps({"jsonrpc": "2.0", "id": n,
+                                  "method": "events/subscribe"}).encode() + b"\n")
+            answers.append(json.loads(s.makefile().readline()))
+            listeners.append(s)
+        assert [("result" in a) for a in answers] == [True, True, False]
+        assert answers[2]["error"]["code"] == -32005
+        assert answers[2]["error"]["data"]["reason"] == "too_many_subscribers"
+        listeners.pop().close()  # the refused one gives its slot back
+        assert daemon.call("health")["status"] == "ok", "a client still gets in"
+    finally:
+        for s in listeners:
+            s.close()

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import trio
 
+from memoryd.config import parse_config
 from memoryd.events import EventBus
 from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.server.connection import Drain, serve_connection
@@ -42,8 +43,8 @@ class Peer:
 
 async def open_connection(nursery: trio.Nursery, events: EventBus, idle_timeout: float) -> Peer:
     ours, theirs = trio.socket.socketpair()
-    dispatcher = Dispatcher({}, server_methods(SimpleNamespace(engine=SimpleNamespace(
-        events=events)), {}))
+    dispatcher = Dispatcher({}, server_methods(SimpleNamespace(
+        engine=SimpleNamespace(events=events), config=parse_config({})), {}))
     nursery.start_soon(serve_connection, trio.SocketStream(ours), dispatcher, Connection(),
                        events, Drain(), idle_timeout)
     return Peer(trio.SocketStream(theirs))
