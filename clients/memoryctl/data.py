@@ -4,15 +4,20 @@ or a batch at a time, never the whole store in memory."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from memoryd_client import Client
+from memoryd_client.framing import MAX_LINE
 
 IMPORT_LINES = 1000  # lines per memory_import call
 IMPORT_BYTES = 768 * 1024  # and at most this much JSON (the socket takes 1 MiB a line)
+# A line whose request alone would pass the socket's 1 MiB (its JSON escaped once more
+# inside the request) cannot be sent: it is reported, and the other lines go on.
+ONE_LINE_BYTES = MAX_LINE - 4096
 
 
 class Bar:
@@ -96,38 +101,50 @@ def export(client: Client, params: dict[str, Any], output: str | None) -> dict[s
     return {"exported": written, "output": output or "-"}
 
 
-def _batches(stream: IO[str]) -> Iterator[tuple[int, list[str], int]]:
-    """(first line number, lines, bytes read so far) in batches; blank lines are skipped
-    but counted."""
+def _batches(stream: IO[bytes], failed: list[dict[str, Any]]
+             ) -> Iterator[tuple[int, list[str], int]]:
+    """(first line number, lines, bytes read so far) in batches, sized by what they
+    take in the request; blank lines are skipped but counted. A line that is not UTF-8,
+    or too large to send, goes to `failed` with why, and the others go on."""
     batch: list[str] = []
     first = size = consumed = 0
-    for number, line in enumerate(stream, 1):
-        consumed += len(line.encode("utf-8"))
-        text = line.rstrip("\n")
-        if not text.strip():
+    for number, raw in enumerate(stream, 1):
+        consumed += len(raw)
+        why = None
+        try:
+            text = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            text, why = "", f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+        cost = len(json.dumps(text, ensure_ascii=False).encode()) + 2
+        if cost > ONE_LINE_BYTES:
+            why = f"{cost} bytes once sent: the socket takes requests of {MAX_LINE} bytes"
+        if why is not None:
+            failed.append({"line": number, "reason": why})
+        if why is not None or not text.strip():  # a batch's lines are numbered in a row
             if batch:
                 yield first, batch, consumed
                 batch, size = [], 0
             continue
-        if batch and (len(batch) >= IMPORT_LINES or size + len(text) > IMPORT_BYTES):
+        if batch and (len(batch) >= IMPORT_LINES or size + cost > IMPORT_BYTES):
             yield first, batch, consumed
             batch, size = [], 0
         if not batch:
             first = number
         batch.append(text)
-        size += len(text) + 4
+        size += cost
     if batch:
         yield first, batch, consumed
 
 
 def import_(client: Client, source: str | None, on_conflict: str | None) -> dict[str, Any]:
     bar = Bar()
-    stream = open(source, encoding="utf-8") if source else sys.stdin  # noqa: SIM115
+    stream = open(source, "rb") if source else sys.stdin.buffer  # noqa: SIM115
     size = Path(source).stat().st_size if source else None
     totals: dict[str, Any] = {"imported": 0, "replaced": 0, "kept_both": 0, "skipped": 0,
                               "failed": []}
+    unsent: list[dict[str, Any]] = []
     try:
-        for first, lines, consumed in _batches(stream):
+        for first, lines, consumed in _batches(stream, unsent):
             params: dict[str, Any] = {"lines": lines, "first_line": first}
             if on_conflict:
                 params["on_conflict"] = on_conflict
@@ -140,6 +157,7 @@ def import_(client: Client, source: str | None, on_conflict: str | None) -> dict
         bar.done()
         if source:
             stream.close()
+    totals["failed"] = sorted(totals["failed"] + unsent, key=lambda f: f["line"])
     return totals
 
 

@@ -32,6 +32,7 @@ from memoryd_client.wire import (
     request_line,
     retry_delays,
     start_progress,
+    unattributed_error,
     unavailable,
 )
 
@@ -120,7 +121,9 @@ class AsyncClient(AsyncToolMethods):
                     if isinstance(line, LineTooLong):
                         continue
                     message = json.loads(line)
-                    future = self._waiting.pop(message.get("id"), None)
+                    key = (next(iter(self._waiting), None) if unattributed_error(message)
+                           else message.get("id"))
+                    future = self._waiting.pop(key, None)  # type: ignore[arg-type]
                     if future is not None:
                         if not future.done():
                             future.set_result(message)

@@ -35,6 +35,7 @@ from memoryd_client.wire import (
     request_line,
     retry_delays,
     start_progress,
+    unattributed_error,
     unavailable,
 )
 
@@ -224,7 +225,7 @@ class Client(ToolMethods):
               on_notification: Callable[[Notification], None] | None = None) -> dict[str, Any]:
         while True:
             message = self.read_message()
-            if message.get("id") == request_id:
+            if message.get("id") == request_id or unattributed_error(message):
                 return message
             if is_notification(message):
                 if on_notification is not None:
@@ -257,7 +258,8 @@ class Client(ToolMethods):
                      in zip(ids, calls, strict=True)}
             while by_id:
                 message = self.read_message()
-                pending = by_id.pop(message.get("id"), None)  # type: ignore[arg-type]
+                key = next(iter(by_id)) if unattributed_error(message) else message.get("id")
+                pending = by_id.pop(key, None)  # type: ignore[arg-type]
                 if pending is not None:
                     pending._reply = message
                 elif is_notification(message):

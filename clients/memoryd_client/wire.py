@@ -137,6 +137,13 @@ def is_notification(message: dict[str, Any]) -> bool:
     return "id" not in message and "method" in message
 
 
+def unattributed_error(message: dict[str, Any]) -> bool:
+    """An error answered with a null id: the daemon could not read the request's line
+    (over 1 MiB, not JSON) to find it. Requests are answered in order, so it is the
+    oldest unanswered request's; a client waiting for its own id would wait for ever."""
+    return "error" in message and message.get("id") is None and "method" not in message
+
+
 def initialize_params(name: str | None, scope: str | None) -> dict[str, Any] | None:
     """The `initialize` a named client sends on every (re)connection, or None."""
     if name is None and scope is None:

@@ -91,3 +91,38 @@ def test_quiet_subscribers_never_lock_the_other_clients_out(make_daemon):
     finally:
         for s in listeners:
             s.close()
+
+
+def test_an_import_file_with_bad_lines_imports_the_good_ones(daemon, tmp_path):
+    """memoryctl import: a line that is not UTF-8, or too large to send (its JSON escaped
+    once more inside the request passes 1 MiB), is reported with its number, and every
+    other line is imported (a bad byte used to end the import with a traceback, and a
+    line over the limit left the client waiting out its timeout)."""
+    from tests.e2e.test_memoryctl import ok
+
+    def line(n: int, content: str) -> bytes:
+        return json.dumps({"id": f"00000000-0000-4000-8000-0000000000{n:02d}",
+                           "content": content, "category": "knowledge"}).encode() + b"\n"
+
+    heavy = '"quoted" ' * 70_000  # 630 KB of text, 1.4 MB once escaped twice
+    source = tmp_path / "export.jsonl"
+    source.write_bytes(line(1, "first good line") + b'{"content": "caf\xe9"}\n'
+                       + line(3, heavy) + line(4, "last good line"))
+    result = ok(daemon, "import", "--input", str(source))
+    assert (result["imported"], [f["line"] for f in result["failed"]]) == (2, [2, 3])
+    assert "UTF-8" in result["failed"][0]["reason"]
+    assert "1048576" in result["failed"][1]["reason"]
+
+
+def test_a_request_over_the_limit_is_answered_not_waited_for(daemon):
+    """The daemon answers a line over 1 MiB with -32004 and a null id (it cannot read
+    the id): the client takes that as its call's answer."""
+    from memoryd_client import Client, RpcFailure
+
+    with Client(daemon.socket, retries=0, timeout=30) as c:  # waiting out: TimeoutError
+        try:
+            c.memory_write("x" * (2 << 20))
+            raise AssertionError("a 2 MiB request was taken")
+        except RpcFailure as failure:
+            assert failure.code == -32004
+        assert c.memory_write("a normal note")["id"], "the connection goes on"
