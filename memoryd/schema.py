@@ -30,9 +30,10 @@ KINDS: tuple[str, ...] = get_args(Kind)
 TYPES: tuple[str, ...] = get_args(MemoryType)
 
 # An id or a session name becomes part of a path: letters, digits, `.`, `_`, `-`,
-# starting with a letter or digit (so never `.` / `..`), at most 128 characters.
+# starting with a letter or digit, never `..` anywhere, at most 128 characters (one
+# rule, so a tool's params, an imported line and a file's front matter agree).
 # `(?!\n)$`: Python's `$` also matches before a final newline; ECMAScript's does not.
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?!\n)$"
+ID_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?!\n)$"
 SCOPE_PATTERN = r"^(global|(agent|user):[A-Za-z0-9][A-Za-z0-9._-]{0,63})(?!\n)$"
 # A session names a folder (sessions/<session>/): like an id, plus ':' ("conv-26:3").
 SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}(?!\n)$"
@@ -66,7 +67,7 @@ Sha256 = Annotated[str, Meta(pattern=r"^([0-9a-f]{64})?$")]
 
 
 def is_valid_id(value: str) -> bool:
-    return bool(_ID_RE.match(value)) and ".." not in value
+    return bool(_ID_RE.match(value))
 
 
 def new_id() -> str:
