@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memoryd.retrieval import int8dot
+from memoryd.retrieval.corpus import SCORE_BLOCK
 
 
 def top10(scores: np.ndarray) -> set[int]:
@@ -38,8 +39,8 @@ def main() -> None:
     query /= np.linalg.norm(query)
     want = codes.astype(np.float64) @ query
     exact_top = top10(want)
-    for parts, limit, name in ((int8dot.PARTS, int8dot.LIMIT, "memoryd's split"),
-                               (3, 127, "the older split")):
+    ours = int8dot.PARTS, int8dot.LIMIT
+    for parts, limit, name in ((*ours, "memoryd's split"), (3, 127, "the older split")):
         int8dot.PARTS, int8dot.LIMIT = parts, limit
         verdict = int8dot.check(int8dot.onnx_kernel)
         got = int8dot.integer_scores(codes.copy(), query.astype(np.float32),
@@ -49,7 +50,7 @@ def main() -> None:
               f"(off by {verdict.max_error:.3g}x float32 rounding at most); 5,000 codes: "
               f"largest error {np.abs(got - want).max() / np.ptp(want):.2e} of the score "
               f"range, top 10 shares {shared} of 10 with the exact product")
-        int8dot.PARTS, int8dot.LIMIT = 4, 63
+        int8dot.PARTS, int8dot.LIMIT = ours
     exact, forced = int8dot.SCORING, int8dot.Scoring(int8dot.onnx_kernel, "float")
     for rows in (10_000, 100_000):
         many = rng.integers(-127, 128, (rows, 384), dtype=np.int8)
@@ -59,8 +60,8 @@ def main() -> None:
             for _ in range(30):
                 started = time.perf_counter()
                 q = int8dot.Query(query.astype(np.float32), scoring)
-                for start in range(0, rows, 2048):  # corpus.SCORE_BLOCK
-                    q.scores(many[start:start + 2048].copy())
+                for start in range(0, rows, SCORE_BLOCK):
+                    q.scores(many[start:start + SCORE_BLOCK].copy())
                 best = min(best, time.perf_counter() - started)
             costs[scoring.verdict.path] = best * 1000
         print(f"{rows:,} rows: " + ", ".join(f"{path} path {ms:.2f} ms"

@@ -31,7 +31,6 @@ from memoryd_client.wire import (
     refused_at_start,
     request_line,
     retry_delays,
-    start_progress,
     unattributed_error,
     unavailable,
 )
@@ -142,28 +141,23 @@ class AsyncClient(AsyncToolMethods):
                          ) -> list[dict[str, Any]]:
         """The replies to `calls`, sent in one write; those a starting daemon refused go
         again after a pause, until `start_wait` runs out."""
-        wait = StartWait(self.start_wait)
+        wait = StartWait(self.start_wait, self.on_start)
         replies: list[dict[str, Any]] = [{} for _ in calls]
         todo = list(range(len(calls)))
         while True:
             got = await self._send_once([calls[i] for i in todo])
-            refused = []
+            refused: list[tuple[int, RpcFailure]] = []
             for i, reply in zip(todo, got, strict=True):
                 replies[i] = reply
-                if refused_at_start(reply) is not None:
-                    refused.append(i)
+                if (failure := refused_at_start(reply)) is not None:
+                    refused.append((i, failure))
             if not refused:
                 return replies
-            failure = refused_at_start(replies[refused[0]])
-            assert failure is not None
             try:
-                pause = wait.pause(failure)
+                await asyncio.sleep(wait.pause(refused[0][1]))
             except RpcFailure:
                 return replies  # waited long enough: each refused call raises
-            if self.on_start is not None:
-                self.on_start(start_progress(failure) or {})
-            await asyncio.sleep(pause)
-            todo = refused
+            todo = [i for i, _ in refused]
 
     async def _send_once(self, calls: list[tuple[str, dict[str, Any] | None]]
                          ) -> list[dict[str, Any]]:

@@ -34,7 +34,6 @@ from memoryd_client.wire import (
     refused_at_start,
     request_line,
     retry_delays,
-    start_progress,
     unattributed_error,
     unavailable,
 )
@@ -204,7 +203,7 @@ class Client(ToolMethods):
         """One request and its result; RpcFailure for an error reply. Notifications that
         arrive meanwhile go to `on_notification`, else wait for `notifications()`. A
         starting daemon's busy answers are waited out (`start_wait`)."""
-        wait = StartWait(self.start_wait)
+        wait = StartWait(self.start_wait, self.on_start)
         while True:
             self._next_id += 1
             request_id = self._next_id
@@ -212,14 +211,7 @@ class Client(ToolMethods):
             try:
                 return outcome(self._wait(request_id, on_notification))
             except RpcFailure as failure:
-                self._starting(wait, failure)
-
-    def _starting(self, wait: StartWait, failure: RpcFailure) -> None:
-        """Wait before sending again what a starting daemon refused (else raise)."""
-        pause = wait.pause(failure)
-        if self.on_start is not None:
-            self.on_start(start_progress(failure) or {})
-        time.sleep(pause)
+                time.sleep(wait.pause(failure))  # a start waited out, else raised
 
     def _wait(self, request_id: int,
               on_notification: Callable[[Notification], None] | None = None) -> dict[str, Any]:
@@ -245,7 +237,7 @@ class Client(ToolMethods):
     def _send_batch(self, calls: list[tuple[str, dict[str, Any] | None, Pending]]) -> None:
         """Send the calls in one write; those a starting daemon refused go again (in
         their order) after a pause, until `start_wait` runs out."""
-        wait = StartWait(self.start_wait)
+        wait = StartWait(self.start_wait, self.on_start)
         while True:
             ids = []
             lines = []
@@ -269,7 +261,7 @@ class Client(ToolMethods):
             if not refused:
                 return
             try:
-                self._starting(wait, refused[0][1])
+                time.sleep(wait.pause(refused[0][1]))
             except RpcFailure:
                 return  # waited long enough: each refused call's result raises
             calls = [call for call, _ in refused]

@@ -52,10 +52,13 @@ def start_progress(failure: RpcFailure) -> dict[str, Any] | None:
 
 class StartWait:
     """The pauses between tries while a daemon starts: 0.05 s, doubling, at most 1 s,
-    until `limit` seconds have passed since the first busy answer (0: no waiting)."""
+    until `limit` seconds have passed since the first busy answer (0: no waiting).
+    `on_wait` hears the daemon's progress before each pause."""
 
-    def __init__(self, limit: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limit: float, on_wait: Callable[[dict[str, Any]], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
+        self.on_wait = on_wait
         self._clock = clock
         self._since: float | None = None
         self._pause = _FIRST_PAUSE
@@ -63,7 +66,8 @@ class StartWait:
     def pause(self, failure: RpcFailure) -> float:
         """Seconds to wait before the next try; raises `failure` (saying how long it
         waited) when it is not a start or the limit has passed."""
-        if start_progress(failure) is None:
+        progress = start_progress(failure)
+        if progress is None:
             raise failure
         now = self._clock()
         if self._since is None:
@@ -73,6 +77,8 @@ class StartWait:
             raise RpcFailure(failure.code, f"{failure.message} (memoryd was still starting "
                              f"after {waited:.0f} s of waiting)", failure.data) from None
         pause, self._pause = self._pause, min(self._pause * 2, _LONGEST_PAUSE)
+        if self.on_wait is not None:
+            self.on_wait(progress)
         return pause
 
 

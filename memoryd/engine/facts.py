@@ -280,7 +280,7 @@ class Facts:
                            ) -> Memory | None:
         """Version `version` of a memory as an update kept it under trash/, or None."""
         def run() -> Memory | None:
-            for memory, _ in self.stores.files.trashed_of({memory_id}):
+            for memory, _ in self.stores.files.trashed_copies(memory_id):
                 if memory.version == version:
                     return memory
             return None

@@ -42,7 +42,7 @@ from memoryd.schema import (
 )
 from memoryd.store import frontmatter
 from memoryd.store.catalog import FileRecord
-from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, UnsafePath, file_sha
+from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, TRASH, UnsafePath, file_sha
 from memoryd.store.walk import ChildWalk, WalkFailed, differences
 
 log = structlog.get_logger("memoryd.engine")
@@ -52,6 +52,7 @@ _REQUIRED_KEYS = frozenset({"id", "content_hash", "kind", "phase", "category", "
                             "created_at", "updated_at", "version"})
 _EVENT = {"added": "written", "updated": "updated", "deleted": "deleted"}
 HISTORY_PREFIX = f"{HISTORY_DIR}/"
+TRASHED = f"{TRASH}/"  # files no edit is kept a version of: they are history already
 SHOWN_REJECTED = 50  # `stats` lists this many refused files (and counts them all)
 
 
@@ -133,7 +134,7 @@ class FileSync:
         self.rejected.clear(path)
         if record is not None and record.id != memory.id:
             uow.unindex(path)
-        elif record is not None and not path.startswith("trash/"):
+        elif record is not None and not path.startswith(TRASHED):
             before = self.catalog.get(record.id)  # the text as it was indexed
             if before is not None and before.content != memory.content:
                 uow.keep_version(before, path)
@@ -158,7 +159,7 @@ class FileSync:
         self.rejected.add(path, reason)
         if record is None:
             return None
-        held = self.catalog.get(record.id) if not path.startswith("trash/") else None
+        held = self.catalog.get(record.id) if not path.startswith(TRASHED) else None
         if held is not None:
             uow.keep_version(held, path)
         uow.unindex(path)

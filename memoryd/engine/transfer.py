@@ -188,7 +188,8 @@ class Transfer:
             except ValueError as exc:  # UnsafePath among them
                 result.failed.append({"line": n, "reason": f"no valid path: {exc}"})
                 continue
-            if not self._may_take(uow, memory, f"trash/{live}" if trashed else None, caller):
+            trash_rel = f"trash/{live}"
+            if not self._may_take(uow, memory, trash_rel if trashed else None, caller):
                 # Whatever the conflict rule: not replaced, and "skipped" would say what
                 # is there.
                 result.failed.append({"line": n, "reason": f"id {memory.id!r} cannot be "
@@ -200,7 +201,7 @@ class Transfer:
                 result.failed.append({"line": n, "reason": refused.message})
                 continue
             if trashed:
-                relpath = f"trash/{live}"
+                relpath = trash_rel
                 exists = files.lexists(relpath) or relpath in staged
                 existing_path = relpath if exists else None
             else:

@@ -321,4 +321,3 @@ class Writes:
         flushed = await self.stores.change(run)
         log.debug("stats.flushed", memories=flushed)
         return flushed
-

@@ -168,8 +168,10 @@ def keys_only(filters: Filters) -> bool:
                 "phase", "category", "kind", "type", "session", "source", "not_kind")))
 
 
-# The expired memories (a few: the expire job trashes them hourly), by the partial index.
+# The expired memories (a few: the expire job trashes them hourly), by the partial index,
+# and its converse on a memories row: both take the moment expiry is judged at.
 _EXPIRED = "SELECT rowid FROM memories WHERE expires_at <= ?"
+_UNEXPIRED = "(m.expires_at IS NULL OR m.expires_at > ?)"
 
 
 def where(filters: Filters, table: str = "m", rowid: str | None = None
@@ -186,7 +188,7 @@ def where(filters: Filters, table: str = "m", rowid: str | None = None
         else:
             clauses += ["m.created_at <= ?", "(m.superseded_at IS NULL OR m.superseded_at > ?)"]
             args += [filters.as_of, filters.as_of]
-        clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+        clauses.append(_UNEXPIRED)
         args.append(now)
         if not filters.include_compressed:
             clauses.append("m.compressed = 0")
@@ -695,11 +697,11 @@ class Catalog:
             # The kept counts, less the expired memories that still have their keys.
             within = "" if scopes is None else f"scope IN ({','.join('?' * len(scopes))})"
             total = self.reader.execute(
-                f"SELECT coalesce(sum(n), 0) FROM scope_counts{' WHERE ' * bool(within)}"
-                f"{within}", scopes or []).fetchone()[0]
+                "SELECT coalesce(sum(n), 0) FROM scope_counts"
+                + (f" WHERE {within}" if within else ""), scopes or []).fetchone()[0]
             total -= self.reader.execute(
                 f"SELECT count(*) FROM search_keys WHERE rowid IN ({_EXPIRED})"
-                f"{' AND ' * bool(within)}{within}",
+                + (f" AND {within}" if within else ""),
                 [filters.at(), *(scopes or [])]).fetchone()[0]
         else:
             clauses, args = where(filters, "k")
@@ -855,12 +857,12 @@ class Catalog:
         clauses: list[str] = [] if superseded else ["path NOT LIKE 'trash/%'"]
         args: list[object] = []
         if not expired:
-            clauses.append("(expires_at IS NULL OR expires_at > ?)")
+            clauses.append(_UNEXPIRED)
             args.append(now)
         condition = "".join(f" AND {c}" for c in clauses)
         return self.reader.execute(
-            f"SELECT id, path, doc FROM memories WHERE id > ?{condition} ORDER BY id LIMIT ?",
-            (after, *args, limit)).fetchall()
+            f"SELECT id, path, doc FROM memories m WHERE id > ?{condition} ORDER BY id"
+            " LIMIT ?", (after, *args, limit)).fetchall()
 
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.reader.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))

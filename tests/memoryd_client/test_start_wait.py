@@ -37,7 +37,7 @@ def test_the_client_and_the_daemon_name_the_same_code_and_reason():
 
 def test_pauses_double_to_a_second_and_end_at_the_bound():
     clock = Clock()
-    wait = StartWait(5.0, clock)
+    wait = StartWait(5.0, clock=clock)
     pauses = []
     with pytest.raises(RpcFailure) as ended:
         while True:
@@ -53,7 +53,7 @@ def test_pauses_double_to_a_second_and_end_at_the_bound():
 
 def test_no_wait_at_all_when_the_bound_is_zero():
     with pytest.raises(RpcFailure, match="still starting"):
-        StartWait(0, Clock()).pause(starting())
+        StartWait(0, clock=Clock()).pause(starting())
 
 
 @pytest.mark.parametrize("failure", [
@@ -64,7 +64,7 @@ def test_no_wait_at_all_when_the_bound_is_zero():
 ])
 def test_any_other_error_is_raised_at_once(failure):
     with pytest.raises(RpcFailure) as raised:
-        StartWait(60, Clock()).pause(failure)
+        StartWait(60, clock=Clock()).pause(failure)
     assert raised.value is failure
 
 
