@@ -55,7 +55,11 @@ Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
                             description="global, agent:<name> or user:<name>.")]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
 Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
-SourcePath = Annotated[str, Meta(min_length=1, max_length=1024, pattern=r"^[^\r\n\x00]+$",
+MAX_SOURCE_PATH = 1024  # characters
+# Line breaks and NUL cannot stand in a front-matter line; a lone surrogate (a file
+# name that is not UTF-8, as Python reads it) cannot be written at all.
+SourcePath = Annotated[str, Meta(min_length=1, max_length=MAX_SOURCE_PATH,
+                                 pattern=r"^[^\r\n\x00\ud800-\udfff]+$",
                                  description="Where an ingested memory came from, within "
                                  "its source (a vault-relative path).")]
 Session = Annotated[str, Meta(pattern=SESSION_PATTERN, max_length=128,
@@ -210,10 +214,39 @@ def validate(memory: Memory) -> None:
     a file's front matter and a tool's params pass)."""
     if memory.extra:
         _check_extra(memory.extra)
+    builtins = msgspec.to_builtins(memory)
     try:
-        msgspec.convert(msgspec.to_builtins(memory), Memory)
+        msgspec.convert(builtins, Memory)
     except msgspec.ValidationError as exc:
         raise InvalidMemory(*field_of(exc)) from None
+    try:
+        msgspec.json.encode(builtins)
+    except UnicodeEncodeError:
+        # Text read in-process (a transcript's JSON escapes, a file name) can hold a
+        # lone surrogate, which no file or wire could carry.
+        bad = next((k for k, v in builtins.items() if not _encodes(v)), None)
+        raise InvalidMemory(bad, "holds text that is not valid Unicode (a lone "
+                            "surrogate)") from None
+
+
+def _encodes(value: Any) -> bool:
+    try:
+        msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def source_path_problem(path: str) -> str | None:
+    """Why `path` cannot be an ingested memory's `source_path` (the SourcePath rules, in
+    words a report can show), or None."""
+    if any("\ud800" <= c <= "\udfff" for c in path):
+        return "the name is not UTF-8"
+    if any(c in "\r\n\x00" for c in path):
+        return "the name holds a line break or NUL"
+    if len(path) > MAX_SOURCE_PATH:
+        return f"the path is over {MAX_SOURCE_PATH} characters"
+    return None if path else "an empty path"
 
 
 def to_wire(memory: Memory) -> dict[str, Any]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from memoryd.errors import InvalidParams
-from memoryd.schema import is_valid_id
+from memoryd.schema import SourcePath, is_valid_id, source_path_problem
 from tests.rig import Rig
 
 
@@ -38,3 +39,16 @@ async def test_every_way_in_refuses_it(tmp_path):
         assert by_hand["content"] == "by hand" and ".." not in by_hand["id"]
     finally:
         rig.close()
+
+
+@pytest.mark.parametrize("value", ["notes/a.md", "a\nb.md", "a\rb", "nul\x00", "caf\udce9.md",
+                                   "x" * 1024, "x" * 1025, "", "día/ünïcode.md"])
+def test_the_reasons_an_ingest_reports_for_a_path_are_the_schemas_rules(value):
+    """An ingest names why it skipped a file by `source_path_problem`; it must refuse
+    exactly what the schema's SourcePath refuses."""
+    try:
+        msgspec.convert(value, SourcePath)
+        valid = True
+    except msgspec.ValidationError:
+        valid = False
+    assert (source_path_problem(value) is None) == valid

@@ -69,14 +69,23 @@ def show_ingest(result: dict[str, Any]) -> str:
         lines.append(f"{r['source']} ({r['path'] or '-'}): {verb} {r['added']}, updated "
                      f"{r['updated']}, unchanged {r['unchanged']}, links {r['links']}"
                      f" ({r['unresolved_links']} unresolved), {r['seconds']:.1f} s")
-        for label, groups in (("skipped", r["skipped"]), ("failed", r["failed"])):
+        for label, groups in (("skipped", r["skipped"]), ("failed", r["failed"]),
+                              ("noted", r.get("noted", []))):
             for g in groups:
-                shown = ", ".join(g["paths"][:3]) + (" ..." if g["count"] > 3 else "")
+                shown = ", ".join(map(_printable, g["paths"][:3])) + (
+                    " ..." if g["count"] > 3 else "")
                 lines.append(f"  {label} {g['count']}: {g['reason']}  ({shown})")
         if r["missing"]["count"]:
             lines.append(f"  missing {r['missing']['count']} (gone from the source, kept in "
                          f"memory): {', '.join(r['missing']['paths'][:3])}")
     return "\n".join(lines)
+
+
+def _printable(path: str) -> str:
+    """A path on one terminal line: control characters (a file name may hold a line
+    break) escaped, and long paths cut."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+    return text if len(text) <= 120 else text[:60] + "…" + text[-59:]
 
 
 def export(client: Client, params: dict[str, Any], output: str | None) -> dict[str, Any]:

@@ -53,6 +53,7 @@ class Report:
     unresolved_links: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    noted: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -61,6 +62,7 @@ class Report:
                 "added": self.added, "updated": self.updated, "unchanged": self.unchanged,
                 "links": self.links, "unresolved_links": self.unresolved_links,
                 "skipped": _grouped(self.skipped), "failed": _grouped(self.failed),
+                "noted": _grouped(self.noted),
                 "missing": {"count": len(self.missing), "paths": self.missing[:LISTED]},
                 "seconds": round(self.seconds, 3)}
 
@@ -131,6 +133,7 @@ class Ingest:
         scan: Scan = await trio.to_thread.run_sync(source.read, folder)
         report.skipped += scan.skipped
         report.failed += scan.failed
+        report.noted += scan.noted
         label = f"ingest:{source.name}"
         known = await self.stores.workers.read(self.stores.catalog.ingested, label)
         seen = {d.path for d in scan.documents} | {t.path for t in scan.turns}

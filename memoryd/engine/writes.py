@@ -150,8 +150,13 @@ class Writes:
                         continue
                     except NotFound:
                         pass
-                batch[key] = memory
-            uow.put(memory, uow.files.relpath_for(memory))
+            try:  # one memory the schema refuses fails alone, not its whole batch
+                uow.put(memory, uow.files.relpath_for(memory))
+            except RpcError as exc:
+                results.append(exc)
+                continue
+            if memory.kind != "turn":
+                batch[(memory.content_hash, memory.scope, memory.kind)] = memory
             uow.event("written", memory.scope, id=memory.id)
             results.append((memory, True))
         return results

@@ -5,10 +5,11 @@ and the assistant's text become conversation turns of the transcript's session
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from pathlib import Path
+
+import msgspec
 
 from memoryd.ingest import walk
 from memoryd.ingest.document import Scan, Turn
@@ -39,9 +40,9 @@ def _transcript(scan: Scan, rel: str, text: str) -> None:
         if not line.strip():
             continue
         where = f"{rel}:{number}"
-        try:
-            entry = json.loads(line)
-        except ValueError as exc:
+        try:  # msgspec, not json: it refuses a lone surrogate (\udcff), no file holds
+            entry = msgspec.json.decode(line)
+        except msgspec.DecodeError as exc:
             scan.fail(where, f"not JSON: {exc}")
             continue
         if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):

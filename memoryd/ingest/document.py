@@ -41,9 +41,14 @@ class Scan:
     turns: list[Turn] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    # Read, but not quite as the source meant: (path, what was done instead)
+    noted: list[tuple[str, str]] = field(default_factory=list)
 
     def skip(self, path: str, reason: str) -> None:
         self.skipped.append((path, reason))
 
     def fail(self, path: str, reason: str) -> None:
         self.failed.append((path, reason))
+
+    def note(self, path: str, what: str) -> None:
+        self.noted.append((path, what))

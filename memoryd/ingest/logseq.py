@@ -29,29 +29,27 @@ def read(root: Path) -> Scan:
     for folder in FOLDERS:
         if not (root / folder).is_dir():
             continue
-        for rel, data in walk.files(root / folder, scan, _pages(scan, folder)):
-            path = f"{folder}/{rel}"
+        for path, data in walk.files(root, scan, _pages(scan), under=folder):
             content = walk.text(path, data, scan)
             if content is not None:
-                _page(scan, folder, path, rel, content)
+                _page(scan, folder, path, content)
     return scan
 
 
-def _pages(scan: Scan, folder: str) -> Callable[[str], bool]:
+def _pages(scan: Scan) -> Callable[[str], bool]:
     def keep(rel: str) -> bool:
         if rel.lower().endswith((".md", ".org")):
             return True
-        scan.skip(f"{folder}/{rel}", "not a Markdown or org page")
+        scan.skip(rel, "not a Markdown or org page")
         return False
 
     return keep
 
 
-def _page(scan: Scan, folder: str, path: str, rel: str, content: str) -> None:
-    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+def _page(scan: Scan, folder: str, path: str, content: str) -> None:
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     props = _properties(content)
-    match = _JOURNAL.match(stem) if folder == "journals" else None
-    day = datetime(*map(int, match.groups()), tzinfo=UTC) if match else None  # type: ignore[misc]
+    day = _journal_day(scan, path, stem) if folder == "journals" else None
     dates = [day.date().isoformat(), _journal_title(day)] if day else []
     title = _bare(props.get("title", "")) or (dates[1] if day else _page_name(stem))
     names = list(dict.fromkeys([title, stem, _page_name(stem), *dates]))
@@ -66,6 +64,19 @@ def _page(scan: Scan, folder: str, path: str, rel: str, content: str) -> None:
         aliases=[_bare(a) for a in markup.listish(props.get("alias", ""))],
         tags=markup.valid_tags([*tags, *refs[1]]), links=refs[0],
         soft_links=refs[1] + tags, created_at=day))
+
+
+def _journal_day(scan: Scan, path: str, stem: str) -> datetime | None:
+    """The day a journal's file name stands for; a name like a date that is none
+    (`2024_02_30`) makes an undated page, with a note in the report."""
+    match = _JOURNAL.match(stem)
+    if match is None:
+        return None
+    try:
+        return datetime(*map(int, match.groups()), tzinfo=UTC)  # type: ignore[misc]
+    except ValueError:
+        scan.note(path, "the journal's name is not a real date: read as an undated page")
+        return None
 
 
 def _properties(content: str) -> dict[str, str]:

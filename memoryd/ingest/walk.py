@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from memoryd.ingest.document import Scan
+from memoryd.schema import MAX_SOURCE_PATH, source_path_problem
 
 MAX_FILE = 4 * 1024 * 1024  # bytes read from one file at most
 # Folders that hold tooling, not notes.
@@ -17,28 +18,38 @@ SKIP_DIRS = frozenset({".git", ".obsidian", ".trash", ".logseq", "node_modules",
 
 
 def files(root: Path, scan: Scan, keep: Callable[[str], bool] = lambda rel: True,
-          skip_dirs: frozenset[str] = SKIP_DIRS) -> Iterator[tuple[str, bytes]]:
-    """(relative path, bytes) of each regular file under `root` that `keep` wants, in
-    name order. Symlinks, special files, unreadable and huge files are recorded in
-    `scan.skipped` / `scan.failed` instead."""
-    stack = [""]
+          skip_dirs: frozenset[str] = SKIP_DIRS, under: str = ""
+          ) -> Iterator[tuple[str, bytes]]:
+    """(relative path, bytes) of each regular file under `root` (or its folder `under`)
+    that `keep` wants, in name order. Symlinks, special files, unreadable and huge
+    files, and names no memory can record (not UTF-8, a line break, a path too long)
+    are recorded in `scan.skipped` / `scan.failed` instead, one entry each, and the
+    walk goes on."""
+    stack = [under]
     while stack:
         rel_dir = stack.pop()
         try:
             with os.scandir(root / rel_dir if rel_dir else root) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            scan.fail(rel_dir or ".", f"cannot list the folder: {exc.strerror or exc}")
+            scan.fail(shown(rel_dir or "."), f"cannot list the folder: {exc.strerror or exc}")
             continue
         subdirs = []
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if entry.is_symlink():
-                scan.skip(rel, "symlink (not followed)")
+                scan.skip(shown(rel), "symlink (not followed)")
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in skip_dirs and not entry.name.startswith("."):
-                    subdirs.append(rel)
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if is_dir and (entry.name in skip_dirs or entry.name.startswith(".")):
+                continue
+            problem = source_path_problem(rel)
+            if problem is not None:
+                scan.skip(shown(rel), f"{problem}: the folder is not read" if is_dir
+                          else problem)
+                continue
+            if is_dir:
+                subdirs.append(rel)
                 continue
             if not keep(rel):
                 continue
@@ -82,6 +93,13 @@ def read(root: Path, rel: str, scan: Scan) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def shown(rel: str) -> str:
+    """A path as a report can show it: undecodable bytes as U+FFFD, and no longer than
+    a memory's source path may be."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text if len(text) <= MAX_SOURCE_PATH else text[:MAX_SOURCE_PATH - 1] + "…"
 
 
 def text(rel: str, data: bytes, scan: Scan) -> str | None:
