@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-budget", type=int,
                    help="tokens the injected <memory> block may use (default: the daemon's "
                    "recall.token_budget)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="how long one upstream exchange may take, its reply streamed or "
+                   "not (default 600)")
     p.add_argument("--quiet", action="store_true", help="do not log each request")
     p = cmd("web", "a local web page: memories, search traces, history, topics, jobs")
     p.add_argument("--listen", default="127.0.0.1:8765", metavar="HOST:PORT",
@@ -335,7 +338,7 @@ def _proxy(args: argparse.Namespace, socket_path: Path) -> int:
 
     settings = proxy.Settings(upstream=args.upstream, socket_path=socket_path,
                               top_k=args.top_k, token_budget=args.token_budget,
-                              quiet=args.quiet)
+                              upstream_timeout=args.timeout, quiet=args.quiet)
     try:
         return proxy.run(settings, args.listen)
     except (ValueError, OSError) as exc:

@@ -19,33 +19,37 @@ import http.client
 import json
 import sys
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from memoryctl.serving import LOOPBACK, bind, parse_listen, serve_until_interrupted
+from memoryctl.chat import (
+    ProxyError,
+    inject,
+    latest_user_text,
+    number,
+    parse_body,
+    session_of,
+    sse_text,
+)
+from memoryctl.serving import (
+    LOOPBACK,
+    BodyError,
+    BoundedHandler,
+    bind,
+    parse_listen,
+    serve_until_interrupted,
+)
+from memoryctl.upstream import Exchange, UpstreamError
 from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 MEMORY_FIELDS = ("memory_id", "memory_top_k", "memory_recency_weight",
                  "memory_score_threshold")
 MAX_BODY = 32 << 20  # a chat request larger than this is refused (413)
 MAX_QUERY = 4096  # characters of the user message used as the recall query
-UPSTREAM_TIMEOUT = 600.0
-
-
-class ProxyError(Exception):
-    """An answer the proxy gives itself: an HTTP status and an OpenAI-style error body."""
-
-    def __init__(self, status: int, message: str, kind: str) -> None:
-        super().__init__(message)
-        self.status, self.message, self.kind = status, message, kind
-
-    def body(self) -> bytes:
-        return json.dumps({"error": {"message": self.message, "type": self.kind,
-                                     "code": self.status}}).encode()
+MAX_TURN = 200_000  # characters of a turn remembered (the rest of a long reply is cut)
 
 
 @dataclass
@@ -54,6 +58,7 @@ class Settings:
     socket_path: Path
     top_k: int | None = None  # the daemon's recall.top_k when None
     token_budget: int | None = None  # the daemon's recall.token_budget when None
+    upstream_timeout: float = 600.0  # seconds for a whole exchange, reply included
     quiet: bool = False
 
 
@@ -84,43 +89,6 @@ class Memory:
         return True
 
 
-def latest_user_text(messages: Any) -> str | None:
-    """The text of the last user message (string content, or its text parts)."""
-    if not isinstance(messages, list):
-        return None
-    for message in reversed(messages):
-        if not isinstance(message, dict) or message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content
-        if isinstance(content, list):
-            parts = [p.get("text", "") for p in content
-                     if isinstance(p, dict) and p.get("type") == "text"]
-            return "\n".join(t for t in parts if isinstance(t, str))
-        return None
-    return None
-
-
-def inject(messages: list[Any], block: str) -> list[Any]:
-    """The messages with the memory block as a system message after the leading system
-    messages (the caller's own instructions stay first)."""
-    at = 0
-    while at < len(messages) and isinstance(messages[at], dict) and \
-            messages[at].get("role") in ("system", "developer"):
-        at += 1
-    return [*messages[:at], {"role": "system", "content": block}, *messages[at:]]
-
-
-def _number(body: dict[str, Any], name: str, kind: type) -> Any:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ProxyError(400, f"{name} must be a number", "invalid_request_error")
-    return kind(value)
-
-
 class Proxy:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -128,6 +96,8 @@ class Proxy:
         parts = urlsplit(settings.upstream.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"--upstream must be an http(s) URL, not {settings.upstream!r}")
+        if not 0 < settings.upstream_timeout < 86_400:
+            raise ValueError("--timeout must be more than 0 seconds and less than a day")
         self.upstream = parts
         self.remembering: set[threading.Thread] = set()
 
@@ -136,24 +106,32 @@ class Proxy:
         parts = self.upstream
         cls = http.client.HTTPSConnection if parts.scheme == "https" else \
             http.client.HTTPConnection
-        return cls(parts.hostname, parts.port, timeout=UPSTREAM_TIMEOUT)  # type: ignore[arg-type]
+        return cls(parts.hostname, parts.port,  # type: ignore[arg-type]
+                   timeout=self.settings.upstream_timeout)
 
     def forward(self, method: str, path: str, body: bytes | None,
-                headers: dict[str, str]) -> tuple[http.client.HTTPConnection,
-                                                  http.client.HTTPResponse]:
-        conn = self._connection()
+                headers: dict[str, str]) -> tuple[Exchange, http.client.HTTPResponse]:
+        """The upstream's response (its head read); the exchange bounds what follows."""
+        exchange = Exchange(self._connection(), self.settings.upstream_timeout)
         try:
-            conn.request(method, self.upstream.path + path, body=body, headers=headers)
-            return conn, conn.getresponse()
-        except OSError as exc:
-            conn.close()
+            return exchange, exchange.open(method, self.upstream.path + path, body, headers)
+        except (OSError, http.client.HTTPException, UpstreamError) as exc:
+            exchange.conn.close()
             raise ProxyError(502, f"the upstream {self.settings.upstream} did not answer: "
-                                  f"{exc}", "upstream_unavailable") from None
+                                  f"{type(exc).__name__} {exc}", "upstream_unavailable"
+                             ) from None
+
+    @staticmethod
+    def read(exchange: Exchange, resp: http.client.HTTPResponse) -> bytes:
+        try:
+            return exchange.read(resp)
+        except UpstreamError as exc:
+            raise ProxyError(502, str(exc), "upstream_error") from None
 
     # -- memory --------------------------------------------------------------------
     def recall(self, body: dict[str, Any], session: str) -> tuple[str, list[dict[str, Any]]]:
         query = latest_user_text(body.get("messages"))
-        top_k = _number(body, "memory_top_k", int)
+        top_k = number(body, "memory_top_k", int)
         if top_k is None:
             top_k = self.settings.top_k
         if not query or not query.strip() or (top_k is not None and top_k <= 0):
@@ -165,7 +143,7 @@ class Proxy:
             params["top_k"] = min(top_k, 100)
         for field, name in (("memory_recency_weight", "recency_weight"),
                             ("memory_score_threshold", "score_threshold")):
-            value = _number(body, field, float)
+            value = number(body, field, float)
             if value is not None:
                 params[name] = value
         try:
@@ -181,7 +159,7 @@ class Proxy:
                 for role, text in (("user", user), ("assistant", assistant)):
                     if text and text.strip():
                         self.memory.call("memory_remember", {
-                            "session": session, "role": role, "content": text[:200_000]})
+                            "session": session, "role": role, "content": text[:MAX_TURN]})
             except (ProxyError, RpcFailure) as exc:
                 print(f"memoryctl proxy: remembering the turns failed: {exc}",
                       file=sys.stderr)
@@ -197,29 +175,8 @@ class Proxy:
             thread.join(timeout)
 
 
-def _session(body: dict[str, Any], header: str | None) -> str:
-    session = body.get("memory_id") or header or "default"
-    if not isinstance(session, str):
-        raise ProxyError(400, "memory_id must be a string", "invalid_request_error")
-    return session
-
-
-def sse_text(lines: Iterator[bytes]) -> Iterator[tuple[bytes, str]]:
-    """Each SSE line as it came, with the assistant text it adds (if any)."""
-    for line in lines:
-        added = ""
-        if line.startswith(b"data:"):
-            data = line[5:].strip()
-            if data and data != b"[DONE]":
-                with contextlib.suppress(ValueError, AttributeError, IndexError, TypeError):
-                    delta = json.loads(data)["choices"][0].get("delta") or {}
-                    added = delta.get("content") or ""
-        yield line, added
-
-
 def make_handler(proxy: Proxy) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(BoundedHandler):
         server_version = "memoryd-proxy"
 
         def log_message(self, format: str, *args: Any) -> None:
@@ -252,12 +209,17 @@ def make_handler(proxy: Proxy) -> type[BaseHTTPRequestHandler]:
                 return
             if path == "/v1/models":
                 try:
-                    conn, resp = proxy.forward("GET", "/models", None, self._auth())
+                    exchange, resp = proxy.forward("GET", "/models", None, self._auth())
                 except ProxyError as exc:
                     self._send(exc.status, exc.body())
                     return
-                with contextlib.closing(conn):
-                    self._send(resp.status, resp.read(),
+                with contextlib.closing(exchange.conn):
+                    try:
+                        data = proxy.read(exchange, resp)
+                    except ProxyError as exc:
+                        self._send(exc.status, exc.body())
+                        return
+                    self._send(resp.status, data,
                                resp.getheader("Content-Type", "application/json"))
                 return
             self._send(404, ProxyError(404, f"no route {path}: this proxy serves "
@@ -267,59 +229,50 @@ def make_handler(proxy: Proxy) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             path = self.path.split("?", 1)[0].rstrip("/")
             try:
+                try:
+                    data = self.read_body(MAX_BODY, required=True)
+                except BodyError as exc:
+                    raise ProxyError(exc.status, exc.message, "invalid_request_error"
+                                     ) from None
                 if path != "/v1/chat/completions":
                     raise ProxyError(404, f"no route {path}", "not_found")
-                self._chat()
+                self._chat(data)
             except ProxyError as exc:
                 self._send(exc.status, exc.body())
 
-        def _read_body(self) -> dict[str, Any]:
-            try:
-                length = int(self.headers.get("Content-Length", ""))
-            except ValueError:
-                raise ProxyError(411, "a Content-Length is required",
-                                 "invalid_request_error") from None
-            if length > MAX_BODY:
-                raise ProxyError(413, "the request is too large", "invalid_request_error")
-            try:
-                body = json.loads(self.rfile.read(length))
-            except ValueError:
-                raise ProxyError(400, "the body is not JSON", "invalid_request_error") from None
+        def _chat(self, data: bytes) -> None:
+            body = parse_body(data)
             if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                 raise ProxyError(400, "a chat request needs `messages` (a list)",
                                  "invalid_request_error")
-            return body
-
-        def _chat(self) -> None:
-            body = self._read_body()
-            session = _session(body, self.headers.get("X-Memory-Id"))
+            session = session_of(body, self.headers.get("X-Memory-Id"))
             block, hits = proxy.recall(body, session)
             forwarded = {k: v for k, v in body.items() if k not in MEMORY_FIELDS}
             if block:
                 forwarded["messages"] = inject(body["messages"], block)
             headers = {"Content-Type": "application/json", **self._auth(),
                        "Accept": self.headers.get("Accept", "application/json")}
-            conn, resp = proxy.forward("POST", "/chat/completions",
+            exchange, resp = proxy.forward("POST", "/chat/completions",
                                        json.dumps(forwarded).encode(), headers)
             user = latest_user_text(body["messages"])
-            with contextlib.closing(conn):
+            with contextlib.closing(exchange.conn):
                 content_type = resp.getheader("Content-Type", "application/json")
                 if resp.status >= 300:  # the upstream's error, as it gave it
-                    self._send(resp.status, resp.read(), content_type)
+                    self._send(resp.status, proxy.read(exchange, resp), content_type)
                     return
                 if "text/event-stream" in content_type:
-                    assistant = self._stream(resp, content_type)
+                    assistant = self._stream(exchange, resp, content_type)
                 else:
-                    assistant = self._whole(resp, content_type, hits)
+                    assistant = self._whole(proxy.read(exchange, resp), resp, content_type, hits)
             proxy.remember_later(session, user, assistant)
 
-        def _whole(self, resp: http.client.HTTPResponse, content_type: str,
+        def _whole(self, data: bytes, resp: http.client.HTTPResponse, content_type: str,
                    hits: list[dict[str, Any]]) -> str | None:
-            data = resp.read()
             try:
                 reply = json.loads(data)
                 assistant = reply["choices"][0]["message"].get("content")
-            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError,
+                    RecursionError):
                 self._send(resp.status, data, content_type)  # not ours to judge
                 return None
             reply["memory_hits"] = [
@@ -328,25 +281,28 @@ def make_handler(proxy: Proxy) -> type[BaseHTTPRequestHandler]:
             self._send(resp.status, json.dumps(reply).encode(), "application/json")
             return assistant if isinstance(assistant, str) else None
 
-        def _stream(self, resp: http.client.HTTPResponse, content_type: str) -> str:
-            """Copy the upstream's SSE lines to the caller as they come (chunked)."""
+        def _stream(self, exchange: Exchange, resp: http.client.HTTPResponse,
+                    content_type: str) -> str:
+            """Copy the upstream's SSE lines to the caller as they come (chunked); keep
+            at most MAX_TURN characters of the text to remember."""
             self.send_response(resp.status)
             self.send_header("Content-Type", content_type)
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             text: list[str] = []
-
-            def lines() -> Iterator[bytes]:
-                while line := resp.readline():
-                    yield line
-
+            kept = 0
             try:
-                for line, added in sse_text(lines()):
-                    text.append(added)
+                for line, added in sse_text(exchange.lines(resp)):
+                    if added and kept < MAX_TURN:
+                        text.append(added[:MAX_TURN - kept])
+                        kept += len(text[-1])
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
+            except UpstreamError as exc:  # the caller has the lines so far; then it ends
+                print(f"memoryctl proxy: the stream ended early: {exc}", file=sys.stderr)
+                self.close_connection = True
             except OSError:  # the caller went away: keep what was said so far
                 self.close_connection = True
             return "".join(text)

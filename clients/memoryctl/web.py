@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from memoryctl.serving import LOOPBACK, bind, parse_listen, serve_until_interrupted
+from memoryctl.serving import (
+    LOOPBACK,
+    BodyError,
+    BoundedHandler,
+    bind,
+    parse_listen,
+    serve_until_interrupted,
+)
 from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 READ = ("stats", "jobs/list", "graph/topics", "memory_list", "memory_search",
@@ -54,8 +61,7 @@ def _page(name: str) -> bytes:
 
 
 def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(BoundedHandler):
         server_version = "memoryd-web"
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: it is a UI
@@ -117,13 +123,9 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
             connection what is left unread would be taken for the next request); None,
             and the connection closed, when its length is not one to read."""
             try:
-                length = int(self.headers.get("Content-Length", "0"))
-            except ValueError:
-                length = -1
-            if not 0 <= length <= MAX_BODY:
-                self.close_connection = True
+                return self.read_body(MAX_BODY, required=False)
+            except BodyError:
                 return None
-            return self.rfile.read(length)
 
         def do_POST(self) -> None:
             body = self._body()
@@ -149,7 +151,7 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
                 params = json.loads(body or b"{}")
                 if not isinstance(params, dict):
                     raise ValueError("not an object")
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 self._json(400, {"error": {"message": f"bad request body: {exc}"}})
                 return
             try:

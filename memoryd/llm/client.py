@@ -166,6 +166,11 @@ def json_object(text: str) -> dict[str, Any]:
         except RecursionError:
             raise LlmError("the answer's JSON is nested past reason") from None
         if isinstance(value, dict):
+            try:  # json reads "\udcff" as a lone surrogate, which no memory can hold
+                msgspec.json.encode(value)
+            except UnicodeEncodeError:
+                raise LlmError("the answer's JSON holds text that is not valid Unicode "
+                               "(a lone surrogate)") from None
             return value
         start = text.find("{", start + 1)
     raise LlmError("the answer holds no JSON object")

@@ -25,13 +25,13 @@ def _free_port() -> int:
 
 
 class ProxyProcess:
-    def __init__(self, daemon, upstream: str) -> None:
+    def __init__(self, daemon, upstream: str, *options: str) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, MEMORY_HOME=str(daemon.root))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memoryctl", "proxy", "--upstream", upstream,
-             "--listen", f"127.0.0.1:{self.port}", "--quiet"],
+             "--listen", f"127.0.0.1:{self.port}", "--quiet", *options],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         wait_for(self._answers, 60, "the proxy to listen")
 

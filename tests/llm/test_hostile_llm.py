@@ -6,29 +6,19 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 import pytest
 import trio
 
 from memoryd.config import parse_config
 from memoryd.llm.client import MAX_ANSWER, ChatClient, LlmError
+from tests.hostile_http import answer, endpoint
 from tests.rig import Rig
-
-Behaviour = Callable[[socket.socket], None]
 
 
 def completion(content: str) -> bytes:
     return json.dumps({"choices": [{"message": {"content": content}}]}).encode()
-
-
-def answer(body: bytes, length: int | None = None) -> bytes:
-    head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-            f"{len(body) if length is None else length}\r\n\r\n")
-    return head.encode() + body
 
 
 def nested(conn: socket.socket) -> None:
@@ -49,6 +39,10 @@ def drip(conn: socket.socket) -> None:
         time.sleep(0.05)
 
 
+def surrogate(conn: socket.socket) -> None:
+    conn.sendall(answer(completion('{"facts": ["I live in \\udcff"]}')))
+
+
 def incomplete(conn: socket.socket) -> None:
     conn.sendall(answer(b'{"choi', length=1000))
 
@@ -57,37 +51,8 @@ def bad_status(conn: socket.socket) -> None:
     conn.sendall(b"garbage, not HTTP\r\n\r\n")
 
 
-@contextmanager
-def endpoint(behaviour: Behaviour) -> Iterator[str]:
-    server = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def serve() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(5)
-                try:
-                    conn.recv(65536)  # the request (small)
-                    behaviour(conn)
-                except OSError:
-                    pass  # the client gave up: as it should
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
-    finally:
-        stop.set()
-        thread.join(15)
-        server.close()
-
-
-@pytest.mark.parametrize("behaviour", [nested, endless, drip, incomplete, bad_status])
+@pytest.mark.parametrize("behaviour", [nested, endless, drip, surrogate, incomplete,
+                                       bad_status])
 async def test_every_hostile_answer_is_an_llm_error_within_the_timeout(behaviour):
     with endpoint(behaviour) as url:
         client = ChatClient(parse_config({"llm": {"url": url, "model": "m",
