@@ -11,6 +11,7 @@ are dropped, and a new fact is never lost, whatever the model answered).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,48 +144,67 @@ class BadAnswer(ValueError):
 
 def from_llm(answer: dict[str, Any], new_facts: list[str], short_ids: dict[str, str]
              ) -> list[Decision]:
-    """The model's decisions, checked; short ids mapped back to memory ids."""
+    """The model's decisions, checked; short ids mapped back to memory ids.
+
+    Bounded like any peer's answer: it adds or changes at most twice as many facts as
+    it was given new ones (a fact may split in two; an answer of 2,000 ADDs writes no
+    more than that), a text it
+    repeats is taken once, and each known fact is changed or deleted at most once (a
+    second UPDATE of one id would leave two current facts that both replace it: its
+    text is added instead, so no fact is lost)."""
     items = answer.get("memory")
     if not isinstance(items, list):
         raise BadAnswer("the answer has no `memory` list")
     decisions: list[Decision] = []
-    dropped: list[str] = []
+    dropped: Counter[str] = Counter()
+    targeted: set[str] = set()
+    texts: set[str] = set()
     for item in items:
         if not isinstance(item, dict):
-            dropped.append("an item that is not an object")
+            dropped["an item that is not an object"] += 1
             continue
         event = str(item.get("event", "")).upper()
         text = item.get("text")
         text = " ".join(text.split())[:2000] if isinstance(text, str) else ""
-        short = str(item.get("id", ""))
+        short = str(item.get("id", ""))[:40]
         if event not in EVENTS:
-            dropped.append(f"unknown event {event!r}")
+            dropped[f"unknown event {event[:40]!r}"] += 1
             continue
-        if event == "ADD":
-            if text:
-                decisions.append(Decision(text, "ADD", None, "llm: new information"))
-            continue
-        target = short_ids.get(short)
-        if target is None:
-            if event == "UPDATE" and text:  # a fact is never lost to a bad id
-                decisions.append(Decision(text, "ADD", None,
-                                          f"llm: UPDATE of unknown id {short!r}, added"))
-            else:
-                dropped.append(f"{event} of unknown id {short!r}")
-            continue
-        if event == "UPDATE" and not text:
-            dropped.append(f"UPDATE of {short!r} without text")
-            continue
-        reason = {"UPDATE": "llm: changes a known fact", "DELETE": "llm: contradicted",
-                  "NONE": "llm: already known"}[event]
-        decisions.append(Decision(text or "", event, target, reason))
+        target = short_ids.get(short) if event != "ADD" else None
+        if event == "UPDATE" and text and (target is None or target in targeted):
+            why = "unknown id" if target is None else "an id already changed"
+            event, target = "ADD", None  # a fact is never lost to a bad id
+            reason = f"llm: UPDATE of {why} {short!r}, added"
+        else:
+            reason = {"ADD": "llm: new information", "UPDATE": "llm: changes a known fact",
+                      "DELETE": "llm: contradicted", "NONE": "llm: already known"}[event]
+        if event == "ADD" or event == "UPDATE":
+            if not text:
+                dropped[f"{event} without text"] += 1
+                continue
+            if _normal(text) in texts:
+                dropped["a text given twice"] += 1
+                continue
+            if sum(d.event in ("ADD", "UPDATE") for d in decisions) >= 2 * len(new_facts):
+                dropped["more new facts than were given"] += 1
+                continue
+            texts.add(_normal(text))
+        if event != "ADD":
+            if target is None:
+                dropped[f"{event} of unknown id"] += 1
+                continue
+            if event != "NONE" and target in targeted:
+                dropped[f"a second {event} of one id"] += 1
+                continue
+            if event != "NONE":
+                targeted.add(target)
+        decisions.append(Decision(text, event, target, reason))
     if not any(d.event in ("ADD", "UPDATE", "NONE") for d in decisions):
         # Only deletes (or nothing usable): the new facts are added all the same.
         why = "llm answered only deletes" if decisions else "llm gave no usable decision"
         decisions += [Decision(f, "ADD", None, f"{why}; the new fact is kept")
                       for f in new_facts]
-    if dropped:
-        for d in decisions:
-            d.reason += f" (ignored: {'; '.join(dropped)})"
-            break
+    if dropped and decisions:
+        decisions[0].reason += " (ignored: " + "; ".join(
+            f"{n} × {what}" if n > 1 else what for what, n in dropped.most_common()) + ")"
     return decisions

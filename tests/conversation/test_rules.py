@@ -107,3 +107,24 @@ def test_importance_and_type_routing():
     assert signals.novelty(np.array([1.0, 0.0]), None) == 1.0
     assert signals.novelty(np.array([1.0, 0.0]), np.array([2.0, 0.0])) == 0.0
     assert signals.importance(1.0, 0.5) == 0.8
+
+
+def test_a_model_answer_writes_no_more_than_it_was_given_and_changes_a_fact_once():
+    short = {"0": "paris-id", "1": "job-id"}
+    new = ["The user lives in Berlin."]
+    flood = [{"id": "", "text": f"The user owns boat number {n}.", "event": "ADD"}
+             for n in range(2000)]
+    got = reconcile.from_llm({"memory": flood}, new, short)
+    assert [d.event for d in got] == ["ADD", "ADD"]  # twice the facts given, at most
+    assert "1998 × more new facts than were given" in got[0].reason
+    got = reconcile.from_llm({"memory": [
+        {"id": "0", "text": "The user lives in Berlin.", "event": "UPDATE"},
+        {"id": "0", "text": "The user lives in Munich.", "event": "UPDATE"},
+        {"id": "0", "text": "", "event": "DELETE"},
+        {"id": "1", "text": "The user lives in Berlin.", "event": "UPDATE"}]}, new, short)
+    assert [(d.event, d.target, d.text) for d in got] == [
+        ("UPDATE", "paris-id", "The user lives in Berlin."),
+        ("ADD", None, "The user lives in Munich.")]
+    assert "UPDATE of an id already changed '0', added" in got[1].reason
+    assert "a second DELETE of one id" in got[0].reason
+    assert "a text given twice" in got[0].reason

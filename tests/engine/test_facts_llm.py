@@ -214,3 +214,23 @@ async def test_a_remembered_turn_learns_through_the_model(scripted):
     recalled = await rig.result("memory_recall", session="s1",
                                 query="what should I cook for my wife tonight?")
     assert "Anne" in recalled["text"] and "mushrooms" in recalled["text"]
+
+
+async def test_a_reconcile_answer_is_bounded_and_changes_a_fact_once(scripted):
+    server, rig = await scripted({})
+    paris = await seed(rig, server, "The user lives in Paris")
+    flood = [{"id": "", "text": f"The user owns boat number {n}", "event": "ADD"}
+             for n in range(2000)]
+    server.answer = answers({
+        "facts": ok({"facts": ["The user lives in Berlin"]}),
+        "reconcile": ok({"memory": [
+            {"id": "0", "text": "The user lives in Berlin", "event": "UPDATE"},
+            {"id": "0", "text": "The user lives in Berlin now", "event": "UPDATE"},
+            *flood]})})
+    got = await rig.result("memory_add", text="Big news: we moved to Berlin")
+    assert [f["event"] for f in got["facts"]] == ["UPDATE", "ADD"]
+    assert len(facts_on_disk(rig.root)) == 2  # not 2,002
+    current = [f for f in got["facts"] if f.get("replaces") == paris]
+    assert len(current) == 1  # one current fact replaces Paris, and Paris names it
+    old = (await rig.result("memory_history", id=paris))["versions"]
+    assert old[0]["replaced_by"] == current[0]["id"]
