@@ -40,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
                              "re-embed every memory (the daemon must be stopped)")
     reindex.add_argument("--root", help="memory root (default: $MEMORY_HOME, else ~/.memory)")
     reindex.add_argument("--config", help="config file (default: <root>/config.yaml)")
+    rescope = sub.add_parser("rescope", help="move every memory of one scope to another "
+                             "(the daemon must be stopped)")
+    rescope.add_argument("old", metavar="FROM", help="the scope to empty, e.g. agent:my-agent")
+    rescope.add_argument("new", metavar="TO", help="the scope its memories move to")
+    rescope.add_argument("--root", help="memory root (default: $MEMORY_HOME, else ~/.memory)")
     return parser
 
 
@@ -49,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(args)
     if args.command == "reindex":
         return _reindex(args)
+    if args.command == "rescope":
+        return _rescope(args)
     return EXIT_CONFIG
 
 
@@ -116,6 +123,39 @@ def _reindex(args: argparse.Namespace) -> int:
     finally:
         os.close(lock_fd)
     print("reindexed: " + ", ".join(f"{k} {v}" for k, v in summary.items()))
+    return 0
+
+
+def _rescope(args: argparse.Namespace) -> int:
+    from memoryd.rescope import check_scope, rescope
+    from memoryd.server import lock
+
+    for value in (args.old, args.new):
+        if (problem := check_scope(value)) is not None:
+            print(f"memoryd: {problem}", file=sys.stderr)
+            return EXIT_CONFIG
+    if args.old == args.new:
+        print("memoryd: FROM and TO are the same scope", file=sys.stderr)
+        return EXIT_CONFIG
+    root = resolve_root(args.root)
+    if not root.is_dir():
+        print(f"memoryd: no memory root at {root}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        lock_fd = lock.acquire(root)
+    except lock.AlreadyRunning as exc:
+        print(f"memoryd: {exc} (stop it first: its indexes must not change under it)",
+              file=sys.stderr)
+        return EXIT_RUNTIME
+    try:
+        done = rescope(root, args.old, args.new)
+    finally:
+        os.close(lock_fd)
+    print(f"moved {done.moved} memories from {args.old} to {args.new}; the next start "
+          "indexes them")
+    if done.unreadable:
+        print(f"left alone {len(done.unreadable)} files memoryd cannot read (see "
+              f"`memoryctl status`): {', '.join(done.unreadable[:5])}", file=sys.stderr)
     return 0
 
 

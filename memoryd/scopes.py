@@ -19,17 +19,33 @@ from memoryd.schema import GLOBAL_SCOPE
 
 _NAME_CLEAN = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_NAME = 64
+_OWN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a name that is its own scope
 
 
 def agent_scope(client_name: str) -> str:
-    """`agent:<name>` for a clientInfo.name. Spaces become `-`; a name with any other
-    character outside [A-Za-z0-9._-] (or none left) gets a hash of the full name, so
-    "../../x" or "助手" never shares a scope with "x" or with the user's tooling."""
+    """`agent:<name>` for a clientInfo.name, one to one. A name of [A-Za-z0-9._-]
+    (starting with a letter or digit, at most 64) is its own scope; any other (`my
+    agent`, `../../x`, `助手`, a name over 64 characters) is cleaned for reading and
+    gets a hash of the whole name: `my agent` never shares a scope with `my-agent`,
+    nor two long names with their first 64 characters, nor any name with the user's
+    tooling."""
+    if _OWN_NAME.fullmatch(client_name):
+        return f"agent:{client_name}"
+    cleaned = _NAME_CLEAN.sub("-", re.sub(r"\s+", "-", client_name.strip())).strip("-._")
+    digest = hashlib.blake2b(client_name.encode("utf-8", "surrogatepass"),
+                             digest_size=4).hexdigest()
+    return f"agent:{cleaned[:_MAX_NAME - 9] or 'agent'}-{digest}"
+
+
+def earlier_agent_scope(client_name: str) -> str:
+    """The scope a name had before names mapped one to one (spaces became `-`, long
+    names were cut at 64): where that agent's memories were written until then."""
     name = client_name.strip()
     spaced = re.sub(r"\s+", "-", name)
     cleaned = _NAME_CLEAN.sub("-", spaced).strip("-._")
     if cleaned != spaced or not cleaned:
-        digest = hashlib.blake2b(name.encode(), digest_size=4).hexdigest()
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"),
+                                 digest_size=4).hexdigest()
         cleaned = f"{cleaned[:_MAX_NAME - 9] or 'agent'}-{digest}"
     return f"agent:{cleaned[:_MAX_NAME]}"
 

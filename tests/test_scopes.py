@@ -39,7 +39,13 @@ class Client:
 
 def test_agent_names_map_to_distinct_scopes():
     assert agent_scope("claude") == "agent:claude"
-    assert agent_scope("Claude Code") == "agent:Claude-Code"
+    assert agent_scope("claude-code") == "agent:claude-code"
+    assert agent_scope("Claude Code").startswith("agent:Claude-Code-")
+    assert len({agent_scope(n) for n in ("my agent", "my-agent", "my  agent", " my agent",
+                                         "my\tagent", "my_agent", "my.agent")}) == 7
+    long = "n" * 64
+    assert agent_scope(long) == f"agent:{long}"
+    assert len({agent_scope(long), agent_scope(long + "a"), agent_scope(long + "b")}) == 3
     assert agent_scope("../../x") != agent_scope("x")
     for name in ("助手", "ü", "🙂"):
         scope = agent_scope(name)

@@ -7,18 +7,20 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+import structlog
 from msgspec import Raw, UnsetType
 
 from memoryd import __version__
-from memoryd.errors import Busy, BusyReason, Forbidden, InvalidParams
+from memoryd.errors import Busy, BusyReason, Forbidden, InvalidParams, RpcError
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import decode_params
 from memoryd.protocol.dispatch import Connection, Handler
 from memoryd.schema import Scope
-from memoryd.scopes import agent_scope
+from memoryd.scopes import agent_scope, earlier_agent_scope
 from memoryd.server.app import App
 from memoryd.tools.registry import Tool
 
+log = structlog.get_logger("memoryd.server")
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
 INSTRUCTIONS = (
     "memoryd keeps long-term memory as Markdown files. Use memory_search for exact words, "
@@ -75,10 +77,29 @@ def subscriber_limit(max_connections: int) -> int:
 def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
     """Every server method, bound to `app` (and its tools, for the MCP prompt)."""
 
+    noted: set[str] = set()
+
+    async def note_earlier_scope(name: str, scope: str) -> None:
+        """Say once, in the log (the user's, not the agent's to see), where the memories
+        a name wrote before names mapped one to one are, and how to move them."""
+        earlier = earlier_agent_scope(name)
+        if earlier == scope or earlier in noted:
+            return
+        try:
+            held = (await app.engine.reads.counts([earlier]))["memories"]
+        except RpcError:  # still starting: said at a later connection
+            return
+        noted.add(earlier)
+        if held:
+            log.warning("agent.scope_moved", name=name[:200], earlier=earlier, now=scope,
+                        memories=held, then=f"stop memoryd and run: memoryd rescope "
+                        f"{earlier} {scope}")
+
     async def initialize(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         params = decode_params(raw, InitializeParams)
         if params.clientInfo is not None and params.clientInfo.name.strip():
             conn.caller.agent = agent_scope(params.clientInfo.name)
+            await note_earlier_scope(params.clientInfo.name, conn.caller.agent)
         if params.scope is not None:
             conn.caller.check(params.scope)
             conn.caller.default_scope = params.scope

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -104,6 +105,29 @@ def test_memoryd_reindex_command(short_tmp):
                and e["model"].endswith("int8-dynamic-per-channel") for e in events), \
         "reindex moves the store to the default embedder"
     assert (root / "index" / "embedder").read_text() == "int8\n"
+
+
+def test_reindex_drops_a_file_that_no_longer_parses_though_its_stamp_is_the_same(
+        short_tmp):
+    """A broken edit that kept the file's size and time (the stamp a start trusts):
+    reindex reads every file, so the memory is dropped from the indexes and the file
+    is reported, not served from the row it had."""
+    root = short_tmp / "ri2"
+    (root / "categories" / "knowledge").mkdir(parents=True)
+    note = root / "categories" / "knowledge" / "kiel.md"
+    note.write_text("The boat is in Kiel\n")
+
+    def reindex() -> str:
+        proc = subprocess.run([sys.executable, "-m", "memoryd", "reindex", "--root",
+                               str(root)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "memories 1" in reindex()
+    text, stat = note.read_text(), note.stat()
+    note.write_text(text.replace("scope: global", "scope: ../..x"))  # the same size
+    os.utime(note, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "deleted 1, rejected 1" in (out := reindex()) and "memories 0" in out
 
 
 async def test_corrupted_vector_store_is_set_aside_and_rebuilt(make_harness, tmp_path):
