@@ -15,8 +15,9 @@ from memoryd_client.framing import MAX_LINE
 
 IMPORT_LINES = 1000  # lines per memory_import call
 IMPORT_BYTES = 768 * 1024  # and at most this much JSON (the socket takes 1 MiB a line)
-# A line whose request alone would pass the socket's 1 MiB (its JSON escaped once more
-# inside the request) cannot be sent: it is reported, and the other lines go on.
+# A line is sent as the JSON object it holds (so it is not escaped a second time); one
+# whose request alone would still pass the socket's 1 MiB cannot be sent: it is
+# reported, and the other lines go on.
 ONE_LINE_BYTES = MAX_LINE - 4096
 
 
@@ -110,12 +111,28 @@ def export(client: Client, params: dict[str, Any], output: str | None) -> dict[s
     return {"exported": written, "output": output or "-"}
 
 
+def _refuse(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _as_sent(text: str) -> tuple[str | dict[str, Any], int]:
+    """A line as the request carries it, and its bytes there: the object it holds,
+    read strictly; else the text itself (the daemon says what is wrong with it)."""
+    try:
+        value = json.loads(text, parse_constant=_refuse)
+        if isinstance(value, dict):
+            return value, len(json.dumps(value, ensure_ascii=False).encode()) + 2
+    except (ValueError, RecursionError, UnicodeEncodeError):
+        pass
+    return text, len(json.dumps(text, ensure_ascii=False).encode()) + 2
+
+
 def _batches(stream: IO[bytes], failed: list[dict[str, Any]]
-             ) -> Iterator[tuple[int, list[str], int]]:
+             ) -> Iterator[tuple[int, list[str | dict[str, Any]], int]]:
     """(first line number, lines, bytes read so far) in batches, sized by what they
     take in the request; blank lines are skipped but counted. A line that is not UTF-8,
     or too large to send, goes to `failed` with why, and the others go on."""
-    batch: list[str] = []
+    batch: list[str | dict[str, Any]] = []
     first = size = consumed = 0
     for number, raw in enumerate(stream, 1):
         consumed += len(raw)
@@ -124,7 +141,7 @@ def _batches(stream: IO[bytes], failed: list[dict[str, Any]]
             text = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
             text, why = "", f"not UTF-8 text: {exc.reason} at byte {exc.start}"
-        cost = len(json.dumps(text, ensure_ascii=False).encode()) + 2
+        item, cost = _as_sent(text) if why is None and text.strip() else (text, 0)
         if cost > ONE_LINE_BYTES:
             why = f"{cost} bytes once sent: the socket takes requests of {MAX_LINE} bytes"
         if why is not None:
@@ -139,7 +156,7 @@ def _batches(stream: IO[bytes], failed: list[dict[str, Any]]
             batch, size = [], 0
         if not batch:
             first = number
-        batch.append(text)
+        batch.append(item)
         size += cost
     if batch:
         yield first, batch, consumed

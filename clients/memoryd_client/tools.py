@@ -101,7 +101,7 @@ class ToolMethods:
         """Export memories (JSONL). See `tools/list` for the whole description."""
         return self.call("memory_export", _given({"after": after, "limit": limit, "scope": scope, "category": category, "kind": kind, "include_trash": include_trash}))
 
-    def memory_import(self, lines: list[str], *, first_line: int | None = None, on_conflict: str | None = None) -> Any:
+    def memory_import(self, lines: list[str | dict[str, Any]], *, first_line: int | None = None, on_conflict: str | None = None) -> Any:
         """Import memories (JSONL). See `tools/list` for the whole description."""
         return self.call("memory_import", _given({"lines": lines, "first_line": first_line, "on_conflict": on_conflict}))
 
@@ -199,7 +199,7 @@ class AsyncToolMethods:
         """Export memories (JSONL). See `tools/list` for the whole description."""
         return await self.call("memory_export", _given({"after": after, "limit": limit, "scope": scope, "category": category, "kind": kind, "include_trash": include_trash}))
 
-    async def memory_import(self, lines: list[str], *, first_line: int | None = None, on_conflict: str | None = None) -> Any:
+    async def memory_import(self, lines: list[str | dict[str, Any]], *, first_line: int | None = None, on_conflict: str | None = None) -> Any:
         """Import memories (JSONL). See `tools/list` for the whole description."""
         return await self.call("memory_import", _given({"lines": lines, "first_line": first_line, "on_conflict": on_conflict}))
 

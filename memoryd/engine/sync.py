@@ -296,6 +296,15 @@ class FileSync:
         return await self.stores.change(
             lambda uow: self._reconcile_files(uow, remove_temps=False))
 
+    async def sweep_trash_temps(self, before: float) -> int:
+        """The temp files a killed daemon left under trash/ (its kept versions), gone:
+        at the lowest priority, after start-up (a walk of the whole trash)."""
+        removed = await self.stores.workers.read(self.files.remove_stale_temps, TRASH,
+                                                 before)
+        if removed:
+            log.info("files.stale_temps_removed", folder=TRASH, removed=removed)
+        return removed
+
     async def index_health(self) -> dict[str, Any]:
         """Do the derived indexes agree with the files? Memory files (accepted), keyword
         rows and the vectors ranking reads (the corpus's rows and chunks), counted now;

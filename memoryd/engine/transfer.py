@@ -154,7 +154,8 @@ class Transfer:
         return out
 
     # -- import ------------------------------------------------------------------
-    async def import_lines(self, lines: list[str], first_line: int, on_conflict: Conflict,
+    async def import_lines(self, lines: list[str | bytes], first_line: int,
+                           on_conflict: Conflict,
                            caller: Caller) -> ImportResult:
         """Each line stored alone or refused alone: a scope the caller may not write, an
         id held by a memory the caller may not see (neither replaced nor reported as
@@ -251,7 +252,7 @@ class Transfer:
         return True
 
 
-def _parse_line(line: str) -> tuple[Memory, bool]:
+def _parse_line(line: str | bytes) -> tuple[Memory, bool]:
     """A line as a memory (validated like a file's front matter) and its trash flag."""
     try:
         flags = _decode_flags(line)

@@ -259,6 +259,9 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             services.start_soon(_snapshot_when_due, engine)
             services.start_soon(_persist_vectors, engine)
             services.start_soon(engine.conversation.run_forever)
+            # Older than this start: a killed daemon's temp files, never ours.
+            services.start_soon(engine.sync.sweep_trash_temps,
+                                time.time() - (time.monotonic() - started))
             if config.jobs.enabled:
                 services.start_soon(scheduler.run_forever)
             app.ready = True

@@ -274,6 +274,22 @@ class MarkdownStore:
                 removed += 1
         return files, removed
 
+    def remove_stale_temps(self, top: str, before: float) -> int:
+        """Temp files below `top` last changed before `before` (the daemon's start: a
+        killed daemon's, never a write in flight, which is newer) removed; how many.
+        Start-up removes those of the indexed folders; this is for the rest of trash/
+        (kept versions), which start-up does not walk."""
+        removed = 0
+        for rel, entry in walk.walk(self.root, top):
+            if not entry.name.startswith(TMP_PREFIX):
+                continue
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and info.st_mtime < before:
+                    os.unlink(self.root / rel)
+                    removed += 1
+        return removed
+
     @staticmethod
     def is_memory_path(relpath: str) -> bool:
         parts = relpath.split("/")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from memoryd.engine.transfer import ExportFilter
 from memoryd.protocol.progress import NO_PROGRESS, Progress
 from memoryd.scopes import Caller
@@ -40,7 +42,9 @@ async def memory_export(app: App, caller: Caller, p: ExportParams) -> Result:
 
 @handler("memory_import")
 async def memory_import(app: App, caller: Caller, p: ImportParams) -> Result:
-    result = await app.engine.transfer.import_lines(p.lines, p.first_line, p.on_conflict,
+    lines = [line if isinstance(line, str) else msgspec.json.encode(line)
+             for line in p.lines]  # an object is read as the line it was
+    result = await app.engine.transfer.import_lines(lines, p.first_line, p.on_conflict,
                                                     caller)
     if result.imported or result.replaced or result.kept_both:
         app.engine.conversation.wake()  # imported turns may wait for background work

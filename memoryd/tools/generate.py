@@ -37,6 +37,8 @@ _TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool
 
 def _annotation(schema: dict[str, Any]) -> str:
     options = [o for o in schema.get("anyOf", [schema]) if o.get("type") != "null"]
+    if len(options) > 1:  # a value of either kind (an import line: text or object)
+        return " | ".join(dict.fromkeys(_annotation(o) for o in options))
     one = options[0] if options else {}
     if "enum" in one:
         return "str"

@@ -7,7 +7,7 @@ The constraints here are the validation (errors name the field), and
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import Meta
@@ -225,9 +225,11 @@ class ExportParams(Params):
 
 
 class ImportParams(Params):
-    lines: Annotated[list[Annotated[str, Meta(max_length=2 * 1024 * 1024)]],
+    lines: Annotated[list[Annotated[str, Meta(max_length=2 * 1024 * 1024)] | dict[str, Any]],
                      Meta(max_length=5000, description="JSONL lines, one memory each (as "
-                          "memory_export gives them).")]
+                          "memory_export gives them): each a string, or the JSON object "
+                          "it holds (not escaped a second time, so a line near the "
+                          "request limit still fits).")]
     first_line: Annotated[int, Meta(ge=1, description="The line number of lines[0] in "
                                     "its file (for reports).")] = 1
     on_conflict: Annotated[Literal["skip", "replace", "keep-both"], Meta(

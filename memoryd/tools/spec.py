@@ -198,8 +198,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         total}.""",
           Cli("export", "export memories as JSONL"), read_only=True, idempotent=True),
     _spec("memory_import", "Import memories (JSONL)", p.ImportParams, """
-        Store JSONL lines (as memory_export gives them) through the engine, one unit per
-        call: files, indexes, links and events. Ids, dates, versions and every field are
+        Store JSONL lines (as memory_export gives them; each as its text or as the
+        object it holds) through the engine, one unit per call: files, indexes, links
+        and events. Ids, dates, versions and every field are
         kept; a line whose id exists is skipped, replaced or kept under a new id
         (on_conflict); a malformed line is reported with its line number and reason and
         the rest imports. Returns {imported, replaced, kept_both, skipped, failed}.""",

@@ -94,24 +94,30 @@ def test_quiet_subscribers_never_lock_the_other_clients_out(make_daemon):
 
 
 def test_an_import_file_with_bad_lines_imports_the_good_ones(daemon, tmp_path):
-    """memoryctl import: a line that is not UTF-8, or too large to send (its JSON escaped
-    once more inside the request passes 1 MiB), is reported with its number, and every
-    other line is imported (a bad byte used to end the import with a traceback, and a
-    line over the limit left the client waiting out its timeout)."""
+    """memoryctl import: a line that is not UTF-8, or too large to send, is reported
+    with its number, and every other line is imported (a bad byte used to end the
+    import with a traceback, and a line over the limit left the client waiting out its
+    timeout). A line is sent as the object it holds, so a line the daemon itself could
+    export (262,000 quotes and backslashes: 524 KB as a line, 1 MiB once escaped a
+    second time) imports whole."""
     from tests.e2e.test_memoryctl import ok
 
     def line(n: int, content: str) -> bytes:
         return json.dumps({"id": f"00000000-0000-4000-8000-0000000000{n:02d}",
-                           "content": content, "category": "knowledge"}).encode() + b"\n"
+                           "content": content, "category": "knowledge"},
+                          ensure_ascii=False).encode() + b"\n"
 
-    heavy = '"quoted" ' * 70_000  # 630 KB of text, 1.4 MB once escaped twice
+    heavy = '\\"' * 131_000
+    controls = "\x01" * 200_000  # 1.2 MB as JSON however it is sent
     source = tmp_path / "export.jsonl"
     source.write_bytes(line(1, "first good line") + b'{"content": "caf\xe9"}\n'
-                       + line(3, heavy) + line(4, "last good line"))
+                       + line(3, heavy) + line(4, controls) + line(5, "last good line"))
     result = ok(daemon, "import", "--input", str(source))
-    assert (result["imported"], [f["line"] for f in result["failed"]]) == (2, [2, 3])
+    assert (result["imported"], [f["line"] for f in result["failed"]]) == (3, [2, 4])
     assert "UTF-8" in result["failed"][0]["reason"]
     assert "1048576" in result["failed"][1]["reason"]
+    stored = daemon.call("memory_read", {"id": "00000000-0000-4000-8000-000000000003"})
+    assert stored["content"] == heavy
 
 
 def test_a_request_over_the_limit_is_answered_not_waited_for(daemon):

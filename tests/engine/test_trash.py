@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
 
 async def test_a_unique_prefix_is_taken_and_an_ambiguous_one_is_refused(rig):
@@ -46,3 +48,21 @@ async def test_replaced_facts_are_history_not_trash(rig):
     await rig.result("memory_add", text="My sister Ana lives in Porto.")
     await rig.result("memory_add", text="My sister Ana lives in Lisbon now.")
     assert (await rig.result("memory_trash"))["total"] == 0
+
+
+async def test_a_killed_daemons_temp_files_in_the_kept_versions_are_swept(rig):
+    """Start-up removes the temp files it meets in the folders it walks; kept versions
+    (trash/versions) are not walked then, so a sweep after start-up removes what a
+    killed daemon left there, and never a temp file newer than the start."""
+
+    versions = rig.root / "trash" / "versions" / "categories" / "inbox"
+    versions.mkdir(parents=True)
+    old = versions / ".tmp-ab12.md.4242.deadbeef"
+    old.write_text("a version being written when the daemon was killed")
+    os.utime(old, (time.time() - 60, time.time() - 60))
+    fresh = versions / ".tmp-cd34.md.4343.feedface"
+    fresh.write_text("a write in flight")
+    kept = versions / "ab12.md"
+    kept.write_text("a kept version")
+    assert await rig.engine.sync.sweep_trash_temps(time.time() - 30) == 1
+    assert not old.exists() and fresh.exists() and kept.exists()
