@@ -88,7 +88,7 @@ class InvalidFile(NotFound):
 
 INTERNAL_ERROR = -32603
 
-# The table the README and tests check against: one definition of the codes.
+# The table docs/protocol.md and tests check against: one definition of the codes.
 ERROR_CODES: dict[int, str] = {
     ParseError.code: "parse error: the line is not JSON (or holds invalid UTF-8, or nests "
                      "too deeply); that line only",

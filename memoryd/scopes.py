@@ -1,4 +1,4 @@
-"""Caller identity and scope rules (README "Security model").
+"""Caller identity and scope rules (docs/security.md).
 
 A connection that names itself in `initialize` (clientInfo.name) is the agent
 `agent:<name>`. It writes to `global` unless a call names a scope or `initialize`

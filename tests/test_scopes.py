@@ -1,4 +1,4 @@
-"""Scopes as users expect them (README "Security model"): agents share `global` by
+"""Scopes as users expect them (docs/security.md): agents share `global` by
 default and keep a private scope only when they name it; the user's own tooling sees
 everything; a name never collapses into another agent's scope or into full access."""
 

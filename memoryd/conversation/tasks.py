@@ -1,5 +1,5 @@
 """The LLM tasks of conversation memory: TASK name, system prompt, answer schema
-(README "The LLM contract"). Each answer is checked by its caller; none is trusted."""
+(docs/jobs.md, "The LLM contract"). Each answer is checked by its caller; none is trusted."""
 
 from __future__ import annotations
 

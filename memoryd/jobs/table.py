@@ -1,7 +1,7 @@
 """The job table: the one definition of every background job.
 
 Stdlib only and importing nothing of memoryd's: the config (`jobs.<name>` keys and
-their defaults), the scheduler, memoryctl and the README's job table all read it.
+their defaults), the scheduler, memoryctl and docs/jobs.md's job table all read it.
 Adding a job means its module under jobs/ (with `run(engine, now, dry_run)`) and a
 row here.
 """

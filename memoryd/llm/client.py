@@ -1,6 +1,6 @@
 """ChatClient: OpenAI-compatible `POST {url}/chat/completions`, stdlib HTTP.
 
-The LLM contract (README "The LLM contract"): every call names its TASK, asks with
+The LLM contract (docs/jobs.md, "The LLM contract"): every call names its TASK, asks with
 `temperature: 0` and `response_format: json_schema` (strict; dropped when
 `llm.structured_output` is false, and the answer is then parsed out of fences or
 prose), and expects one JSON object back. At most `llm.concurrency` calls are in

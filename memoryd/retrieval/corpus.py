@@ -26,7 +26,7 @@ from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
 # The per-row columns: numpy arrays of `capacity` rows, each with its dtype and the
 # value of an empty row. `own` and `ctx` hold one vector a row as int8 codes times the
 # row's `*_scale`: a quarter of the memory of float32, a cosine off by under 2e-3, and
-# fast to score (`similarity`; LoCoMo R@10 is unchanged, README). Read them through
+# fast to score (`similarity`; LoCoMo R@10 is unchanged, bench/README.md). Read them through
 # `vectors` and `similarity`, never the codes.
 COLUMNS: dict[str, tuple[type, object]] = {
     "own": (np.int8, 0), "own_scale": (np.float32, 0),

@@ -4,7 +4,7 @@ MCP annotations, how memoryctl takes it).
 It imports only the params. `tools/list` and the dispatcher read it (through
 tools/registry.py, which binds each spec to its handler); the stdlib-only clients read
 files generated from it (`python -m memoryd.tools.generate`: memoryctl's tools.json,
-memoryd_client's tool methods); a test checks those, and the README's tool table,
+memoryd_client's tool methods); a test checks those, and docs/tools.md's table,
 against this one.
 """
 

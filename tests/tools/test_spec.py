@@ -1,5 +1,6 @@
 """The one tool table (tools/spec.py) against everything made from it or kept beside it:
-handlers, memoryctl's tools.json, the README's tables; the job table and error codes."""
+handlers, memoryctl's tools.json, the documentation's tables; the job table and error
+codes."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ from memoryd.tools import generate, registry
 from memoryd.tools.spec import SPECS
 
 ROOT = Path(__file__).parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))
 
 
 def _rows(header: str) -> dict[str, list[str]]:
-    """A README table (found by its header line): first cell -> the other cells."""
-    lines = README[README.index(header):].splitlines()[2:]
+    """A table of docs/ (found by its header line): first cell -> the other cells."""
+    lines = DOCS[DOCS.index(header):].splitlines()[2:]
     rows = {}
     for line in lines:
         if not line.startswith("|"):
@@ -48,9 +49,9 @@ def test_tools_carry_mcp_annotations_and_a_title():
         assert not (spec.read_only and spec.destructive), spec.name
 
 
-def test_readme_tool_table_matches_the_spec():
+def test_the_documented_tool_table_matches_the_spec():
     rows = _rows("| tool | params")
-    assert list(rows) == list(SPECS), "one README row per tool, in the table's order"
+    assert list(rows) == list(SPECS), "one row per tool in docs/tools.md, in the table's order"
     for name, (params, _does) in rows.items():
         same = re.fullmatch(r"same as `(\w+)`", params)
         spec = SPECS[same.group(1) if same else name]
@@ -66,12 +67,12 @@ def test_readme_tool_table_matches_the_spec():
             assert not (optional & required), f"{name}: required params marked optional"
 
 
-def test_readme_error_table_is_the_error_codes():
+def test_the_documented_error_table_is_the_error_codes():
     rows = _rows("| code | meaning |")
     assert {int(code): cells[0] for code, cells in rows.items()} == ERROR_CODES
 
 
-def test_job_table_is_the_config_the_readme_and_the_example():
+def test_job_table_is_the_config_the_docs_and_the_example():
     assert {j.config_key for j in SCHEDULED} | {"enabled"} == set(
         Config().jobs.__struct_fields__)
     assert set(_rows("| job | default | does |")) == {j.name for j in JOBS}
