@@ -34,7 +34,7 @@ JobsConfig = msgspec.defstruct(
 
 
 class GraphConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """decay-sweep and the topic graph (seed 002)."""
+    """decay-sweep and the topic graph."""
 
     half_life: Duration = Duration(7 * 86400)
     cold_below: float = 0.2

@@ -36,7 +36,7 @@ def _one_call(client: Client, call: Any) -> dict[str, Any]:
 
 def _prompt_call(client: Client, prompt: Any, session: str | None = None,
                  token_budget: int | None = None) -> dict[str, Any]:
-    """`{"prompt": ...}`: the recall block for that prompt (seed 003's context injection)."""
+    """`{"prompt": ...}`: the recall block for that prompt (context injection)."""
     params: dict[str, Any] = {"query": prompt}
     if session:
         params["session"] = session

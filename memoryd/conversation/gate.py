@@ -1,4 +1,4 @@
-"""The fast relevance gate (seed 002): the checks on a turn that need no model.
+"""The fast relevance gate: the checks on a turn that need no model.
 
 `check` answers why a turn is not worth keeping (too short, only stop words,
 infrastructure noise) or None. The near-duplicate check needs the embedding and the

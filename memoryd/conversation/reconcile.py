@@ -1,5 +1,5 @@
-"""Reconciliation: each new fact against the nearest facts already known (seed 000
-§4.3). ADD a new fact, UPDATE one it changes (the old one is superseded), DELETE
+"""Reconciliation: each new fact against the nearest facts already known.
+ADD a new fact, UPDATE one it changes (the old one is superseded), DELETE
 one it contradicts, NONE when it is already known.
 
 Two deciders with one result shape: `heuristic` (no model: a near-duplicate is

@@ -1,4 +1,4 @@
-"""The L0 ring (seed 002): the last turns of each session, in memory, in order.
+"""The L0 ring: the last turns of each session, in memory, in order.
 
 Rebuilt from the files at start; each stored turn is appended. Readers re-check the
 ids against the catalog, so a turn deleted or edited since is never served stale.

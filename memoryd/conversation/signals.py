@@ -1,4 +1,4 @@
-"""Importance and type routing of a text (seed 004 §1.5 and §1.6).
+"""Importance and type routing of a text.
 
 importance = novelty x 0.6 + salience x 0.4, where novelty is the cosine distance
 of the text's embedding from the centroid of its scope's memories (1.0 in an empty

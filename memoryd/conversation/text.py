@@ -1,4 +1,4 @@
-"""Text cleaning (seed 004 §1.2) and sentence splitting, English and Chinese."""
+"""Text cleaning and sentence splitting, English and Chinese."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The dream engine: tidying memory while the user is away (seed 003)."""
+"""The dream engine: tidying memory while the user is away."""

@@ -312,7 +312,7 @@ class Conversation:
         uow.event("updated", scope, id=memory.id, by="summary")
         return memory
 
-    # -- eviction (seed 000 §4.5) -------------------------------------------------------------
+    # -- eviction -------------------------------------------------------------------------
     async def evict(self, session: str) -> int:
         """Turns over `conversation.max_entries` in a session go to the trash, oldest
         first; facts and summaries are exempt."""
@@ -336,7 +336,7 @@ class Conversation:
             log.info("conversation.evicted", session=session, turns=moved)
         return moved
 
-    # -- compression (seed 004 §3): the `compress` job ---------------------------------------
+    # -- compression: the `compress` job ----------------------------------------------------
     async def compress(self, threshold: int, dry_run: bool) -> list[dict[str, Any]]:
         """In each scope with more than `threshold` uncompressed sessions, the oldest
         half are each summarised into a semantic memory; their turns are marked

@@ -1,2 +1,2 @@
-"""The topic graph (seed 002): long-term episodes clustered into topic nodes, joined by
+"""The topic graph: long-term episodes clustered into topic nodes, joined by
 co-occurrence edges learned from retrieval."""

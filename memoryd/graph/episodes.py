@@ -1,4 +1,4 @@
-"""Episodes from conversation turns (seed 002), and the graph rebuilt from the files.
+"""Episodes from conversation turns, and the graph rebuilt from the files.
 
 A turn is cold when it is older than `min_age` and its recency, exp(-age / half_life)
 with age counted from its last access, is below `cold_below`. Turns pair by time: a

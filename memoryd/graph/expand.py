@@ -1,4 +1,4 @@
-"""Graph expansion for retrieval (seed 002): a query's topics, their neighbours along
+"""Graph expansion for retrieval: a query's topics, their neighbours along
 co_occurs edges, and the episodes whose turns join smart search's candidates."""
 
 from __future__ import annotations

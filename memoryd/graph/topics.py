@@ -1,4 +1,4 @@
-"""TopicGraph: topic nodes over long-term episodes, and co-occurrence edges (seed 002).
+"""TopicGraph: topic nodes over long-term episodes, and co-occurrence edges.
 
 - An episode joins the node of its scope whose centroid is nearest, if the cosine is
   at least `join_threshold` (0.70); the centroid is the running mean of the members.

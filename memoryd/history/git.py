@@ -1,4 +1,4 @@
-"""Git history of the root (seed 000 §2.4): every change committed in the background.
+"""Git history of the root: every change committed in the background.
 
 The root becomes a git repository (index/, the socket, the lock and temp files are
 ignored). Each change marks the history dirty with the files it touched; `run_forever`

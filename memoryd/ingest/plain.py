@@ -1,5 +1,5 @@
 """Folders of Markdown files: `markdown` (any folder, notes whole), `car-agent`
-(every .md, truncated to 5000 characters, as seed 003 says) and `fingersaver`
+(every .md, truncated to 5000 characters, as those agents keep them) and `fingersaver`
 (chat.md, truncated likewise)."""
 
 from __future__ import annotations

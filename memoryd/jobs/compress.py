@@ -2,7 +2,7 @@
 sessions, the oldest half are each summarised (LLM, or extractively) into a semantic
 memory with `compression_source` and `source_session`; their turns are marked
 `compressed` and leave retrieval (include_compressed: true brings them back).
-Nothing is deleted (seed 004 §3)."""
+Nothing is deleted."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""decay-sweep: cold conversation turns become long-term episodes in the topic graph
-(seed 002).
+"""decay-sweep: cold conversation turns become long-term episodes in the topic graph.
 
 Turns that went cold (graph.cold_below, graph.min_age) pair into episodes (a user
 turn and its reply), each embedded once and clustered into a topic node (cosine >=

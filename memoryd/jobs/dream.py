@@ -1,4 +1,4 @@
-"""dream: tidy memory while the user is away (seed 003), in three depths.
+"""dream: tidy memory while the user is away, in three depths.
 
 1 light:  classify inbox memories into the 14 categories: by the LLM when llm.url is
           set, else (and for whatever it leaves unanswered) by English and Chinese cues

@@ -1,4 +1,4 @@
-"""Scheduler: APScheduler 3 triggers, trio owns the time (DESIGN §9).
+"""Scheduler: APScheduler 3 triggers, trio owns the time.
 
 One trio task per job sleeps until the trigger's next fire time, in slices of at
 most 30 s of wall clock (suspend, NTP and DST safe). Missed runs coalesce into

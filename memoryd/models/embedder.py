@@ -102,12 +102,9 @@ class _Call:
 def by_tokens(ids: list[list[int]], size: int) -> list[list[int]]:
     """Positions in `ids`, cut into model calls of up to `size` texts of one token count:
     the model reads no attention mask (`onnx.unmasked`), so nothing in a call may be
-    padded. Padding was the costliest work anyway: a padded token's masked attention
-    scores underflow in the softmax, a slow path on x86. Model CPU a text, the same
-    chunks of 128 interleaved in one process (int8, one thread, still masked): bulk
-    notes 4.30 ms padded in order of characters, 3.83 in order of tokens, 3.6 with no
-    padding; LoCoMo turns 7.2 ms in order of tokens, 5.8 with no padding, although
-    their calls hold only 2.6 texts on average."""
+    padded. Padding is the costliest work anyway: a padded token's masked attention
+    scores underflow in the softmax, a slow path on x86, so calls of one token count
+    cost less a text even when they hold only two or three texts (bench/README.md)."""
     same: dict[int, list[int]] = {}
     for i, tokens in enumerate(ids):
         same.setdefault(len(tokens), []).append(i)

@@ -1,4 +1,4 @@
-"""onnxruntime sessions tuned for a small, shared machine (research/tech.md §9)."""
+"""onnxruntime sessions tuned for a small, shared machine."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def unmasked(model: onnx.ModelProto, mask: str = "attention_mask") -> onnx.Model
     """The model without its attention mask, for calls whose texts all have one token
     count (nothing padded, so a mask hides nothing): every MultiHeadAttention loses its
     mask inputs, then the nodes, inputs and weights nothing reads any more go. Applying
-    an all-ones mask still costs: 3.76 -> 3.38 ms a text (int8, MiniLM notes, one
-    thread, interleaved), the same vectors to 1e-6. Raises ValueError when the graph
+    an all-ones mask still costs about a tenth of a text's time; the vectors are the
+    same to 1e-6. Raises ValueError when the graph
     still needs `mask` afterwards (a model this does not know how to unmask)."""
     graph = model.graph
     for node in graph.node:

@@ -1,6 +1,6 @@
 """Reranker: an optional ONNX cross-encoder the user points `reranker.model_dir` at.
 
-No cross-encoder ships on PyPI (research/models.md), so this stage is off by
+No cross-encoder ships on PyPI, so this stage is off by
 default. The directory holds `model.onnx` and `tokenizer.json`; a (query,
 passage) pair is encoded as one sequence with token types, and the relevance is
 sigmoid(logit[:, 0]).

@@ -20,7 +20,7 @@ RequestId = int | str | None
 
 class Request(msgspec.Struct):
     method: str
-    jsonrpc: Literal["2.0"] | UnsetType = UNSET  # DESIGN §7: may be omitted
+    jsonrpc: Literal["2.0"] | UnsetType = UNSET  # a client may leave it out
     params: Raw | UnsetType = UNSET
     id: int | str | UnsetType | None = UNSET  # UNSET: a notification, never answered
 

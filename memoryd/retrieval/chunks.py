@@ -1,4 +1,4 @@
-"""Semantic chunks of a long note (seed 004 §1.3).
+"""Semantic chunks of a long note.
 
 A note longer than one chunk is still one memory and one file, but it is indexed by
 its chunks too, so a question about its fifth section finds it: split at blank

@@ -126,7 +126,7 @@ class HybridIndex:
         if pieces:
             self._store_chunks(pieces, chunk_vectors)
         # The vector store gets them later, in a batch (`persist_deferred`): a chroma
-        # upsert of one vector cost 13 ms of a 17 ms write acknowledgement.
+        # upsert of one vector would be most of a write's acknowledgement.
         for memory, vector in zip(fresh, vectors, strict=True):
             self.unpersisted[memory.id] = (memory.scope, vector, hashes[memory.id])
         if defer:

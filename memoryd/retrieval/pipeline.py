@@ -1,11 +1,11 @@
-"""SmartSearch: the ranked retrieval pipeline (DESIGN §4), every stage measured.
+"""SmartSearch: the ranked retrieval pipeline, every stage measured.
 
 1. candidates: dense (query embedding; exact over the allowed rows when they are
    few, else over the nearest cells of the dense index, top k*4: cells.py) and lexical
    (BM25F top k*4), plus the turns next to them, plus the turns of the best episodes
    of the query's topic nodes and their graph neighbours (graph/topics.py);
 2. fusion: 0.3 x lexical coverage + 0.7 x dense (own 0.7, context 0.3), then
-   neighbour credit and session boost (research/fusion.md, "SAFE");
+   neighbour credit and session boost;
 3. relevance: a cross-encoder's sigmoid when one is configured, else the fused
    score scaled to 0-1; candidates below `score_threshold` are dropped;
 4. blend: (1 - wr - wi) x relevance + wr x exp(-age/30 d) + wi x importance;
@@ -166,9 +166,10 @@ class SmartSearch:
         # With a core idle, a thread of its own embeds the query, matches it against the
         # topics and, once this one hands it the filters' mask, finds the rows nearest
         # it, while this one filters and scores the keywords: neither needs the other.
-        # This one then scores a share of the nearest rows' blocks. At 130,000 rows on
-        # a slow day: 3 ms to embed and 3 ms for the nearest rows, beside 3 ms to filter
-        # and score. With every core busy with searches, the handing over only costs.
+        # This one then scores a share of the nearest rows' blocks. At 130,000 rows the
+        # three parts (embed, nearest rows, filter and score) take about the same time,
+        # so two cores halve it. With every core busy with searches, the handing over
+        # only costs.
         handed: Future[tuple[np.ndarray, bool]] = Future()  # the mask; whether ANN
         pool_size = max(req.top_k * self.factor, 20)
         shared = SharedWork()  # the nearest rows' blocks, for this thread to take a share

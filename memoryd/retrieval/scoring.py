@@ -1,4 +1,4 @@
-"""The ranking recipe as pure functions over the corpus (research/fusion.md §3).
+"""The ranking recipe as pure functions over the corpus.
 
 lexical: BM25F with the previous/next turn as a down-weighted field, divided by
 the query's own idf mass (coverage) and raised to 1.5, which keeps one rare word

@@ -1,4 +1,4 @@
-"""What gets indexed and how text becomes terms (research/fusion.md §3).
+"""What gets indexed and how text becomes terms.
 
 Index text: `Speaker (D Month YYYY): text` (the speaker is a leading `Name:` of
 the content, if any). The same text goes to the lexical index and the embedder.

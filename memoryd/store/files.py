@@ -1,6 +1,6 @@
 """MarkdownStore: where each memory's file lives, and durable writes and moves.
 
-Layout under the root (DESIGN §2):
+Layout under the root (docs/files.md):
     categories/<category>/<id>.md
     sessions/<session>/turns/<timestamp>__<id>.md
     sessions/<session>/summary.md
