@@ -15,8 +15,8 @@ import msgspec
 import yaml
 
 from memoryd.durations import Duration
-from memoryd.jobs.table import SCHEDULED
-from memoryd.jobs.triggers import TriggerError, parse_trigger
+from memoryd.schedule.table import SCHEDULED
+from memoryd.schedule.triggers import TriggerError, parse_trigger
 
 
 class StorageConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -26,7 +26,7 @@ class StorageConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 # When each job runs: an interval (10m, 1h) or a crontab line ("17 3 * * *"); one key
-# per scheduled job of the job table (jobs/table.py), with its default.
+# per scheduled job of the job table (schedule/table.py), with its default.
 JobsConfig = msgspec.defstruct(
     "JobsConfig", [("enabled", bool, True),
                    *((job.config_key, str, job.default) for job in SCHEDULED)],

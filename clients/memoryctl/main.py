@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from memoryctl import data, render
 from memoryd import __version__
-from memoryd.jobs.table import JOBS
+from memoryd.schedule.table import JOBS
 from memoryd_client import (
     Client,
     ConnectionLost,

@@ -19,9 +19,10 @@ and each change goes through one UnitOfWork (unit.py), run by `stores` (stores.p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 import trio
@@ -38,11 +39,11 @@ from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
 from memoryd.engine.writes import Writes
-from memoryd.events import EventBus
+from memoryd.events import EventBus, Subscription
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
 from memoryd.retrieval import int8dot
-from memoryd.schema import utcnow
+from memoryd.schema import Memory, utcnow
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
 
@@ -94,6 +95,61 @@ class Engine:
     @property
     def access_counts(self) -> AccessCounts:
         return self.stores.access_counts
+
+    # -- what jobs and the server need of the layout and the events ---------------
+    def path_of(self, memory: Memory) -> str:
+        """Where a memory's file belongs (relative to the root)."""
+        return self.stores.files.relpath_for(memory)
+
+    def trash_path(self, path: str) -> str:
+        """Where a soft delete would move the file at `path`."""
+        return self.stores.files.trash_path(path)
+
+    def has_file(self, path: str) -> bool:
+        return self.stores.files.exists(path)
+
+    @staticmethod
+    def is_memory_file(rel: str) -> bool:
+        """Whether a path relative to the root is where a memory's file may be."""
+        return MarkdownStore.is_memory_path(rel)
+
+    def relpath(self, path: str | Path) -> str:
+        """`path` relative to the root; UnsafePath when it is outside."""
+        return self.stores.files.relpath(path)
+
+    def announce(self, method: str, params: dict[str, Any], scope: str) -> None:
+        """A notification to the subscribers who may see `scope`."""
+        self.stores.events.publish(method, params, scope)
+
+    def subscribe(self, can_see: Callable[[str], bool]) -> Subscription:
+        """The notifications of the scopes `can_see` lets through, from now on."""
+        return self.stores.events.subscribe(can_see)
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self.stores.events.unsubscribe(subscription)
+
+    def subscription_counts(self) -> dict[str, int]:
+        """For `stats`: subscribers now, and the events they missed (a full queue)."""
+        return {"subscribers": self.stores.events.subscribers,
+                "events_dropped": self.stores.events.dropped}
+
+    def index_state(self) -> str:
+        """`new` (no catalog was there), `reset` (one was set aside: corrupted or of
+        an older schema) or `kept`, for start-up's log."""
+        catalog = self.stores.catalog
+        return "reset" if catalog.was_reset else "new" if not catalog.existed else "kept"
+
+    async def persist_vectors(self) -> None:
+        """The new memories' vectors to the vector store, in one batch (a write's
+        acknowledgement does not wait for chroma); not while chroma still opens (the
+        writer thread would wait for it)."""
+        hybrid = self.stores.hybrid
+        if hybrid.unpersisted and hybrid.vectors.ready:
+            await self.stores.workers.write(hybrid.persist_deferred)
+
+    async def save_graph(self, graph: TopicGraph, at: float) -> None:
+        """A topic graph (a plan the decay sweep adopted) into graph.sqlite."""
+        await trio.to_thread.run_sync(graph.save, self.graph_store, at)
 
     async def write_generated(self, path: str, body: bytes) -> None:
         """A file the daemon generates (pending.md, memory.md), written atomically. It is

@@ -100,6 +100,10 @@ class Transfer:
         self.stores = stores
 
     # -- export ------------------------------------------------------------------
+    async def count(self) -> int:
+        """Every memory an export could hold, history included (its `total`)."""
+        return await self.stores.workers.read(self.stores.catalog.count_rows)
+
     async def export_page(self, after: str, limit: int, which: ExportFilter
                           ) -> tuple[list[str], str | None]:
         """Up to `limit` lines of memories with ids after `after`, by id; and the id to

@@ -46,7 +46,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
             for turn in episode.turns:
                 assigned[turn] = (episode.id, episode.node)
     known_nodes = set(live.nodes)
-    paths = {m.id: engine.files.relpath_for(m) for m in await engine.reads.peek(list(assigned))}
+    paths = {m.id: engine.path_of(m) for m in await engine.reads.peek(list(assigned))}
     for turn_id, (episode_id, node) in assigned.items():
         was = live.episodes.get(episode_id)
         changes.append(Change(
@@ -63,7 +63,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
                 log.info("decay_sweep.progress", written=min(start + WRITE_BATCH, len(items)),
                          of=len(items))
         live.adopt(plan)
-        await trio.to_thread.run_sync(live.save, engine.graph_store, now.timestamp())
+        await engine.save_graph(live, now.timestamp())
     return changes
 
 

@@ -47,13 +47,13 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
             await engine.writes.mark_notified(reminder.id, now)
         except NotFound:
             continue
-        engine.events.publish("notifications/reminder", {
+        engine.announce("notifications/reminder", {
             "id": reminder.id, "content": reminder.content,
             "due_at": reminder.due_at.isoformat() if reminder.due_at else None,
             "scope": reminder.scope}, reminder.scope)
         if engine.config.notify.desktop:
             await trio.to_thread.run_sync(desktop.notify, "memoryd reminder", reminder.content)
-    if not dry_run and (changes or not engine.files.exists(PENDING)):
+    if not dry_run and (changes or not engine.has_file(PENDING)):
         body = render_pending(await engine.reads.announced_reminders(), now).encode()
         await engine.write_generated(PENDING, body)
     return changes

@@ -22,8 +22,8 @@ from memoryd.config import zone
 from memoryd.engine import Engine
 from memoryd.errors import InvalidParams
 from memoryd.jobs.report import Change, JobReport
-from memoryd.jobs.table import JOBS
-from memoryd.jobs.triggers import parse_trigger
+from memoryd.schedule.table import JOBS
+from memoryd.schedule.triggers import parse_trigger
 
 log = structlog.get_logger("memoryd.jobs")
 JobFn = Callable[..., Awaitable[list[Change]]]  # (engine, now, dry_run, **options)

@@ -24,7 +24,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
                 memory = await engine.writes.upgrade(memory_id, None, Caller())
             except (NotFound, RpcError):
                 continue
-            to = engine.files.relpath_for(memory)
+            to = engine.path_of(memory)
         changes.append(Change(id=memory_id, action="upgrade", path=path, to=to,
                               before={"phase": "inbox", "access_count": count},
                               after={"phase": "organized"}))

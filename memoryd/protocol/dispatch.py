@@ -31,8 +31,8 @@ from memoryd.protocol.codec import (
     encode_result,
 )
 from memoryd.protocol.progress import Progress, Send, token_of
+from memoryd.protocol.tool import Tool
 from memoryd.scopes import Caller
-from memoryd.tools.registry import Tool
 
 log = structlog.get_logger("memoryd.protocol")
 

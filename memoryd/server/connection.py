@@ -15,12 +15,13 @@ closes).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import structlog
 import trio
 
 from memoryd.errors import TooLarge
-from memoryd.events import EventBus, Subscription
+from memoryd.events import Subscription
 from memoryd.protocol.codec import encode_error, encode_notification
 from memoryd.protocol.dispatch import Connection, Dispatcher
 from memoryd.protocol.framing import MAX_LINE, LineFramer, LineTooLong
@@ -89,7 +90,8 @@ def _idle_limit(conn: Connection, idle_timeout: float) -> float:
 
 
 async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
-                           conn: Connection, events: EventBus, drain: Drain,
+                           conn: Connection, unsubscribe: Callable[[Subscription], None],
+                           drain: Drain,
                            idle_timeout: float = 0) -> None:
     framer = LineFramer(MAX_LINE)
     send_lock = trio.Lock()
@@ -156,7 +158,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
         pass  # the client went away; nothing of ours is half-done
     finally:
         if conn.subscription is not None:
-            events.unsubscribe(conn.subscription)
+            unsubscribe(conn.subscription)
         with trio.move_on_after(1) as cleanup:
             cleanup.shield = True
             await stream.aclose()

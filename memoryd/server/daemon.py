@@ -70,7 +70,7 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
         app.connections += 1
         try:
             await serve_connection(stream, dispatcher, Connection(creds[0] if creds else None),
-                                   app.engine.events, drain, app.config.server.idle_timeout)
+                                   app.engine.unsubscribe, drain, app.config.server.idle_timeout)
         except Exception:  # one connection's failure must never reach the others
             log.exception("connection.failed")
         finally:
@@ -136,15 +136,12 @@ async def _snapshot_when_due(engine: Engine) -> None:
 async def _persist_vectors(engine: Engine) -> None:
     """Write the new memories' vectors to the vector store in batches (a write's
     acknowledgement does not wait for chroma; HybridIndex.persist_deferred)."""
-    hybrid = engine.stores.hybrid
     while True:
         await trio.sleep(PERSIST_EVERY)
-        # not while chroma still opens (`warm`): the writer thread would wait for it
-        if hybrid.unpersisted and hybrid.vectors.ready:
-            try:
-                await engine.stores.workers.write(hybrid.persist_deferred)
-            except Exception:  # derived: the next round, or the next start, retries
-                log.exception("vectors.persist_failed")
+        try:
+            await engine.persist_vectors()
+        except Exception:  # derived: the next round, or the next start, retries
+            log.exception("vectors.persist_failed")
 
 
 async def _history(git: GitHistory) -> None:
@@ -221,9 +218,9 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
         if config.watcher.enabled:
             services.start_soon(_keep_watching, engine, config.watcher.quiet_period,
                                 stop_watching, indexed)
-        if engine.catalog.was_reset:
+        if engine.index_state() == "reset":
             log.info("index.rebuilding", reason="corrupted or an older schema")
-        elif not engine.catalog.existed:
+        elif engine.index_state() == "new":
             log.info("index.creating", root=str(root))
         # The socket opens at once: while the indexes are built, `health` and
         # memory_read answer and the other tools say busy (App.gate).

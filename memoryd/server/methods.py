@@ -15,10 +15,10 @@ from memoryd.errors import Busy, BusyReason, Forbidden, InvalidParams, RpcError
 from memoryd.jobs.scheduler import Scheduler
 from memoryd.protocol.codec import decode_params
 from memoryd.protocol.dispatch import Connection, Handler
+from memoryd.protocol.tool import Tool
 from memoryd.schema import Scope
 from memoryd.scopes import agent_scope, earlier_agent_scope
 from memoryd.server.app import App
-from memoryd.tools.registry import Tool
 
 log = structlog.get_logger("memoryd.server")
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
@@ -151,8 +151,7 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
                "jobs": app.scheduler.describe() if app.scheduler else [],
                "reminders": await engine.reads.reminders(caller),
                "git": engine.git.describe() if engine.git else {"enabled": False},
-               "subscribers": engine.events.subscribers,
-               "events_dropped": engine.events.dropped}
+               **engine.subscription_counts()}
         if caller.is_user:  # counts every file: the user's own tooling only
             out["index"] = await engine.sync.index_health()
         return out
@@ -180,16 +179,16 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
             # A subscriber is never cut for being quiet: subscribers may hold at most half
             # of the connections, so idle listeners can never lock every client out.
             most = subscriber_limit(app.config.server.max_connections)
-            if app.engine.events.subscribers >= most:
+            if app.engine.subscription_counts()["subscribers"] >= most:
                 raise Busy(f"too many subscribers ({most}, half of server.max_connections);"
                            " retry later", {"reason": BusyReason.TOO_MANY_SUBSCRIBERS})
-            conn.subscription = app.engine.events.subscribe(conn.caller.can_see)
+            conn.subscription = app.engine.subscribe(conn.caller.can_see)
         return {"subscribed": True,
                 "notifications": ["notifications/memory", "notifications/reminder"]}
 
     async def unsubscribe(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         if conn.subscription is not None:
-            app.engine.events.unsubscribe(conn.subscription)
+            app.engine.unsubscribe(conn.subscription)
             conn.subscription = None
         return {"subscribed": False}
 

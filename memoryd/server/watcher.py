@@ -69,11 +69,11 @@ async def watch_files(engine: Engine, quiet_period: float, stop: trio.Event,
     def note(changes: set[FileChange]) -> None:  # on the event loop
         for _change, path in changes:
             try:
-                rel = engine.files.relpath(path)
+                rel = engine.relpath(path)
             except UnsafePath:  # reported through a link: never followed
                 log.warning("watcher.outside_root", path=path)
                 continue
-            if engine.files.is_memory_path(rel):
+            if engine.is_memory_file(rel):
                 dirty.add(rel)
             elif rel not in WATCHED_DIRS:
                 folders.add(rel)

@@ -36,7 +36,7 @@ async def memory_export(app: App, caller: Caller, p: ExportParams) -> Result:
     which = ExportFilter(scopes=caller.visible_scopes(p.scope), category=p.category,
                          kind=p.kind, include_trash=p.include_trash)
     lines, after = await engine.transfer.export_page(p.after, p.limit, which)
-    total = await engine.stores.workers.read(engine.catalog.count_rows) if not p.after else None
+    total = await engine.transfer.count() if not p.after else None
     return {"lines": lines, "next": after, "total": total}
 
 

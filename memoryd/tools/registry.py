@@ -8,12 +8,12 @@ at start if a spec has no handler or a handler no spec.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from memoryd.protocol.tool import Tool
 from memoryd.scopes import Caller
-from memoryd.tools.spec import SPECS, ToolSpec
+from memoryd.tools.spec import SPECS
 
 Handler = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]  # (app, caller, params)
 # Many calls at once: a result or an RpcError per call, in order (group commit).
@@ -23,22 +23,6 @@ BatchHandler = Callable[[Any, Caller, list[Any]], Awaitable[list[Any]]]
 PrepareHandler = Callable[[Any, Caller, list[Any]], None]
 
 _HANDLERS: dict[str, tuple[Handler, BatchHandler | None, PrepareHandler | None]] = {}
-
-
-@dataclass(frozen=True)
-class Tool:
-    spec: ToolSpec
-    fn: Callable[[Caller, Any], Awaitable[dict[str, Any]]]
-    batch: Callable[[Caller, list[Any]], Awaitable[list[Any]]] | None = None
-    prepare: Callable[[Caller, list[Any]], None] | None = None
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def params(self) -> type:
-        return self.spec.params
 
 
 def handler(name: str, batch: BatchHandler | None = None,

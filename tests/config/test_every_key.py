@@ -28,7 +28,7 @@ import trio
 import yaml
 
 from memoryd.config import Config, parse_config
-from memoryd.jobs.table import JOBS, SCHEDULED
+from memoryd.schedule.table import JOBS, SCHEDULED
 from memoryd.server.daemon import serve
 from memoryd_client import Client
 from tests.e2e.test_lifecycle import wait_for

@@ -9,8 +9,8 @@ from structlog.testing import capture_logs
 
 from memoryd.errors import Busy
 from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.protocol.tool import Tool
 from memoryd.scopes import Caller
-from memoryd.tools.registry import Tool
 from memoryd.tools.spec import SPECS
 
 

@@ -12,9 +12,9 @@ import trio
 from memoryd.config import parse_config
 from memoryd.events import EventBus
 from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.protocol.tool import Tool
 from memoryd.server.connection import Drain, serve_connection
 from memoryd.server.methods import server_methods
-from memoryd.tools.registry import Tool
 from memoryd.tools.spec import SPECS
 
 
@@ -41,12 +41,29 @@ class Peer:
         return await self.stream.receive_some(65536) == b""
 
 
+class Notifications:
+    """The engine's notification seam (subscribe, unsubscribe, counts) over a real
+    EventBus: all the server methods under test need of an engine."""
+
+    def __init__(self, events: EventBus) -> None:
+        self.events = events
+
+    def subscribe(self, can_see):
+        return self.events.subscribe(can_see)
+
+    def unsubscribe(self, subscription) -> None:
+        self.events.unsubscribe(subscription)
+
+    def subscription_counts(self) -> dict[str, int]:
+        return {"subscribers": self.events.subscribers, "events_dropped": self.events.dropped}
+
+
 async def open_connection(nursery: trio.Nursery, events: EventBus, idle_timeout: float) -> Peer:
     ours, theirs = trio.socket.socketpair()
     dispatcher = Dispatcher({}, server_methods(SimpleNamespace(
-        engine=SimpleNamespace(events=events), config=parse_config({})), {}))
+        engine=Notifications(events), config=parse_config({})), {}))
     nursery.start_soon(serve_connection, trio.SocketStream(ours), dispatcher, Connection(),
-                       events, Drain(), idle_timeout)
+                       events.unsubscribe, Drain(), idle_timeout)
     return Peer(trio.SocketStream(theirs))
 
 

@@ -11,7 +11,7 @@ import yaml
 
 from memoryd.config import Config
 from memoryd.errors import ERROR_CODES
-from memoryd.jobs.table import JOBS, SCHEDULED
+from memoryd.schedule.table import JOBS, SCHEDULED
 from memoryd.tools import generate, registry
 from memoryd.tools.spec import SPECS
 
