@@ -129,7 +129,7 @@ def writers(sock: Path, acks: Acks, round_no: int, stop: threading.Event
     return threads
 
 
-def check(sock: Path, root: Path, acks: Acks, since: float, whole: bool) -> dict[str, int]:
+def check(sock: Path, root: Path, acks: Acks, whole: bool) -> dict[str, int]:
     """The acknowledgements since the last check (`whole`: all of them) against what
     the restarted daemon serves, and the invariants over everything it holds."""
     found = Counter[str]()
@@ -172,14 +172,20 @@ def check(sock: Path, root: Path, acks: Acks, since: float, whole: bool) -> dict
         on_disk = {p.name.split(".")[0] for p in root.glob("**/*.md")}
         found["lost"] += len(acks.facts - on_disk)  # current, or superseded into trash/
         found["facts_replacing"] = len(replacing)
-        for new, old in replacing:
-            history = c.call("memory_history", {"id": old})["versions"]
-            version = next((v for v in history if v["id"] == old), None)
-            if version is None or version.get("replaced_by") != new:
+        for new, old in replacing:  # the fact replaced (history, still readable)
+            try:
+                replaced_by = c.call("memory_read", {"id": old}).get("replaced_by")
+            except RpcFailure:
+                replaced_by = None
+            if replaced_by != new:
                 found["broken_replaces"] += 1
-    # Temp files the killed daemon left (the running one's own writes are in flight).
-    found["temp_files"] = sum(1 for p in root.rglob(".tmp-*") if p.stat().st_mtime < since)
     return dict(found)
+
+
+def stale_temps(root: Path, since: float) -> int:
+    """Temp files older than this daemon's start still there a round later (start-up
+    and the sweep after it remove a killed daemon's; the running one's are newer)."""
+    return sum(1 for p in root.rglob(".tmp-*") if p.stat().st_mtime < since)
 
 
 def git_state(sock: Path) -> dict[str, int]:
@@ -211,8 +217,7 @@ def main() -> None:
         try:
             if round_no:
                 t0 = time.monotonic()
-                found = check(root / "memory.sock", root, acks, since,
-                              whole=round_no == args.rounds)
+                found = check(root / "memory.sock", root, acks, whole=round_no == args.rounds)
                 totals.update(found)
                 bad = {k: v for k, v in found.items()
                        if v and k not in ("facts_replacing", "checked")}
@@ -224,6 +229,7 @@ def main() -> None:
             threads = writers(root / "memory.sock", acks, round_no, stop)
             time.sleep(rng.uniform(0.4, 1.6) * args.seconds)
             totals.update(git_state(root / "memory.sock"))
+            totals["temp_files"] += stale_temps(root, since)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

@@ -42,7 +42,10 @@ from memoryd.store import frontmatter
 from memoryd.store.files import TMP_PREFIX
 
 log = structlog.get_logger("memoryd.git")
-STALE_MARGIN = 5.0  # seconds before this start that a lock must be older than to be stale
+# Seconds a lock must have lain untouched, and open in no process, to be stale: a file
+# time's granularity (a second or two on some file systems), and the instant between
+# a live git closing its lock and renaming it into place.
+STALE_MARGIN = 2.0
 IGNORE = f"""# memoryd: derived or live files, not history
 /index/
 /memory.sock
@@ -99,7 +102,6 @@ class GitHistory:
         self.commits = 0
         self.failures = 0  # commits failed in a row
         self.last_commit_at: float | None = None
-        self.started_at = time.time()  # a lock older than this is not a git of ours
         self.last_error: str | None = None
         self._paths: set[str] = set()  # touched since the last commit (root-relative)
         self._full_at: float | None = None  # when everything was last staged
@@ -162,8 +164,11 @@ class GitHistory:
 
     def _remove_stale_locks(self) -> None:
         """Lock files a git killed mid-commit left (a kill -9 of the daemon during its
-        commit, often): made before this daemon started and open in no process, they
-        would fail every commit from now on. A live git's lock is left alone."""
+        commit, often): open in no process and untouched for STALE_MARGIN, they would
+        fail every commit from now on. Our own gits run one at a time and none runs
+        now; a live git's lock is open in it, and is left alone. (Not "older than this
+        start": a service restarted a moment after the kill would keep the lock for
+        its whole life.)"""
         folder = self.root / ".git"
         for lock in [folder / "index.lock", folder / "HEAD.lock",
                      *(folder / "refs").rglob("*.lock")]:
@@ -171,8 +176,7 @@ class GitHistory:
                 made = lock.lstat().st_mtime
             except OSError:
                 continue
-            # A margin: a file's time is the kernel's coarse clock, behind time.time().
-            if made >= self.started_at - STALE_MARGIN or _held_open(lock):
+            if time.time() - made < STALE_MARGIN or _held_open(lock):
                 continue
             try:
                 lock.unlink()

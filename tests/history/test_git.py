@@ -175,6 +175,24 @@ async def test_a_lock_left_by_a_git_killed_before_this_start_is_removed(tmp_path
     assert history.describe()["enabled"] and history.describe()["last_commit_at"]
 
 
+async def test_a_lock_left_a_moment_before_this_start_is_removed(tmp_path) -> None:
+    """A service restarted right after the kill (systemd waits 100 ms) finds a lock
+    seconds old: held by no process, it is stale too. One touched this instant (a live
+    git between closing its lock and renaming it) is left for the next try."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    lock = tmp_path / ".git" / "index.lock"
+    lock.write_text("")
+    put(tmp_path, "categories/knowledge/first.md")
+    first = GitHistory(tmp_path, 0.01)
+    await first.start()
+    assert lock.exists() and first.commits == 0  # just made: left alone
+    moment = time.time() - 3  # the kill, 3 s before this (re)start
+    os.utime(lock, (moment, moment))
+    restarted = GitHistory(tmp_path, 0.01)
+    await restarted.start()
+    assert not lock.exists() and restarted.commits == 1
+
+
 async def test_a_live_gits_lock_is_left_alone_and_the_failures_are_told(tmp_path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     lock = tmp_path / ".git" / "index.lock"
