@@ -17,6 +17,7 @@ fact, no temp file left, and git committing again (no stale lock). Prints the co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -185,7 +186,14 @@ def check(sock: Path, root: Path, acks: Acks, whole: bool) -> dict[str, int]:
 def stale_temps(root: Path, since: float) -> int:
     """Temp files older than this daemon's start still there a round later (start-up
     and the sweep after it remove a killed daemon's; the running one's are newer)."""
-    return sum(1 for p in root.rglob(".tmp-*") if p.stat().st_mtime < since)
+    stale = 0
+    for folder, dirs, names in os.walk(root):  # errors (a folder gone) are skipped
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in names:
+            if name.startswith(".tmp-"):
+                with contextlib.suppress(FileNotFoundError):  # renamed into place
+                    stale += os.stat(os.path.join(folder, name)).st_mtime < since
+    return stale
 
 
 def git_state(sock: Path) -> dict[str, int]:
