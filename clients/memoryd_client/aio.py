@@ -193,11 +193,16 @@ class AsyncClient(AsyncToolMethods):
     def batch(self) -> AsyncBatch:
         return AsyncBatch(self)
 
-    async def notifications(self) -> AsyncIterator[Notification]:
-        """Subscribe to memory and reminder events, then yield them as they come."""
+    async def subscribe(self) -> None:
+        """Subscribe to memory and reminder events now: every event from the answer on
+        is queued for `notifications()`."""
         if not self._subscribed:
             await self.call("events/subscribe")
             self._subscribed = True
+
+    async def notifications(self) -> AsyncIterator[Notification]:
+        """Subscribe (unless `subscribe` did), then yield the events as they come."""
+        await self.subscribe()
         while True:
             yield await self._notes.get()
 

@@ -156,7 +156,10 @@ def test_hand_edits_additions_and_deletions_are_picked_up(daemon):
              what="the deletion")
     # the daemon's own writes are not mistaken for edits
     own = daemon.call("memory_write", {"content": "own write", "category": "knowledge"})
-    time.sleep(1.0)
+    # A hand edit after it, picked up: the watcher has handled the own write's events.
+    (daemon.root / "categories" / "knowledge" / "marker.md").write_text("a marker note\n")
+    wait_for(lambda: daemon.call("memory_search", {"query": "marker"})["total"] == 1,
+             what="the marker")
     assert daemon.call("memory_read", {"id": own["id"]})["version"] == 1
 
 

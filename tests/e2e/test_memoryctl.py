@@ -150,8 +150,8 @@ def test_mcp_bridge_outlives_the_idle_timeout(make_daemon):
     notifications keep its connection (and so the agent's identity) open."""
     import io
     import os
+    import socket
     import threading
-    import time
 
     from memoryctl import bridge
     from memoryd_client import Client
@@ -167,7 +167,12 @@ def test_mcp_bridge_outlives_the_idle_timeout(make_daemon):
         feed.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                "params": {"clientInfo": {"name": "quiet-host"}}}) + "\n")
         feed.flush()
-        time.sleep(2.5)  # real time on purpose: over the daemon's idle timeout
+        # A connection that says nothing, opened now: once the daemon has cut it, the
+        # idle timeout has passed for the bridge's connection too.
+        with socket.socket(socket.AF_UNIX) as silent:
+            silent.connect(str(d.socket))
+            silent.settimeout(60)
+            assert silent.recv(1) == b"", "the silent connection is cut"
         feed.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "memory_write",
                                "params": {"content": "after a long silence"}}) + "\n")
         feed.close()

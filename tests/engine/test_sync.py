@@ -185,7 +185,12 @@ async def test_watch_files_says_when_the_watches_are_up(rig):
         with trio.fail_after(30):
             while "categories/knowledge/after.md" not in synced:
                 await trio.sleep(0.05)
-        await trio.sleep(1.5)  # more timeouts of the watch without a change
+        # More batches of the watch (a second change seen means they came), and still
+        # one `on_ready`.
+        (rig.root / "categories" / "knowledge" / "later.md").write_text("written later\n")
+        with trio.fail_after(30):
+            while "categories/knowledge/later.md" not in synced:
+                await trio.sleep(0.05)
         stop.set()
     assert len(ready) == 1
 

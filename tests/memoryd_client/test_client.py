@@ -74,9 +74,9 @@ def test_async_client_pipelines_and_streams(daemon):
             assert (await futures[0])["total"] == 10
             with pytest.raises(RpcFailure):
                 await futures[1]
+            await memory.subscribe()  # answered: from here on, every event is queued
             stream = memory.notifications()
             first = asyncio.ensure_future(stream.__anext__())
-            await asyncio.sleep(0.2)  # the subscription is in place
             await memory.memory_write("seen by the stream")
             note = await asyncio.wait_for(first, 10)
             assert note["params"]["event"] == "written"
