@@ -15,6 +15,8 @@ own writes. The engine is a set of collaborators, built by `server/wiring.py`:
 - `transfer` (transfer.py): every memory out as JSONL and back in, losslessly;
 
 and each change goes through one UnitOfWork (unit.py), run by `stores` (stores.py).
+Callers outside the engine use its methods, never the stores (tests/test_layers.py);
+the corpus is asked through HybridIndex's locked methods (retrieval/neighbours.py).
 """
 
 from __future__ import annotations

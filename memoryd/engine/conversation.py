@@ -36,7 +36,7 @@ from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams, NotFound, RpcError
 from memoryd.llm.client import ChatClient, LlmError
 from memoryd.retrieval.text import index_text
-from memoryd.schema import KINDS, Memory, as_aware, content_hash, new_id, utcnow
+from memoryd.schema import Memory, as_aware, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
 
 log = structlog.get_logger("memoryd.conversation")
@@ -46,7 +46,6 @@ RETRY_AFTER = 30.0  # seconds, after the worker itself failed
 # is settled as it is (the formula's importance, no facts): never pending for ever.
 TURN_RETRIES = (10.0, 60.0)
 QUIET = 0.1  # seconds without a request before the next turn is worked on
-_SUMMARY = KINDS.index("summary")
 
 
 def summary_id(session: str) -> str:
@@ -124,20 +123,13 @@ class Conversation:
     def _recent_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
         """The scope's recent memory nearest to `text`, if it is a near-duplicate (the
         embedding is cached: the write that follows reuses it)."""
-        vector = self.stores.hybrid.embedder.embed([text])[0]
-        corpus = self.stores.hybrid.corpus
-        with corpus.lock.read():
-            rows = np.flatnonzero(corpus.current(scope) & (corpus.kind[:corpus.size] != _SUMMARY))
-            rows = rows[-self.config.conversation.duplicate_window:]
-            if not len(rows):
-                return None
-            sims = corpus.similarity("own", rows, vector)
-            best = int(np.argmax(sims))
-            meta = corpus.meta[int(rows[best])]
-            cosine = float(sims[best])
-        if meta is None or cosine < self.config.conversation.duplicate_cosine:
+        hybrid = self.stores.hybrid
+        vector = hybrid.embedder.embed([text])[0]
+        (found,) = hybrid.nearest(scope, vector, 1, not_kind="summary",
+                                  recent=self.config.conversation.duplicate_window)
+        if not found or found[0].cosine < self.config.conversation.duplicate_cosine:
             return None
-        return meta.id, cosine
+        return found[0].id, found[0].cosine
 
     # -- the background worker ------------------------------------------------------------
     def wake(self) -> None:
@@ -254,15 +246,7 @@ class Conversation:
             await self.evict(turn.session)
 
     def _centroid(self, scope: str, exclude: str) -> np.ndarray | None:
-        corpus = self.stores.hybrid.corpus
-        with corpus.lock.read():
-            mask = corpus.current(scope)
-            row = corpus.row_of.get(exclude)
-            if row is not None:
-                mask[row] = False
-            if not mask.any():
-                return None
-            return corpus.mean("own", np.flatnonzero(mask))
+        return self.stores.hybrid.centroid(scope, exclude)
 
     async def learn(self, text: str, caller: Caller, *, scope: str | None = None,
                     session: str | None = None, **more: Any) -> Learned:

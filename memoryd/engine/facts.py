@@ -32,13 +32,12 @@ from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
 from memoryd.llm.client import ChatClient, LlmError
-from memoryd.schema import KINDS, Memory, content_hash, new_id, utcnow
+from memoryd.schema import Memory, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
 
 log = structlog.get_logger("memoryd.facts")
 NEIGHBOURS = 5  # nearest known facts per new fact
 KEY_MATCHES = 10  # known facts found by the attribute's words, per new fact
-_FACT = KINDS.index("fact")
 
 
 @dataclass
@@ -104,22 +103,14 @@ class Facts:
     async def _known(self, found: list[str], vectors: np.ndarray, scope: str) -> list[Known]:
         """The nearest current facts of the scope to each new fact (dense), and those
         stating the same attribute (keyword look-up)."""
-        corpus = self.stores.hybrid.corpus
+        hybrid = self.stores.hybrid
         catalog = self.stores.catalog
 
         def run() -> list[Known]:
             ids: dict[str, np.ndarray | None] = {}
-            with corpus.lock.read():
-                rows = np.flatnonzero(corpus.current(scope)
-                                      & (corpus.kind[:corpus.size] == _FACT))
-                if len(rows):
-                    sims = corpus.similarity("own", rows, vectors.T)  # (rows, facts)
-                    for column in range(sims.shape[1]):
-                        top = np.argsort(-sims[:, column], kind="stable")[:NEIGHBOURS]
-                        for r in rows[top].tolist():
-                            meta = corpus.meta[r]
-                            if meta is not None:
-                                ids[meta.id] = corpus.vectors("own", [r])[0]
+            for nearest in hybrid.nearest(scope, vectors, NEIGHBOURS, kind="fact"):
+                for neighbour in nearest:
+                    ids[neighbour.id] = neighbour.vector
             for fact in found:
                 for term in reconcile.search_terms(fact):
                     memories, _ = catalog.search(term, Filters(scopes=[scope], kind="fact"),

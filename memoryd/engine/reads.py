@@ -164,15 +164,7 @@ class Reads:
 
     async def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         """The stored embedding of each memory that has one (copies)."""
-        corpus = self.hybrid.corpus
-
-        def run() -> dict[str, np.ndarray]:
-            with corpus.lock.read():
-                known = [i for i in ids if i in corpus.row_of]
-                found = corpus.vectors("own", [corpus.row_of[i] for i in known])
-                return dict(zip(known, found, strict=True))
-
-        return await self.workers.read(run)
+        return await self.workers.read(self.hybrid.own_vectors, ids)
 
     # -- what the jobs look for ------------------------------------------------------
     async def unswept_turns(self) -> list[Memory]:

@@ -28,7 +28,6 @@ import structlog
 
 from memoryd.engine.stores import Stores
 from memoryd.retrieval import snapshot
-from memoryd.retrieval.corpus import Corpus
 
 log = structlog.get_logger("memoryd.index")
 
@@ -46,7 +45,7 @@ class Snapshots:
         self.saved_at = time.monotonic()
         self.resumed = False  # this run's corpus came from the snapshot
 
-    def read_ahead(self) -> Future[tuple[Corpus, snapshot.Header]]:
+    def read_ahead(self) -> Future[snapshot.Loaded]:
         """Read the snapshot in a thread of its own (the writer thread meanwhile walks
         the folders: both mostly wait on the disk or run in C). Checked against the
         catalog as it is now, before start-up reconciles any file into it: the snapshot
@@ -55,7 +54,7 @@ class Snapshots:
         snapshot.remove_temps(self.path.parent, FILE)
         args = (self.path, catalog.epoch, catalog.generation, hybrid.model,
                 hybrid.embedder.dim)
-        future: Future[tuple[Corpus, snapshot.Header]] = Future()
+        future: Future[snapshot.Loaded] = Future()
 
         def run() -> None:
             try:
@@ -66,7 +65,7 @@ class Snapshots:
         threading.Thread(target=run, name="snapshot-read", daemon=True).start()
         return future
 
-    def resume(self, ahead: Future[tuple[Corpus, snapshot.Header]]) -> dict[str, Any] | None:
+    def resume(self, ahead: Future[snapshot.Loaded]) -> dict[str, Any] | None:
         """Serve the snapshot's corpus (as `read_ahead` read it), caught up with the
         catalog; None: rebuild."""
         catalog, hybrid = self.stores.catalog, self.stores.hybrid
@@ -136,11 +135,8 @@ class Snapshots:
                                    "the snapshot was used; the next start rebuilds it")
             self.path.unlink(missing_ok=True)
             return None
-        with hybrid.corpus.lock.write():
-            captured = snapshot.capture(hybrid.corpus, catalog.epoch, generation, hybrid.model,
-                                        hybrid.stale_context, collections)
-        # Unlocked: only this (the writer) thread changes the corpus.
-        size = snapshot.write(self.path, captured)
+        captured = hybrid.capture(catalog.epoch, generation, collections)
+        size = snapshot.write(self.path, captured)  # only this (writer) thread changes it
         self.saved_generation, self.saved_at = generation, time.monotonic()
         log.info("index.snapshot.saved", generation=generation, bytes=size,
                  memories=captured.header.size, seconds=round(time.monotonic() - started, 3))

@@ -315,11 +315,8 @@ class FileSync:
             on_disk = sum(1 for _ in self.files.iter_files(INDEXED_DIRS))
             files = on_disk - len(self.rejected)
             rows = self.catalog.count_rows()
-            hybrid = self.stores.hybrid
-            with hybrid.corpus.lock.read():
-                vectors = {"own": hybrid.corpus.live,
-                           "chunk": sum(len(v[0]) for v in hybrid.corpus.chunks.values())}
-                unpersisted = len(hybrid.unpersisted)
+            vectors = self.stores.hybrid.counts()
+            unpersisted = vectors.pop("unpersisted")
             differs = []
             if rows != files:
                 differs.append(f"{files} memory files but {rows} keyword rows")

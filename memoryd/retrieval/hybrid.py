@@ -17,9 +17,10 @@ import numpy as np
 import structlog
 
 from memoryd.rebuild import RebuildProgress
-from memoryd.retrieval import chunks, text
+from memoryd.retrieval import chunks, neighbours, snapshot, text
 from memoryd.retrieval.chunks import Span
 from memoryd.retrieval.corpus import Corpus, RowMeta
+from memoryd.retrieval.neighbours import Neighbour
 from memoryd.retrieval.vectors import VectorStore, text_hash  # chromadb loads on use
 from memoryd.schema import Memory
 
@@ -55,6 +56,32 @@ class HybridIndex:
         self.stale_context = set(stale_context)
         self.unpersisted = {}
         self.diverged = False
+
+    # -- what the engine asks of the corpus (each takes the corpus's read lock) ----
+    def nearest(self, scope: str, queries: np.ndarray, per_query: int, *,
+                kind: str | None = None, not_kind: str | None = None,
+                recent: int | None = None) -> list[list[Neighbour]]:
+        return neighbours.nearest(self.corpus, scope, queries, per_query, kind=kind,
+                                  not_kind=not_kind, recent=recent)
+
+    def centroid(self, scope: str, exclude: str | None = None) -> np.ndarray | None:
+        return neighbours.centroid(self.corpus, scope, exclude)
+
+    def own_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        return neighbours.own_vectors(self.corpus, ids)
+
+    def capture(self, epoch: str, generation: int,
+                collections: list[str] | None) -> snapshot.Captured:
+        """What a snapshot of the corpus holds, taken under its write lock (dead rows
+        compacted away). Write it before the corpus changes again: only the writer
+        thread changes it."""
+        with self.corpus.lock.write():
+            return snapshot.capture(self.corpus, epoch, generation, self.model,
+                                    self.stale_context, collections)
+
+    def counts(self) -> dict[str, int]:
+        """Vectors ranking reads (own, chunk), and those the vector store still lacks."""
+        return {**neighbours.counts(self.corpus), "unpersisted": len(self.unpersisted)}
 
     # -- one memory at a time (writer thread) -----------------------------------
     def embed_ahead(self, memories: list[Memory]) -> None:

@@ -155,8 +155,10 @@ def remove_temps(folder: Path, name: str) -> None:
             stale.unlink()
 
 
-def read(path: Path, epoch: str, generation: int, model: str, dim: int
-         ) -> tuple[Corpus, Header]:
+Loaded = tuple[Corpus, Header]  # a snapshot read back: its corpus, and its header
+
+
+def read(path: Path, epoch: str, generation: int, model: str, dim: int) -> Loaded:
     """The corpus the snapshot holds, if every check passes; else `Problem`."""
     try:
         with open(path, "rb") as fh:
