@@ -180,6 +180,8 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
     conversation: ConversationConfig = msgspec.field(default_factory=ConversationConfig)
     compression: CompressionConfig = msgspec.field(default_factory=CompressionConfig)
+    # JobsConfig is made from the job table at import (msgspec.defstruct): a type
+    # checker cannot see its fields.
     jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)  # type: ignore[valid-type]
     notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     dream: DreamConfig = msgspec.field(default_factory=DreamConfig)

@@ -99,7 +99,7 @@ def selected(store: list[Memory], f: Filters) -> tuple[set[str], set[str] | None
                     catalog.upsert(m, f"categories/{m.category}/{m.id}.md", "sha")
             for m in store:
                 corpus.put(m, [], np.full(4, 0.5, dtype=np.float32))
-            listed, total = catalog.list(f, limit=10_000, offset=0)
+            listed, total = catalog.list_memories(f, limit=10_000, offset=0)
             assert total == len(listed)
             found: set[str] | None = None
             if f.as_of is None:  # the text index holds what is current only

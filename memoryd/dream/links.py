@@ -64,5 +64,6 @@ def cross_category_pairs(notes: list[Memory]) -> list[tuple[str, str, str]]:
         for i, a in enumerate(members):
             for b in members[i + 1:]:
                 if a.category != b.category and b.id not in a.links:
+                    # Two ids sorted: a pair, which tuple() types as of any length.
                     pairs.setdefault(tuple(sorted((a.id, b.id))), entity)  # type: ignore[arg-type]
     return [(a, b, e) for (a, b), e in sorted(pairs.items())]

@@ -204,6 +204,7 @@ class Facts:
         text = text.strip()
         return Memory(
             id=new_id(), content=text, content_hash=content_hash(text), kind="fact",
+            # classify and route_type answer one of CATEGORIES / TYPES, typed as str.
             phase="organized", category=classify(text) or "knowledge",  # type: ignore[arg-type]
             type=signals.route_type(text, True),  # type: ignore[arg-type]
             scope=scope, session=session, source=source,

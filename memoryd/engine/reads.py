@@ -108,8 +108,10 @@ class Reads:
             self.access_counts.hit(memory_id)
         return self.access_counts.overlay(memory)
 
-    async def list(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
-        memories, total = await self.workers.read(self.catalog.list, filters, limit, offset)
+    async def list_memories(self, filters: Filters, limit: int, offset: int
+                            ) -> tuple[list[Memory], int]:
+        memories, total = await self.workers.read(self.catalog.list_memories, filters,
+                                                  limit, offset)
         return self._overlaid(memories), total
 
     async def search(self, query: str, filters: Filters, limit: int,

@@ -47,7 +47,8 @@ from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.schema import InvalidMemory, Memory, validate
 from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog
-from memoryd.store.files import TMP_PREFIX, MarkdownStore, UnsafePath, check_relpath, file_sha
+from memoryd.store.files import MarkdownStore, UnsafePath, check_relpath, file_sha
+from memoryd.store.walk import TMP_PREFIX
 
 log = structlog.get_logger("memoryd.engine")
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
@@ -135,6 +136,7 @@ class UnitOfWork:
         pending = self.access_counts.pending(memory_id)
         if pending:
             memory.access_count += pending.count
+            # A hit's time: the aware datetime the schema's field holds, typed loosely.
             memory.last_accessed_at = pending.last  # type: ignore[assignment]
             self._folded[memory_id] = pending.count
         return memory, record.path

@@ -38,6 +38,7 @@ def _apply(memory: Memory, changes: Changes) -> None:
             raise InvalidParams("content", "must not be empty or only white space")
         memory.content, memory.content_hash = content, content_hash(content)
     if changes.category is not None and memory.kind != "turn":
+        # Changes holds the params' value, checked against CATEGORIES when decoded.
         memory.category = changes.category  # type: ignore[assignment]
         memory.phase = "inbox" if changes.category == "inbox" else "organized"
         if memory.phase == "organized":
@@ -45,7 +46,7 @@ def _apply(memory: Memory, changes: Changes) -> None:
     if changes.tags is not None:
         memory.tags = clean_tags(changes.tags)
     if changes.type is not None:
-        memory.type = changes.type  # type: ignore[assignment]
+        memory.type = changes.type  # type: ignore[assignment]  # decoded against TYPES
     if changes.importance is not None:
         memory.importance = changes.importance
 
@@ -119,6 +120,7 @@ class Writes:
             category=category,
             type=new.type or ("episodic" if is_turn else "working" if is_reminder
                               else "semantic"),
+            # NewMemory's fields are the params' strings, each checked when decoded.
             scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
             tags=clean_tags(new.tags or []), source=new.source or "",
             source_path=new.source_path,
@@ -233,6 +235,7 @@ class Writes:
             if memory.phase != "inbox":
                 raise InvalidParams("id", f"memory {memory_id} is already organized "
                                     f"(category {memory.category})")
+            # `category` is the params' value, checked against CATEGORIES when decoded.
             memory.category = category or UPGRADE_CATEGORY  # type: ignore[assignment]
             memory.phase = "organized"
             memory.expires_at = None

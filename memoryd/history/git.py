@@ -39,7 +39,7 @@ import structlog
 import trio
 
 from memoryd.store import frontmatter
-from memoryd.store.files import TMP_PREFIX
+from memoryd.store.walk import TMP_PREFIX
 
 log = structlog.get_logger("memoryd.git")
 # Seconds a lock must have lain untouched, and open in no process, to be stale: a file

@@ -73,7 +73,8 @@ def _journal_day(scan: Scan, path: str, stem: str) -> datetime | None:
     if match is None:
         return None
     try:
-        return datetime(*map(int, match.groups()), tzinfo=UTC)  # type: ignore[misc]
+        year, month, day = map(int, match.groups())
+        return datetime(year, month, day, tzinfo=UTC)
     except ValueError:
         scan.note(path, "the journal's name is not a real date: read as an undated page")
         return None

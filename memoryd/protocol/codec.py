@@ -30,7 +30,7 @@ class Request(msgspec.Struct):
 
     @property
     def reply_id(self) -> RequestId:
-        return None if self.id is UNSET else self.id  # type: ignore[return-value]
+        return None if self.id is UNSET else self.id
 
 
 class ErrorObject(msgspec.Struct, omit_defaults=True):
@@ -97,7 +97,7 @@ def best_effort_id(line: bytes) -> RequestId:
 
 def decode_params(raw: Raw | UnsetType, params_type: type[T], prefix: str = "params") -> T:
     """Decode `raw` into `params_type`; errors name the field as `params.<field>`."""
-    data = b"{}" if raw is UNSET else bytes(raw)  # type: ignore[arg-type]
+    data = b"{}" if raw is UNSET else bytes(raw)
     try:
         return msgspec.json.decode(data, type=params_type)
     except _UNDECODABLE as exc:

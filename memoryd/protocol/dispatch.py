@@ -194,6 +194,7 @@ class Dispatcher:
                 except RpcError:
                     continue
                 if routed.tool is not tool and tool is not None and run:
+                    # `run` is only ever filled for a tool with `prepare` (checked above).
                     tool.prepare(conn.caller, run)  # type: ignore[misc]
                     run = []
                 tool = routed.tool

@@ -78,6 +78,30 @@ def _superseded(memory: Memory) -> bool:
 
 
 class Corpus:
+    # The COLUMNS, made by `_alloc` (declared here for the type checker; a test keeps
+    # this list and COLUMNS the same).
+    own: np.ndarray
+    own_scale: np.ndarray
+    ctx: np.ndarray
+    ctx_scale: np.ndarray
+    length: np.ndarray
+    prev: np.ndarray
+    next: np.ndarray
+    alive: np.ndarray
+    scope: np.ndarray
+    created: np.ndarray
+    importance: np.ndarray
+    category: np.ndarray
+    kind: np.ndarray
+    type: np.ndarray
+    organized: np.ndarray
+    expires: np.ndarray
+    superseded: np.ndarray
+    valid_until: np.ndarray
+    compressed: np.ndarray
+    session_code: np.ndarray
+    cell: np.ndarray
+
     def __init__(self, dim: int, capacity: int = 1024) -> None:
         self.dim = dim
         self.lock = RWLock()

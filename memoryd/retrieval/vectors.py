@@ -277,6 +277,7 @@ class VectorStore:
                 vectors, hashes = unlabel(stored, model)
                 keep = [n for n, h in enumerate(hashes) if h is not None]
                 if keep:
+                    # Only the hashes that are set are kept: str, not str | None.
                     yield (kind, scope, [ids[n] for n in keep], vectors[keep],
                            [hashes[n] for n in keep])  # type: ignore[misc]
 

@@ -48,6 +48,7 @@ log = structlog.get_logger("memoryd")
 async def _refuse(stream: trio.SocketStream, error: Exception) -> None:
     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
         with trio.move_on_after(1):
+            # The refusal names no request: JSON-RPC's null id (typed as a request's id).
             await stream.send_all(encode_error(None, error))  # type: ignore[arg-type]
     await stream.aclose()
 
@@ -208,6 +209,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
     async with trio.open_nursery() as services:
 
         async def on_signal() -> None:
+            # trio's signal receiver is typed as a context manager's result only.
             async for signum in signals:  # type: ignore[attr-defined]
                 log.info("daemon.stopping", signal=signal.Signals(signum).name)
                 stop.set()

@@ -18,7 +18,8 @@ from watchfiles import Change, DefaultFilter, watch
 from watchfiles.main import FileChange
 
 from memoryd.engine import Engine
-from memoryd.store.files import TMP_PREFIX, WATCHED_DIRS, UnsafePath
+from memoryd.store.files import UnsafePath
+from memoryd.store.walk import TMP_PREFIX, WATCHED_DIRS
 
 log = structlog.get_logger("memoryd.watcher")
 

@@ -630,7 +630,7 @@ class Catalog:
                                   (memory_id,)).fetchone()
         return (_decode(row[0]), row[1]) if row else None
 
-    def list(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
+    def list_memories(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
         if keys_only(filters):
             return self._list_keys(filters, limit, offset)
         clauses, args = where(filters)

@@ -77,7 +77,7 @@ async def memory_list(app: App, caller: Caller, p: ListParams) -> Result:
     filters = Filters(scopes=caller.visible_scopes(p.scope), phase=p.phase,
                       category=p.category, source=p.source, tags=p.tags,
                       include_compressed=p.include_compressed)
-    memories, total = await app.engine.reads.list(filters, p.limit, p.offset)
+    memories, total = await app.engine.reads.list_memories(filters, p.limit, p.offset)
     return {"memories": [to_wire(m) for m in memories], "total": total,
             "limit": p.limit, "offset": p.offset}
 

@@ -113,7 +113,7 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     # (unless the caller asked for another kind, or for what was known at a past time).
     procedural: list = []
     if p.kind is None and p.as_of is None:
-        procedural, _ = await app.engine.reads.list(
+        procedural, _ = await app.engine.reads.list_memories(
             Filters(scopes=req.scopes, type="procedural", not_kind="turn"),
             limit=PROCEDURAL_LIMIT, offset=0)
     summary = (await app.engine.reads.session_summary(p.session, caller) if p.session

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from memoryd.retrieval import scoring
-from memoryd.retrieval.corpus import Corpus
+from memoryd.retrieval.corpus import COLUMNS, Corpus
 from memoryd.schema import Memory
 
 
@@ -157,3 +157,9 @@ def test_lexical_on_the_reached_rows_scores_as_the_whole_arrays_bit_for_bit():
     got = scoring.lexical(notes, ["alpha", "beta"], mask, recipe)
     assert got.tobytes() == _whole_array_lexical(notes, ["alpha", "beta"], mask,
                                                  recipe).tobytes()
+
+
+def test_the_declared_columns_are_the_columns():
+    """Corpus declares each column for the type checker; COLUMNS makes them."""
+    declared = {k for k, v in Corpus.__annotations__.items() if v in ("np.ndarray",)}
+    assert declared == set(COLUMNS)

@@ -68,7 +68,7 @@ def test_list_pages_agree_across_both_plans(tmp_path):
                              (["agent:x"], [m for m in everything if int(m[1:]) % 4 == 0]),
                              (None, everything)):
         for filters in (Filters(scopes=scopes), Filters(scopes=scopes, phase="organized")):
-            pages = [index.list(filters, 7, offset) for offset in range(0, 70, 7)]
+            pages = [index.list_memories(filters, 7, offset) for offset in range(0, 70, 7)]
             assert [m.id for page, _ in pages for m in page] == expected
             assert {total for _, total in pages} == {len(expected)}
     dated = Filters(scopes=["global", "agent:x"], since=START + timedelta(hours=10),
