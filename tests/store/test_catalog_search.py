@@ -73,8 +73,8 @@ def test_list_pages_agree_across_both_plans(tmp_path):
             assert {total for _, total in pages} == {len(expected)}
     dated = Filters(scopes=["global", "agent:x"], since=START + timedelta(hours=10),
                     until=START + timedelta(hours=13))
-    assert [m.id for m in index.list(dated, 10, 0)[0]] == ["m12", "m11", "m10"]
-    assert index.list(dated, 10, 0)[1] == 3
+    assert [m.id for m in index.list_memories(dated, 10, 0)[0]] == ["m12", "m11", "m10"]
+    assert index.list_memories(dated, 10, 0)[1] == 3
     index.close()
 
 
@@ -163,7 +163,7 @@ def test_a_walk_newest_first_matches_a_full_sort(tmp_path):
 
     for scopes in (None, ["global"], ["agent:y", "agent:x"], ["global", "global"], []):
         kept = sum(1 for _, _, scope in truth.values() if scopes is None or scope in scopes)
-        assert index.list(Filters(scopes=scopes), 5, 0)[1] == kept  # the kept counts
+        assert index.list_memories(Filters(scopes=scopes), 5, 0)[1] == kept  # the kept counts
     dates = [None, seconds[3], seconds[5] + timedelta(microseconds=300)]
     for term in ("plan", "13", "deploy"):
         for scopes in (None, ["global"], ["global", "agent:x", "agent:y"]):
@@ -300,9 +300,9 @@ def test_a_catalog_with_the_old_count_triggers_drops_them_and_counts_once(tmp_pa
         index.upsert(Memory(id="new", content="one more", content_hash=content_hash(
             "one more"), scope="agent:z", created_at=START), "inbox/new.md", "sha")
         index.delete("m01")  # global
-    assert index.list(Filters(scopes=["agent:z"]), 5, 0)[1] == 1
-    assert index.list(Filters(scopes=["global"]), 5, 0)[1] == 44
-    assert index.list(Filters(scopes=None), 5, 0)[1] == 60
+    assert index.list_memories(Filters(scopes=["agent:z"]), 5, 0)[1] == 1
+    assert index.list_memories(Filters(scopes=["global"]), 5, 0)[1] == 44
+    assert index.list_memories(Filters(scopes=None), 5, 0)[1] == 60
     index.delete("new")
     assert index.reader.execute("SELECT scope FROM scope_counts ORDER BY scope").fetchall() == [
         ("agent:x",), ("global",)]
