@@ -9,6 +9,10 @@ catches up on the rows written since. A catalog created afresh gets a new epoch,
 so no snapshot of an older one is ever trusted. The FTS table
 uses the trigram tokenizer: case-insensitive substring matching that also works
 for scripts without spaces (Chinese, Japanese).
+
+Its schema and migrations are in catalog_schema.py; what it compiles from values (the
+filter's WHERE clause, a search's FTS5 match, rowids by creation second) in
+catalog_sql.py.
 """
 
 from __future__ import annotations
@@ -16,9 +20,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
-import math
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -32,120 +34,35 @@ import structlog
 from memoryd.filters import Filters
 from memoryd.schema import Memory
 from memoryd.store import sqlite
+from memoryd.store.catalog_schema import (
+    MIGRATIONS,
+    OLD_TRIGGERS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    STAMPS,
+    STAMPS_INDEX,
+)
+from memoryd.store.catalog_sql import (
+    EXPIRED,
+    ROWID_SLOTS,
+    UNEXPIRED,
+    Match,
+    by_ids,
+    decode,
+    keys_only,
+    newest,
+    rowid_bounds,
+    rowid_second,
+    spaced,
+    where,
+)
 from memoryd.store.walk import STAMPS_SQL
 
 log = structlog.get_logger("memoryd.catalog")
 
-SCHEMA_VERSION = "10"
-# A memory's rowid orders it by its creation second: second * ROWID_SLOTS + n, n counting
-# the memories of that second in the order they were indexed. FTS5 reads a match in
-# rowid order and can stop, so a search walks its matches newest first and stops after
-# one page (a common word used to be sorted whole: 25-45 ms at 130,000 memories).
-ROWID_SLOTS = 1 << 30
-# Seconds outside +-2**33 (before 1697, after 2242) share the edge seconds' rowids.
-_ROWID_SECONDS = 1 << 33
-ID_CHUNK = 10_000  # ids per `IN (...)` query
 
-# Start-up's stamps (STAMPS_SQL) read from this index, not from the memories rows, which
-# carry each document: after a reboot, with nothing of the file in the page cache, the
-# stamps of 100,000 memories took 1.7 s read from the rows (157 MB of them) and 0.03 s
-# from the index (11 MB). Catalogs of schema 10 made before it get it when they open
-# (0.1 s at 100,000 with the file cached, once).
-_STAMPS = "memories_stamps"
-_STAMPS_INDEX = f"CREATE INDEX IF NOT EXISTS {_STAMPS} ON memories (path, stamp);"
-
-# What a read needs to leave out the memories that are not live (filters.py) without
-# reading every row: the few expired ones, and whether any is compressed at all.
-_LIVE_INDEXES = """
-CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at)
-    WHERE expires_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS memories_compressed ON memories (compressed) WHERE compressed = 1;
-"""
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS memories (
-    rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    path TEXT NOT NULL UNIQUE,
-    file_sha TEXT NOT NULL,
-    stamp TEXT,  -- the file's size:mtime_ns:inode when indexed (files.stamp)
-    gen INTEGER NOT NULL DEFAULT 0,  -- the catalog generation that last wrote the row
-    content_hash TEXT NOT NULL,
-    kind TEXT NOT NULL, phase TEXT NOT NULL, category TEXT NOT NULL, type TEXT NOT NULL,
-    scope TEXT NOT NULL, session TEXT, source TEXT NOT NULL, source_path TEXT,
-    created_at REAL NOT NULL, updated_at REAL NOT NULL, expires_at REAL,
-    due_at REAL, notified INTEGER NOT NULL DEFAULT 0,
-    episode TEXT, topic TEXT,
-    access_count INTEGER NOT NULL,
-    superseded_at REAL, pending INTEGER NOT NULL DEFAULT 0, compressed INTEGER NOT NULL DEFAULT 0,
-    doc BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS memories_scope_created ON memories (scope, created_at);
-CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at);
-CREATE INDEX IF NOT EXISTS memories_hash ON memories (content_hash, scope);
-CREATE INDEX IF NOT EXISTS memories_type ON memories (type, scope);
-CREATE INDEX IF NOT EXISTS memories_episode ON memories (kind, episode);
-CREATE INDEX IF NOT EXISTS memories_session ON memories (session, kind, created_at);
-CREATE INDEX IF NOT EXISTS memories_source_path ON memories (source, source_path)
-    WHERE source_path IS NOT NULL;
-CREATE INDEX IF NOT EXISTS memories_gen ON memories (gen);
-CREATE INDEX IF NOT EXISTS memories_pending ON memories (pending) WHERE pending = 1;
-{_STAMPS_INDEX}
-{_LIVE_INDEXES}
-CREATE TABLE IF NOT EXISTS tags (mem INTEGER NOT NULL, tag TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS tags_tag ON tags (tag, mem);
-CREATE INDEX IF NOT EXISTS tags_mem ON tags (mem);
-CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS links_dst ON links (dst);
-CREATE INDEX IF NOT EXISTS links_src ON links (src);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (content, tags, tokenize = 'trigram');
--- Words (CJK characters one word each), for the terms trigrams cannot find: an index
--- only (contentless); rows are deleted by giving back the values they were indexed with.
--- Its terms are 1-2 characters, always prefixes: each word's first 1 and 2 characters
--- are indexed too, so "13*" reads one list, not those of every word from 13 to 13999.
-CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5 (
-    content, tags, content = '', tokenize = 'unicode61 remove_diacritics 0',
-    prefix = '1 2');
--- What a search filters and sorts on most often, one narrow row per memory (same rowid):
--- a match joins here, not to the wide memories row that carries the document. Only the
--- memories a read sees by default have one: not superseded, not compressed.
-CREATE TABLE IF NOT EXISTS search_keys (
-    rowid INTEGER PRIMARY KEY, scope TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS search_keys_scope ON search_keys (scope, created_at);
-CREATE INDEX IF NOT EXISTS search_keys_created ON search_keys (created_at);
--- How many search_keys rows each scope has (rows are only ever inserted and deleted):
--- memory_list's total without counting 130,000 index entries (7 ms). Kept by the
--- statements that insert and delete search_keys rows, not by triggers (_TRIGGERS).
-CREATE TABLE IF NOT EXISTS scope_counts (scope TEXT PRIMARY KEY, n INTEGER NOT NULL)
-    WITHOUT ROWID;
-"""
-
-def _live_keys(conn: sqlite3.Connection) -> None:
-    """search_keys rows for the memories a default read sees only (no compressed turn
-    has one any more), and the indexes that leave out the expired."""
-    for statement in filter(str.strip, _LIVE_INDEXES.split(";")):
-        conn.execute(statement)
-    conn.execute("DELETE FROM search_keys WHERE rowid IN"
-                 " (SELECT rowid FROM memories WHERE compressed = 1)")
-    conn.execute("DELETE FROM scope_counts")
-    conn.execute("INSERT INTO scope_counts SELECT scope, count(*) FROM search_keys"
-                 " GROUP BY scope")
-
-
-# The catalog's registered migrations (store/sqlite.py), in order: a catalog made anew
-# has the schema they lead to and is marked as having had them all.
-MIGRATIONS: tuple[sqlite.Migration, ...] = (_live_keys,)
-
-# Catalogs of schema 10 written before this kept scope_counts by these triggers. A
-# statement that fires a trigger opens a statement journal, and opening one makes FTS5
-# write out what it holds in memory: every write flushed its terms of both full-text
-# indexes as a segment of its own, to be merged later (0.23 against 0.07 ms a write on a
-# 130,000 catalog). They are dropped when a catalog opens.
-_TRIGGERS = ("search_keys_added", "search_keys_removed")
 
 _encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder(Memory).decode
 
 
 _RECORD = "id, path, file_sha, scope, stamp"  # FileRecord's columns
@@ -158,183 +75,6 @@ class FileRecord:
     file_sha: str
     scope: str
     stamp: str | None = None
-
-
-def keys_only(filters: Filters) -> bool:
-    """Only scope and dates, of what is live by default: what the narrow search_keys
-    rows can answer alone."""
-    return (not filters.tags and not filters.include_compressed and filters.as_of is None
-            and all(getattr(filters, c) is None for c in (
-                "phase", "category", "kind", "type", "session", "source", "not_kind")))
-
-
-# The expired memories (a few: the expire job trashes them hourly), by the partial index,
-# and its converse on a memories row: both take the moment expiry is judged at.
-_EXPIRED = "SELECT rowid FROM memories WHERE expires_at <= ?"
-_UNEXPIRED = "(m.expires_at IS NULL OR m.expires_at > ?)"
-
-
-def where(filters: Filters, table: str = "m", rowid: str | None = None
-          ) -> tuple[list[str], list[object]]:
-    """`filters` as SQL conditions on the memories table (`m`), or on search_keys (`k`,
-    for `keys_only` filters: its rows are the live ones but for expiry, which is tested
-    on `rowid`, by default the table's own)."""
-    clauses: list[str] = []
-    args: list[object] = []
-    now = filters.at()
-    if table == "m":
-        if filters.as_of is None:
-            clauses.append("m.superseded_at IS NULL")
-        else:
-            clauses += ["m.created_at <= ?", "(m.superseded_at IS NULL OR m.superseded_at > ?)"]
-            args += [filters.as_of, filters.as_of]
-        clauses.append(_UNEXPIRED)
-        args.append(now)
-        if not filters.include_compressed:
-            clauses.append("m.compressed = 0")
-    else:
-        clauses.append(f"{rowid or f'{table}.rowid'} NOT IN ({_EXPIRED})")
-        args.append(now)
-    if filters.scopes is not None:
-        clauses.append(f"{table}.scope IN ({','.join('?' * len(filters.scopes))})")
-        args.extend(filters.scopes)
-    for column in ("phase", "category", "kind", "type", "session", "source"):
-        value = getattr(filters, column)
-        if value is not None:
-            clauses.append(f"m.{column} = ?")
-            args.append(value)
-    if filters.not_kind is not None:
-        clauses.append("m.kind != ?")
-        args.append(filters.not_kind)
-    for tag in filters.tags:
-        clauses.append("EXISTS (SELECT 1 FROM tags t WHERE t.mem = m.rowid AND t.tag = ?)")
-        args.append(tag)
-    if filters.since is not None:
-        clauses.append(f"{table}.created_at >= ?")
-        args.append(filters.since.timestamp())
-    if filters.until is not None:
-        clauses.append(f"{table}.created_at < ?")
-        args.append(filters.until.timestamp())
-    return clauses, args
-
-
-# The characters the word index takes one at a time, each a word of its own.
-_CJK_CHAR = "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"
-_CJK = re.compile(f"({_CJK_CHAR})")
-
-
-def _spaced(text: str) -> str:
-    """What the word index reads: CJK characters apart, each a word of its own."""
-    return _CJK.sub(r" \1 ", text)
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
-
-
-@dataclass
-class _Match:
-    """Which rows a search text matches: conditions on one FTS5 table's rows.
-
-    Every whitespace-separated term must occur (AND), as a case-insensitive substring.
-    Terms are quoted, so FTS syntax in a query is just text. Terms of 3 characters or
-    more use the trigram index. Shorter ones (a number, a two-letter word, one CJK
-    character) use the word index, which finds them at the start of a word (a CJK
-    character anywhere). That is the whole test for ASCII letters and digits and for
-    one CJK character; for the rest (`c#`, `é`, two CJK characters) LIKE confirms the
-    substring on those rows only. A short term with no letter or digit at all ("+") is
-    tested with LIKE alone, a scan.
-    """
-
-    table: str  # "fts" or "words": the index the match walks, in rowid order
-    where: list[str]
-    args: list[object]
-
-    @classmethod
-    def of(cls, query: str) -> _Match:
-        long_terms, short_terms = [], []
-        for term in query.split():
-            (long_terms if len(term) >= 3 else short_terms).append(term)
-        where: list[str] = []
-        args: list[object] = []
-        if long_terms:
-            where.append("fts MATCH ?")
-            args.append(" AND ".join(_quoted(t) for t in long_terms))
-        words = [w for t in short_terms if (w := re.findall(r"[^\W_]+", _spaced(t)))]
-        confirm = [t for t in short_terms if not _WHOLE_WORD.fullmatch(t)]
-        prefixes = " AND ".join(_quoted(" ".join(w)) + " *" for w in words)
-        if words and not long_terms and not confirm:
-            return cls("words", ["words MATCH ?"], [prefixes])
-        if words:  # the word index finds the rows, FTS5 reads them by rowid
-            # `+`: a filter on the walk, not a list of rowids to look up and then sort
-            where.append("+fts.rowid IN (SELECT rowid FROM words WHERE words MATCH ?)")
-            args.append(prefixes)
-        for term in confirm:
-            where.append("(fts.content LIKE ? ESCAPE '\\' OR fts.tags LIKE ? ESCAPE '\\')")
-            args.extend([_like(term), _like(term)])
-        return cls("fts", where or ["1"], args)
-
-
-# A short term that the word index alone decides: ASCII letters and digits (folded alike
-# by the index and by LIKE), or one CJK character (a word of its own there).
-_WHOLE_WORD = re.compile(f"[A-Za-z0-9]+|{_CJK_CHAR}")
-
-
-def rowid_second(created_at: float) -> int:
-    """The creation second a rowid is numbered from (the edge seconds beyond the range)."""
-    return min(max(math.floor(created_at), -_ROWID_SECONDS), _ROWID_SECONDS - 1)
-
-
-def _rowid_bounds(table: str, filters: Filters) -> tuple[list[str], list[object], Filters]:
-    """The rowid range a date filter allows (FTS5 then reads only that part of a match),
-    and the filters left to test: a date on a whole second (a tool's `from`/`to`) is
-    the rowid bound itself."""
-    clauses: list[str] = []
-    args: list[object] = []
-    rest = filters
-    if filters.since is not None:
-        since = filters.since.timestamp()
-        clauses.append(f"{table}.rowid >= ?")
-        args.append(rowid_second(since) * ROWID_SLOTS)
-        if rowid_second(since) == since:
-            rest = replace(rest, since=None)
-    if filters.until is not None:  # created_at < until: the second before its ceiling
-        last = math.ceil(filters.until.timestamp()) - 1
-        clauses.append(f"{table}.rowid <= ?")  # the end of the last second: in range
-        args.append((rowid_second(last) + 1) * ROWID_SLOTS - 1)
-        if rowid_second(last) == last == filters.until.timestamp() - 1:
-            rest = replace(rest, until=None)
-    return clauses, args, rest
-
-
-def _newest(rows: Iterable[tuple[int, float]], count: int) -> list[int]:
-    """The `count` newest of `rows` (rowid, created_at), which come by rowid, descending:
-    every row of a second is read before the rows of earlier seconds, so the first
-    `count` rows and the rest of the last one's second hold the newest `count`."""
-    taken: list[tuple[float, int]] = []
-    for rowid, created_at in rows:
-        if len(taken) >= count and (not taken or rowid // ROWID_SLOTS
-                                    != taken[-1][1] // ROWID_SLOTS):
-            break
-        taken.append((created_at, rowid))
-    taken.sort(reverse=True)
-    return [rowid for _, rowid in taken[:count]]
-
-
-def _by_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Memory]:
-    """Memories by id, in chunks (SQLite takes at most 32,766 parameters a statement)."""
-    out: list[Memory] = []
-    for start in range(0, len(ids), ID_CHUNK):
-        chunk = ids[start:start + ID_CHUNK]
-        rows = conn.execute(
-            f"SELECT doc FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-        out.extend(_decode(r[0]) for r in rows)
-    return out
-
-
-def _like(term: str) -> str:
-    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 class Catalog:
@@ -359,7 +99,7 @@ class Catalog:
             before = after = len(MIGRATIONS)
         if before != after:
             log.info("catalog.migrated", schema_from=before, schema_to=after)
-        for trigger in _TRIGGERS:
+        for trigger in OLD_TRIGGERS:
             self.writer.execute(f"DROP TRIGGER IF EXISTS {trigger}")
         self._add_stamps_index()
         self.epoch, self.generation = self._generation()
@@ -402,14 +142,14 @@ class Catalog:
         return row[0] if row else None
 
     def _add_stamps_index(self) -> None:
-        """`_STAMPS_INDEX` on a catalog made before it (logged: it reads every row once)."""
+        """`STAMPS_INDEX` on a catalog made before it (logged: it reads every row once)."""
         assert self.writer is not None
         if self.writer.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
-                               (_STAMPS,)).fetchone():
+                               (STAMPS,)).fetchone():
             return
         started = time.monotonic()
-        self.writer.execute(_STAMPS_INDEX)
-        log.info("catalog.index_added", index=_STAMPS,
+        self.writer.execute(STAMPS_INDEX)
+        log.info("catalog.index_added", index=STAMPS,
                  seconds=round(time.monotonic() - started, 3))
 
     def _generation(self) -> tuple[str, int]:
@@ -424,7 +164,7 @@ class Catalog:
             self.writer.close()
         sqlite.remove(self.path)
         self.writer = self._connect()
-        self.writer.executescript(_SCHEMA)
+        self.writer.executescript(SCHEMA)
         self.writer.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
         self.writer.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
             ("schema", SCHEMA_VERSION), ("epoch", os.urandom(8).hex()), ("generation", "0")])
@@ -487,7 +227,7 @@ class Catalog:
         conn.execute("INSERT INTO fts (rowid, content, tags) VALUES (?, ?, ?)",
                      (rowid, memory.content, tags))
         conn.execute("INSERT INTO words (rowid, content, tags) VALUES (?, ?, ?)",
-                     (rowid, _spaced(memory.content), _spaced(tags)))
+                     (rowid, spaced(memory.content), spaced(tags)))
         if not memory.compressed:  # out of every read unless asked for (filters.py)
             conn.execute("INSERT INTO search_keys VALUES (?, ?, ?)",
                          (rowid, memory.scope, memory.created_at.timestamp()))
@@ -516,7 +256,7 @@ class Catalog:
         if indexed is not None:
             conn.execute("INSERT INTO words (words, rowid, content, tags)"
                          " VALUES ('delete', ?, ?, ?)",
-                         (rowid, _spaced(indexed[0]), _spaced(indexed[1])))
+                         (rowid, spaced(indexed[0]), spaced(indexed[1])))
         conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
         keyed = conn.execute("SELECT scope FROM search_keys WHERE rowid = ?",
                              (rowid,)).fetchone()
@@ -579,7 +319,7 @@ class Catalog:
         # created_at index instead walked every row (0.2 s at 100k, at every start).
         rows = self.writer.execute("SELECT doc FROM memories WHERE gen > ? ORDER BY "
                                    "+created_at, id", (generation,))
-        return [_decode(r[0]) for r in rows]
+        return [decode(r[0]) for r in rows]
 
     def record_by_id(self, memory_id: str) -> FileRecord | None:
         row = self.writer.execute(f"SELECT {_RECORD} FROM memories WHERE id = ?",
@@ -592,11 +332,11 @@ class Catalog:
 
     def load(self, ids: Iterable[str]) -> list[Memory]:
         """Memories by id, on the writer's connection (sees its own uncommitted rows)."""
-        return _by_ids(self.writer, list(ids))
+        return by_ids(self.writer, list(ids))
 
     def all_memories(self) -> list[Memory]:
         rows = self.writer.execute("SELECT doc FROM memories ORDER BY created_at, id")
-        return [_decode(r[0]) for r in rows]
+        return [decode(r[0]) for r in rows]
 
     def find_duplicate(self, content_hash: str, scope: str, kind: str) -> str | None:
         """A memory of the same kind with the same content in the same scope (a reminder
@@ -611,7 +351,7 @@ class Catalog:
         """By id, on the event loop's thread (its own connection)."""
         row = self.inline.execute("SELECT doc FROM memories WHERE id = ?",
                                   (memory_id,)).fetchone()
-        return _decode(row[0]) if row else None
+        return decode(row[0]) if row else None
 
     def ids_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
         """Ids starting with `prefix`, the id itself first when it exists (an index range
@@ -622,13 +362,13 @@ class Catalog:
         return [r[0] for r in rows]
 
     def get_many(self, ids: Iterable[str]) -> list[Memory]:
-        return _by_ids(self.reader, list(ids))
+        return by_ids(self.reader, list(ids))
 
     def located(self, memory_id: str) -> tuple[Memory, str] | None:
         """A memory and its file's path (reader connection)."""
         row = self.reader.execute("SELECT doc, path FROM memories WHERE id = ?",
                                   (memory_id,)).fetchone()
-        return (_decode(row[0]), row[1]) if row else None
+        return (decode(row[0]), row[1]) if row else None
 
     def list_memories(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
         if keys_only(filters):
@@ -640,21 +380,21 @@ class Catalog:
         rows = self.reader.execute(
             f"SELECT m.doc FROM memories m {condition} ORDER BY m.created_at DESC, m.id"
             " LIMIT ? OFFSET ?", [*args, limit, offset])
-        return [_decode(r[0]) for r in rows], total[0]
+        return [decode(r[0]) for r in rows], total[0]
 
     def search(self, query: str, filters: Filters, limit: int,
                offset: int) -> tuple[list[Memory], int]:
         """One page of the memories matching `query`, newest first, and how many match.
 
         The match is walked by rowid, newest second first, and the walk stops after the
-        page (`_newest`). Filters on scope and dates join the narrow search_keys rows,
+        page (`newest`). Filters on scope and dates join the narrow search_keys rows,
         the others the memories rows (CROSS JOIN: the match drives). The text index
         holds no superseded fact, so no `as_of`: smart search answers what was known."""
         if filters.as_of is not None:
             raise ValueError("a keyword search sees what is current only (no as_of)")
-        match = _Match.of(query)
+        match = Match.of(query)
         keys = "k" if keys_only(filters) else "m"
-        bounds, bound_args, rest = _rowid_bounds(match.table, filters)
+        bounds, bound_args, rest = rowid_bounds(match.table, filters)
         if rest.scopes is not None and self._every_scope_in(rest.scopes):
             rest = replace(rest, scopes=None)
         clauses, args = where(rest, keys, rowid=f"{match.table}.rowid")
@@ -673,8 +413,8 @@ class Catalog:
         with contextlib.closing(self.reader.execute(
                 f"SELECT {keys}.rowid, {keys}.created_at {joined}"
                 f" ORDER BY {match.table}.rowid DESC", args)) as rows:
-            newest = _newest(rows, offset + limit)
-        return self._docs(newest[offset:]), total
+            found = newest(rows, offset + limit)
+        return self._docs(found[offset:]), total
 
     def _any_compressed(self) -> bool:
         return self.reader.execute(
@@ -700,7 +440,7 @@ class Catalog:
                 "SELECT coalesce(sum(n), 0) FROM scope_counts"
                 + (f" WHERE {within}" if within else ""), scopes or []).fetchone()[0]
             total -= self.reader.execute(
-                f"SELECT count(*) FROM search_keys WHERE rowid IN ({_EXPIRED})"
+                f"SELECT count(*) FROM search_keys WHERE rowid IN ({EXPIRED})"
                 + (f" AND {within}" if within else ""),
                 [filters.at(), *(scopes or [])]).fetchone()[0]
         else:
@@ -731,7 +471,7 @@ class Catalog:
         docs = dict(self.reader.execute(
             f"SELECT rowid, doc FROM memories WHERE rowid IN ({','.join('?' * len(rowids))})",
             rowids).fetchall())
-        return [_decode(docs[r]) for r in rowids if r in docs]
+        return [decode(docs[r]) for r in rowids if r in docs]
 
     # -- what the lifecycle jobs look for --------------------------------------------
     def expired_inbox(self, now: float) -> list[tuple[str, str]]:
@@ -759,7 +499,7 @@ class Catalog:
     def _where(self, condition: str, *args: object) -> list[Memory]:
         """Memories matching an SQL condition (and order), on the reader connection."""
         rows = self.reader.execute(f"SELECT doc FROM memories WHERE {condition}", args)
-        return [_decode(r[0]) for r in rows]
+        return [decode(r[0]) for r in rows]
 
     def due_reminders(self, now: float) -> list[Memory]:
         """Reminders due by `now` that were not announced yet, oldest due first."""
@@ -857,7 +597,7 @@ class Catalog:
         clauses: list[str] = [] if superseded else ["path NOT LIKE 'trash/%'"]
         args: list[object] = []
         if not expired:
-            clauses.append(_UNEXPIRED)
+            clauses.append(UNEXPIRED)
             args.append(now)
         condition = "".join(f" AND {c}" for c in clauses)
         return self.reader.execute(

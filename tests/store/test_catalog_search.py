@@ -13,7 +13,8 @@ from structlog.testing import capture_logs
 
 from memoryd.filters import Filters
 from memoryd.schema import Memory, content_hash
-from memoryd.store.catalog import ROWID_SLOTS, Catalog, _newest, keys_only, rowid_second
+from memoryd.store.catalog import Catalog
+from memoryd.store.catalog_sql import ROWID_SLOTS, keys_only, newest, rowid_second
 from memoryd.store.walk import STAMPS_SQL
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -54,7 +55,7 @@ def test_pages_and_totals_agree_across_both_plans(tmp_path):
 
 def test_lookups_by_many_ids_go_in_chunks(tmp_path, monkeypatch):
     index = _index(tmp_path)
-    monkeypatch.setattr("memoryd.store.catalog.ID_CHUNK", 7)  # SQLite's cap is 32,766
+    monkeypatch.setattr("memoryd.store.catalog_sql.ID_CHUNK", 7)  # SQLite's cap is 32,766
     ids = [f"m{i:02d}" for i in range(60)]
     assert sorted(m.id for m in index.get_many(ids)) == ids
     assert sorted(m.id for m in index.load([*ids, "missing"])) == ids
@@ -189,10 +190,10 @@ def test_the_walk_reads_one_page_and_the_rest_of_its_last_second():
             read.append(row)
             yield row
 
-    assert _newest(walk(), 4) == [5 * second + 2, 5 * second, 5 * second + 1, 4 * second]
+    assert newest(walk(), 4) == [5 * second + 2, 5 * second, 5 * second + 1, 4 * second]
     assert len(read) == 6, "the second of the fourth row, then one row to see it end"
-    assert _newest(iter(rows[:2]), 5) == [5 * second + 2, 5 * second + 1]
-    assert _newest(walk(), 0) == [] and len(read) == 7, "none asked, one row read"
+    assert newest(iter(rows[:2]), 5) == [5 * second + 2, 5 * second + 1]
+    assert newest(walk(), 0) == [] and len(read) == 7, "none asked, one row read"
 
 
 def test_every_kind_of_match_is_walked_in_rowid_order(tmp_path):
