@@ -13,6 +13,8 @@ own writes. The engine is a set of collaborators, built by `server/wiring.py`:
   background (importance, facts, summaries, eviction, compression);
 - `ingest` (ingest.py): notes and transcripts from other tools, idempotently;
 - `transfer` (transfer.py): every memory out as JSONL and back in, losslessly;
+- `recall` (recall.py): the `<memory>` block for a prompt;
+- `history` (history.py): every version of a memory, and an earlier one back;
 
 and each change goes through one UnitOfWork (unit.py), run by `stores` (stores.py).
 Callers outside the engine use its methods, never the stores (tests/test_layers.py);
@@ -33,9 +35,11 @@ from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
 from memoryd.engine.conversation import Conversation
 from memoryd.engine.facts import Facts
+from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
 from memoryd.engine.reads import Reads
+from memoryd.engine.recall import Recall
 from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
@@ -77,6 +81,8 @@ class Engine:
     conversation: Conversation
     ingest: Ingest
     transfer: Transfer
+    recall: Recall
+    history: History
     reranker: Reranker | None = None
     llm: ChatClient | None = None
     git: GitHistory | None = None  # the root's git history (git.enabled)

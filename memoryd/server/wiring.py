@@ -15,9 +15,11 @@ from memoryd.config import Config
 from memoryd.engine import Engine
 from memoryd.engine.conversation import Conversation
 from memoryd.engine.facts import Facts
+from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
 from memoryd.engine.reads import Reads
+from memoryd.engine.recall import Recall
 from memoryd.engine.snapshots import Snapshots
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
@@ -118,6 +120,8 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
         ingest=Ingest(stores, writes, links, conversation, config),
         transfer=Transfer(stores),
+        recall=Recall(reads, conversation, embedder.count_tokens),
+        history=History(facts, writes, git),
         reranker=reranker, llm=llm, git=git)
 
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memoryd.engine.requests import Changes
-from memoryd.errors import InvalidParams, NotFound
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
-from memoryd.store import frontmatter
 from memoryd.tools.params import (
     AddParams,
     IdParams,
@@ -40,32 +37,14 @@ async def memory_add(app: App, caller: Caller, p: AddParams) -> Result:
 
 @handler("memory_history")
 async def memory_history(app: App, caller: Caller, p: IdParams) -> Result:
-    versions = await app.engine.facts.history(p.id, caller)
-    git = app.engine.git
-    for version in versions:
-        version["revisions"] = await git.revisions(version["id"]) if git else []
-    return {"id": p.id, "versions": versions, "git": bool(git and git.enabled)}
+    history = app.engine.history
+    return {"id": p.id, "versions": await history.versions(p.id, caller),
+            "git": history.from_git}
 
 
 @handler("memory_restore")
 async def memory_restore(app: App, caller: Caller, p: RestoreParams) -> Result:
-    if p.version is None:
-        return {**to_wire(await app.engine.writes.untrash(p.id, caller)), "restored_from": None}
-    old = await app.engine.facts.kept_version(p.id, p.version, caller)
-    git = app.engine.git
-    text = await git.text_at(p.id, p.version) if old is None and git else None
-    if old is None and text is None:
-        raise NotFound(f"version {p.version} of memory {p.id} is not in the history "
-                       "(memory_history lists the versions kept)")
-    if old is None:
-        try:
-            old = frontmatter.parse(text or "", p.id).memory
-        except frontmatter.FrontMatterError as exc:
-            raise InvalidParams("version", f"that version's file cannot be read: {exc}"
-                                ) from None
-    memory = await app.engine.writes.update(p.id, Changes(
-        content=old.content, category=old.category, tags=old.tags, type=old.type,
-        importance=old.importance), caller)
+    memory = await app.engine.history.restore(p.id, p.version, caller)
     return {**to_wire(memory), "restored_from": p.version}
 
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-import trio
-
 from memoryd.errors import InvalidParams
-from memoryd.filters import Filters
-from memoryd.retrieval import recall
 from memoryd.retrieval.pipeline import SearchRequest
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
@@ -20,7 +16,6 @@ if TYPE_CHECKING:
     from memoryd.server.app import App
 
 Result = dict[str, Any]
-PROCEDURAL_LIMIT = 20
 
 
 def as_of(value: str) -> datetime:
@@ -106,28 +101,14 @@ def _chunk(content: str, chunk: tuple[int, tuple[int, int]] | None) -> dict[str,
 @handler("memory_recall")
 async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     top_k = p.top_k or app.config.recall.top_k
-    req = _request(app, caller, p, max(top_k * 2, top_k))
-    result, memories = await app.engine.reads.smart_search(req)
-    ranked = [memories[c.id] for c in result.selected if c.id in memories]
-    # Procedural memories say how to behave, whatever the query: always offered first
-    # (unless the caller asked for another kind, or for what was known at a past time).
-    procedural: list = []
-    if p.kind is None and p.as_of is None:
-        procedural, _ = await app.engine.reads.list_memories(
-            Filters(scopes=req.scopes, type="procedural", not_kind="turn"),
-            limit=PROCEDURAL_LIMIT, offset=0)
-    summary = (await app.engine.reads.session_summary(p.session, caller) if p.session
-               else None)
-    tail = app.config.recall.tail if p.tail is None else p.tail
-    recent = (await app.engine.conversation.recent(p.session, tail, req.scopes)
-              if p.session and tail else [])
     budget = p.token_budget or app.config.recall.token_budget
-    block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the event loop
-        recall.assemble, procedural, ranked, summary, budget, top_k,
-        app.engine.embedder.count_tokens, recent)
-    scores = {c.id: round(c.score, 4) for c in result.selected}
+    made = await app.engine.recall.recall(
+        _request(app, caller, p, top_k * 2), caller, top_k=top_k, session=p.session,
+        tail=app.config.recall.tail if p.tail is None else p.tail, token_budget=budget)
+    block = made.block
     return {"text": block.text,
-            "memories": [{**to_wire(m), "score": scores.get(m.id)} for m in block.memories],
+            "memories": [{**to_wire(m), "score": made.scores.get(m.id)}
+                         for m in block.memories],
             "recent": [to_wire(m) for m in block.recent],
             "total_tokens": block.total_tokens,
             "budget_used": round(block.total_tokens / budget, 4),
