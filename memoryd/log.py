@@ -35,7 +35,7 @@ class _PrefixedLogfmt:
 
     def __call__(self, logger: Any, method: str, event: dict[str, Any]) -> str:
         prefix = event.pop("_prefix", "")
-        return prefix + self._render(logger, method, event)
+        return str(prefix) + str(self._render(logger, method, event))
 
 
 def configure(level: str = "info", fmt: str = "auto") -> None:

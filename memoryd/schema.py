@@ -251,7 +251,7 @@ def source_path_problem(path: str) -> str | None:
 
 def to_wire(memory: Memory) -> dict[str, Any]:
     """A memory as a tool returns it: front-matter fields plus `content`."""
-    wire = msgspec.to_builtins(memory)
+    wire: dict[str, Any] = msgspec.to_builtins(memory)
     if not wire.get("extra"):
         wire.pop("extra", None)
     return wire

@@ -21,8 +21,8 @@ def repoint_link(uow: UnitOfWork, peer: str, old: str, new: str | None) -> None:
         memory, path = uow.load(peer)
     except NotFound:
         return
-    links = [new if x == old else x for x in memory.links]
-    links = list(dict.fromkeys(x for x in links if x is not None))
+    swapped = [new if x == old else x for x in memory.links]
+    links = list(dict.fromkeys(x for x in swapped if x is not None))
     if links != memory.links:
         memory.links = links
         _bump(memory)

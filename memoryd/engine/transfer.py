@@ -114,7 +114,7 @@ class Transfer:
               ) -> tuple[list[str], str | None]:
         found: list[tuple[str, bool, str]] = []  # (id, trashed, line)
         overlay = self.stores.access_counts.overlay
-        cursor = after
+        cursor, exhausted = after, False
         now = utcnow().timestamp()
         while len(found) < limit:  # filters may drop rows: read on until the page fills
             # With include_trash the walk of trash/ brings the history the catalog holds,
@@ -129,14 +129,14 @@ class Transfer:
                     trashed = path.startswith("trash/")
                     found.append((memory_id, trashed, line_of(memory, trashed)))
             if len(rows) < limit:
-                cursor = None
+                exhausted = True
                 break
             cursor = rows[-1][0]
         if which.include_trash:
             found += self._trash_after(after, limit, which)
         found.sort(key=lambda item: (item[0], item[1]))
         page = found[:limit]
-        more = len(found) > limit or cursor is not None
+        more = len(found) > limit or not exhausted
         return [line for _, _, line in page], (page[-1][0] if page and more else None)
 
     def _trash_after(self, after: str, limit: int, which: ExportFilter

@@ -51,7 +51,7 @@ def _transcript(scan: Scan, rel: str, text: str) -> None:
             continue
         message = entry.get("message")
         role = message.get("role") if isinstance(message, dict) else None
-        if role not in ("user", "assistant"):
+        if role not in ("user", "assistant") or not isinstance(message, dict):
             scan.fail(where, "a user/assistant line without a message role")
             continue
         content = _text(message.get("content"))

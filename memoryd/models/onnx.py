@@ -69,4 +69,4 @@ def unmasked(model: onnx.ModelProto, mask: str = "attention_mask") -> onnx.Model
 
 
 def ort_version() -> str:
-    return ort.__version__
+    return str(ort.__version__)

@@ -9,6 +9,7 @@ runs once, on whichever thread took it; `map` returns when every block is done.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -47,7 +48,7 @@ class SharedWork:
         if not items:
             return []
         with self._ready:
-            self._queue.extend((lambda i=i: run(i)) for i in range(len(items)))
+            self._queue.extend(functools.partial(run, i) for i in range(len(items)))
             self._ready.notify_all()
         self._work()
         finished.wait()

@@ -63,7 +63,7 @@ def context_text(prev: Memory | None, memory: Memory, nxt: Memory | None) -> str
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    return str(_stemmer.stemWord(word))
 
 
 def terms(text: str) -> list[str]:

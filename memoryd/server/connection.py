@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import structlog
 import trio
@@ -99,7 +100,7 @@ async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
     chunks_in, chunks_out = trio.open_memory_channel[list[bytes | LineTooLong]](READ_AHEAD)
     busy = False  # a chunk runs or its replies go out: what is read now is prepared
 
-    async def send(method: str, params: dict) -> None:
+    async def send(method: str, params: dict[str, Any]) -> None:
         async with send_lock:
             await stream.send_all(encode_notification(method, params))
 

@@ -172,7 +172,8 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
             raise Forbidden("jobs act on every scope: only the user's own tooling (a "
                             "connection that does not name itself) may run them")
         report = await scheduler().run_now(params.job, params.dry_run, params.level)
-        return msgspec.to_builtins(report)
+        built: dict[str, Any] = msgspec.to_builtins(report)
+        return built
 
     async def subscribe(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         if conn.subscription is None:
@@ -218,9 +219,10 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
         decode_params(raw, NoParams)
         graph = app.engine.graph
         with graph.lock:
-            nodes = sorted(({"id": n.id, "label": n.label, "scope": n.scope,
-                             "members": len(n.members)} for n in graph.nodes.values()
-                            if conn.caller.can_see(n.scope)), key=lambda n: -n["members"])
+            seen = sorted((n for n in graph.nodes.values() if conn.caller.can_see(n.scope)),
+                          key=lambda n: -len(n.members))
+            nodes = [{"id": n.id, "label": n.label, "scope": n.scope,
+                      "members": len(n.members)} for n in seen]
             shown = {n["id"] for n in nodes[:GRAPH_NODES]}
             edges = [{"source": a, "target": b, "weight": round(w, 4)}
                      for (a, b), w in graph.edges.items() if a in shown and b in shown]

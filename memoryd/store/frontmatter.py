@@ -165,8 +165,9 @@ _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _dump(fields: dict[str, Any], allow_unicode: bool) -> str:
-    return yaml.dump(fields, Dumper=_Dumper, sort_keys=False, allow_unicode=allow_unicode,
-                     default_flow_style=False, width=1_000_000)
+    return str(yaml.dump(fields, Dumper=_Dumper, sort_keys=False,
+                         allow_unicode=allow_unicode, default_flow_style=False,
+                         width=1_000_000))
 
 
 # A string PyYAML writes as it is, or in single quotes when it would read back as another

@@ -45,9 +45,9 @@ class ToolSpec:
     progress: bool = False  # sends notifications/progress when the call has a token
 
     def input_schema(self) -> dict[str, Any]:
-        schema = msgspec.json.schema(self.params)
+        schema: dict[str, Any] = msgspec.json.schema(self.params)
         defs = schema.pop("$defs", {})
-        body = defs.pop(self.params.__name__)
+        body: dict[str, Any] = defs.pop(self.params.__name__)
         body.pop("title", None)
         body.pop("description", None)  # the Struct's docstring is not for clients
         if defs:
