@@ -12,6 +12,7 @@ or under the write lock.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -344,8 +345,8 @@ class Conversation:
                     done.append({"scope": scope, "session": session, "turns": len(turns),
                                  "summary": text})
                     continue
-                memory = await self.stores.change(
-                    lambda uow, c=scope, s=session, ts=turns, t=text: self._fold(uow, c, s, ts, t))
+                memory = await self.stores.change(functools.partial(
+                    self._fold, scope=scope, session=session, turns=turns, text=text))
                 done.append({"scope": scope, "session": session, "turns": len(turns),
                              "id": memory.id, "summary": text})
         return done

@@ -117,8 +117,8 @@ class Facts:
                                                  KEY_MATCHES, 0)
                     for m in memories:
                         ids.setdefault(m.id, None)
-            memories = {m.id: m for m in catalog.get_many(list(ids))}
-            return [Known(i, memories[i].content, v) for i, v in ids.items() if i in memories]
+            by_id = {m.id: m for m in catalog.get_many(list(ids))}
+            return [Known(i, by_id[i].content, v) for i, v in ids.items() if i in by_id]
 
         return await self.stores.workers.read(run)
 
@@ -193,7 +193,7 @@ class Facts:
             try:
                 memory, path = uow.load(d.target or "")
             except NotFound:
-                entry["reason"] += " (already gone)"
+                entry["reason"] = f"{entry['reason']} (already gone)"
                 continue
             entry["text"] = memory.content
             self._supersede(uow, memory, path, added[0] if added else None, when)

@@ -63,7 +63,7 @@ class Writes:
             raise result
         return result
 
-    def prepare(self, news: list[NewMemory], caller: Caller) -> Future[object] | None:
+    def prepare(self, news: list[NewMemory], caller: Caller) -> Future[None] | None:
         """These writes are queued behind others: start embedding their texts now, so
         the model is busy while the writes before them commit (a pipelining client's
         next batch). Only the embedder's cache changes; nothing is checked or kept
@@ -117,10 +117,10 @@ class Writes:
             kind="turn" if is_turn else "reminder" if is_reminder else "note",
             due_at=as_aware(new.due_at) if new.due_at else None,
             phase="organized" if organized or is_turn else "inbox",
-            category=category,
-            type=new.type or ("episodic" if is_turn else "working" if is_reminder
-                              else "semantic"),
             # NewMemory's fields are the params' strings, each checked when decoded.
+            category=category,  # type: ignore[arg-type]
+            type=new.type or ("episodic" if is_turn  # type: ignore[arg-type]
+                              else "working" if is_reminder else "semantic"),
             scope=scope, session=new.session, role=new.role,  # type: ignore[arg-type]
             tags=clean_tags(new.tags or []), source=new.source or "",
             source_path=new.source_path,

@@ -98,10 +98,10 @@ def reconcile(graph: TopicGraph, on_file: dict[str, tuple[str, str | None]],
     memories = {m.id: m for m in load([t for e in missing for t in wanted[e][1]])}
     groups, group_ids = [], []
     for episode_id in missing:
-        turns = sorted((memories[t] for t in wanted[episode_id][1] if t in memories),
-                       key=lambda m: (m.created_at, m.id))
-        if turns:
-            groups.append(turns)
+        members = sorted((memories[t] for t in wanted[episode_id][1] if t in memories),
+                         key=lambda m: (m.created_at, m.id))
+        if members:
+            groups.append(members)
             group_ids.append(episode_id)
     for episode in build(groups, embed, group_ids):
         graph.place(episode, wanted[episode.id][0])

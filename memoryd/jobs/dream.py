@@ -14,6 +14,7 @@ long: 2, six times: 3) or by hand (`memoryctl dream --level N`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from memoryd.config import zone
@@ -65,7 +66,7 @@ async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
 
 
 async def _link(engine: Engine, dry_run: bool, why: str,
-                pairs: list[tuple[str, str, str | None]]) -> list[Change]:
+                pairs: Sequence[tuple[str, str, str | None]]) -> list[Change]:
     changes = []
     for source, target, entity in pairs:
         if not dry_run:

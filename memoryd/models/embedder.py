@@ -395,4 +395,5 @@ class Embedder:
                                           "token_type_ids": np.zeros_like(tokens)})[0]
         pooled = hidden.mean(axis=1)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit

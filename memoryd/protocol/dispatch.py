@@ -190,7 +190,7 @@ class Dispatcher:
                         or routed.tool.prepare is None or routed.error is not None:
                     continue
                 try:
-                    params = decode_params(routed.raw, routed.tool.params, routed.prefix)
+                    params: Any = decode_params(routed.raw, routed.tool.params, routed.prefix)
                 except RpcError:
                     continue
                 if routed.tool is not tool and tool is not None and run:
@@ -267,12 +267,12 @@ class Dispatcher:
         if call.tool is not None:
             if call.tool.spec.progress:
                 raw, token = _split_meta(call.raw)
-                args = decode_params(raw, call.tool.params, call.prefix)
+                args: Any = decode_params(raw, call.tool.params, call.prefix)
                 progress = Progress(conn.send, token if call.progress_token is None
                                     else call.progress_token)
                 return await call.tool.fn(conn.caller, args, progress=progress)
-            args = decode_params(call.raw, call.tool.params, call.prefix)
-            return await call.tool.fn(conn.caller, args)
+            return await call.tool.fn(conn.caller,
+                                      decode_params(call.raw, call.tool.params, call.prefix))
         method = call.request.method
         if method == "tools/list":
             return self._tools_list

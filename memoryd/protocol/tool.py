@@ -29,7 +29,7 @@ class ToolDescription(Protocol):
 @dataclass(frozen=True)
 class Tool:
     spec: ToolDescription
-    fn: Callable[[Caller, Any], Awaitable[dict[str, Any]]]
+    fn: Callable[..., Awaitable[dict[str, Any]]]  # (caller, params[, progress=])
     # Many calls at once: a result or an RpcError per call, in order (group commit).
     batch: Callable[[Caller, list[Any]], Awaitable[list[Any]]] | None = None
     # Calls received but not yet run: work that can start early (no effect but speed).

@@ -319,8 +319,8 @@ class HybridIndex:
         orphans: dict[tuple[str, str], set[str]] = {}
         for kind, scope, memory_id in stored:
             orphans.setdefault((kind, scope), set()).add(memory_id)
-        for (kind, scope), ids in orphans.items():
-            self.vectors.delete(scope, sorted(ids), (kind,))
+        for (kind, scope), gone in orphans.items():
+            self.vectors.delete(scope, sorted(gone), (kind,))
         return {"vectors_embedded": total, "vectors_removed": sum(map(len, orphans.values())),
                 "memories": len(by_id)}
 

@@ -104,7 +104,8 @@ def onnx_kernel(unsigned: np.ndarray, parts: np.ndarray) -> np.ndarray:
             from memoryd.models.onnx import session
 
             _session = session(model_bytes())
-    return _session.run(None, {"A": unsigned, "B": parts})[0]
+    product: np.ndarray = _session.run(None, {"A": unsigned, "B": parts})[0]
+    return product
 
 
 def split(query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +132,8 @@ def _product(codes: np.ndarray, parts: np.ndarray, weights: np.ndarray,
     top bit flipped: two's complement + 128)."""
     unsigned = codes.view(np.uint8)
     unsigned ^= 0x80
-    return kernel(unsigned, parts) @ weights
+    scores: np.ndarray = kernel(unsigned, parts) @ weights
+    return scores
 
 
 def integer_scores(codes: np.ndarray, query: np.ndarray, kernel: Kernel) -> np.ndarray:
@@ -262,7 +264,8 @@ class Query:
         """`codes.astype(float32) @ vector` for int8 `codes` (rows, dim), as float32.
         The codes may be overwritten: pass a copy."""
         if len(codes) < FEW or not self.scoring.verdict.exact:
-            return (codes.astype(np.float32) @ self.vector).astype(np.float32)
+            exact: np.ndarray = (codes.astype(np.float32) @ self.vector).astype(np.float32)
+            return exact
         if self._split is None:
             self._split = split(self.vector)
         out = _product(codes, *self._split, self.scoring.kernel).astype(np.float32)

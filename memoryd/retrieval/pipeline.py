@@ -314,7 +314,8 @@ class SmartSearch:
         base = np.union1d(np.fromiter(near, dtype=np.int64, count=len(near)), lex_top)
         around = np.concatenate([base, c.prev[base], c.next[base]])
         picked = np.unique(around[around >= 0])
-        return picked[mask[picked]]
+        kept: np.ndarray = picked[mask[picked]]
+        return kept
 
     def _relevance(self, req: SearchRequest, candidates: list[Candidate]) -> None:
         if self.reranker is None or not candidates:

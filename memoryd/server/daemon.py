@@ -261,7 +261,7 @@ async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
             # Older than this start: a killed daemon's temp files, never ours.
             services.start_soon(engine.sync.sweep_trash_temps,
                                 time.time() - (time.monotonic() - started))
-            if config.jobs.enabled:
+            if config.jobs.enabled:  # type: ignore[attr-defined]  # JobsConfig: see config.py
                 services.start_soon(scheduler.run_forever)
             app.ready = True
             log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
