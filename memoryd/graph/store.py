@@ -85,7 +85,7 @@ class GraphStore:
         self.model = model
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         existed = path.exists()
-        self.conn: sqlite3.Connection | None = None
+        self.conn: sqlite3.Connection  # set below, or by _recreate
         try:
             self.conn = self._connect()
             before, after = sqlite.migrate(self.conn, MIGRATIONS)
@@ -123,8 +123,9 @@ class GraphStore:
 
     def _recreate(self) -> None:
         """A new, empty file; the engine's reconcile fills it from the turn files."""
-        if self.conn is not None:
-            self.conn.close()
+        opened: sqlite3.Connection | None = getattr(self, "conn", None)
+        if opened is not None:  # none when the file could not even be opened
+            opened.close()
         sqlite.remove(self.path)
         self.conn = self._connect()
         sqlite.migrate(self.conn, MIGRATIONS)

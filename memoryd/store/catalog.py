@@ -83,7 +83,7 @@ class Catalog:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.existed = path.exists()  # False on a fresh root: created, not "rebuilt"
         self._rebuilt = False
-        self.writer: sqlite3.Connection | None = None
+        self.writer: sqlite3.Connection  # set below, or by _reset
         try:
             self.writer = self._connect()
             current = self._schema_version() == SCHEMA_VERSION
@@ -91,7 +91,6 @@ class Catalog:
             current = False
         if not current:
             self._reset()
-        assert self.writer is not None
         try:
             before, after = sqlite.migrate(self.writer, MIGRATIONS)
         except sqlite.TooNew:  # a newer memoryd's: derived, so made again for this one
@@ -134,7 +133,6 @@ class Catalog:
         return sqlite.connect(self.path, autocommit=True)
 
     def _schema_version(self) -> str | None:
-        assert self.writer is not None
         try:
             row = self.writer.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.DatabaseError:
@@ -143,7 +141,6 @@ class Catalog:
 
     def _add_stamps_index(self) -> None:
         """`STAMPS_INDEX` on a catalog made before it (logged: it reads every row once)."""
-        assert self.writer is not None
         if self.writer.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
                                (STAMPS,)).fetchone():
             return
@@ -153,15 +150,15 @@ class Catalog:
                  seconds=round(time.monotonic() - started, 3))
 
     def _generation(self) -> tuple[str, int]:
-        assert self.writer is not None
         meta = dict(self.writer.execute(
             "SELECT key, value FROM meta WHERE key IN ('epoch', 'generation')").fetchall())
         return meta["epoch"], int(meta["generation"])
 
     def _reset(self) -> None:
         self._rebuilt = True
-        if self.writer is not None:
-            self.writer.close()
+        opened: sqlite3.Connection | None = getattr(self, "writer", None)
+        if opened is not None:  # none when the file could not even be opened
+            opened.close()
         sqlite.remove(self.path)
         self.writer = self._connect()
         self.writer.executescript(SCHEMA)
@@ -280,7 +277,7 @@ class Catalog:
         if not row:
             return None
         self._delete_rowid(row[0])
-        return row[1]
+        return str(row[1])
 
     # -- reads used by the writer thread (consistent with its own writes) -----
     def record_by_path(self, path: str) -> FileRecord | None:
@@ -311,7 +308,7 @@ class Catalog:
 
     def id_count(self) -> int:
         """`len(ids())`, as the writer sees them, without reading them."""
-        return self.writer.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return int(self.writer.execute("SELECT count(*) FROM memories").fetchone()[0])
 
     def written_since(self, generation: int) -> list[Memory]:
         """The memories whose rows a commit after `generation` wrote."""
@@ -539,8 +536,8 @@ class Catalog:
         return self._where("pending = 1 ORDER BY created_at, id LIMIT ?", limit)
 
     def count_pending(self) -> int:
-        return self.reader.execute("SELECT count(*) FROM memories WHERE pending = 1"
-                                   ).fetchone()[0]
+        return int(self.reader.execute("SELECT count(*) FROM memories WHERE pending = 1"
+                                       ).fetchone()[0])
 
     def recent_turns(self, per_session: int) -> list[Memory]:
         """The last `per_session` turns of every session, oldest first."""
@@ -610,7 +607,7 @@ class Catalog:
 
     def count_rows(self) -> int:
         """Every memory the catalog holds, history included (an export's size)."""
-        return self.reader.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return int(self.reader.execute("SELECT count(*) FROM memories").fetchone()[0])
 
     def counts(self, scopes: Sequence[str] | None = None) -> dict[str, object]:
         """Totals by phase, category, kind and scope (of these scopes; None: all), from
