@@ -39,6 +39,8 @@ BATCH = 200  # notes per unit of work
 LISTED = 50  # paths listed per reason in a report (the count is always exact)
 DUPLICATE = "duplicate: the same content is already stored"
 Progress = Callable[[int, int | None, str], Awaitable[None]]
+# What an earlier ingest of the source stored: path -> (id, content hash, tags).
+Known = dict[str, tuple[str, str, frozenset[str]]]
 
 
 @dataclass
@@ -155,7 +157,7 @@ class Ingest:
                  missing=len(report.missing), seconds=round(report.seconds, 2))
         return report
 
-    async def _notes(self, documents: list[Document], known: dict, label: str, scope: str,
+    async def _notes(self, documents: list[Document], known: Known, label: str, scope: str,
                      caller: Caller, report: Report, dry_run: bool, total: int,
                      progress: Progress) -> dict[str, str]:
         """Add, update or leave each note; returns path -> memory id (for links)."""
@@ -212,14 +214,14 @@ class Ingest:
             await progress(done, total, f"{label}: {done}/{total}")
         pending = list(updates.items())
         for start in range(0, len(pending), BATCH):
-            batch = pending[start:start + BATCH]
-            results = await self.writes.update_many(dict((i, c) for i, (_, c) in batch), caller)
-            for (_, (doc, _)), result in zip(batch, results, strict=True):
-                if isinstance(result, RpcError):
-                    report.failed.append((doc.path, result.message))
+            part = pending[start:start + BATCH]
+            updated = await self.writes.update_many(dict((i, c) for i, (_, c) in part), caller)
+            for (_, (doc, _)), outcome in zip(part, updated, strict=True):
+                if isinstance(outcome, RpcError):
+                    report.failed.append((doc.path, outcome.message))
                 else:
                     report.updated += 1
-            done += len(batch)
+            done += len(part)
             await progress(done, total, f"{label}: {done}/{total}")
         return ids
 
@@ -258,7 +260,7 @@ class Ingest:
             added = await self.links.connect(kept[start:start + BATCH], caller)
             report.links += added // 2  # each pair adds a link at both ends
 
-    async def _turns(self, scan: Scan, known: dict, label: str, scope: str, caller: Caller,
+    async def _turns(self, scan: Scan, known: Known, label: str, scope: str, caller: Caller,
                      report: Report, dry_run: bool, total: int, progress: Progress) -> None:
         """Transcript turns through memory_remember's path, oldest first per file."""
         done = total - len(scan.turns)

@@ -131,8 +131,8 @@ class Corpus:
     def _alloc(self, capacity: int) -> None:
         for name, (dtype, empty) in COLUMNS.items():
             shape = (capacity, self.dim) if name in _VECTORS else (capacity,)
-            new = (np.zeros(shape, dtype=dtype) if not empty  # calloc: no page touched
-                   else np.full(shape, empty, dtype=dtype))
+            new: np.ndarray = (np.zeros(shape, dtype=dtype) if not empty  # calloc
+                               else np.full(shape, empty, dtype=dtype))
             old = self.__dict__.get(name)
             if old is not None:
                 new[: len(old)] = old
@@ -146,7 +146,8 @@ class Corpus:
         code = self.scope_codes.get(scope)
         if code is None:
             return np.zeros(n, dtype=np.bool_)
-        return self.alive[:n] & (self.scope[:n] == code) & ~self.superseded[:n]
+        current: np.ndarray = self.alive[:n] & (self.scope[:n] == code) & ~self.superseded[:n]
+        return current
 
     def mask(self, filters: Filters) -> np.ndarray:
         """`filters` as a mask over the rows (hold `lock.read()`): the compilation that
@@ -184,7 +185,8 @@ class Corpus:
                 if meta is None or (wanted and not wanted <= meta.tags) or (
                         filters.session is not None and meta.session != filters.session):
                     mask[row] = False
-        return mask
+        narrowed: np.ndarray = mask
+        return narrowed
 
     def scope_code(self, scope: str) -> int:
         code = self.scope_codes.get(scope)
@@ -374,9 +376,10 @@ class Corpus:
 
     def vectors(self, kind: str, rows: np.ndarray | list[int]) -> np.ndarray:
         """The `own` or `ctx` vectors of `rows`, (len(rows), dim) float32."""
-        rows = np.asarray(rows, dtype=np.int64)
-        return getattr(self, kind)[rows].astype(np.float32) * getattr(
-            self, f"{kind}_scale")[rows, None]
+        at = np.asarray(rows, dtype=np.int64)
+        scaled: np.ndarray = getattr(self, kind)[at].astype(np.float32) * getattr(
+            self, f"{kind}_scale")[at, None]
+        return scaled
 
     def mean(self, kind: str, rows: np.ndarray) -> np.ndarray:
         """The mean of `vectors(kind, rows)`, a block at a time (never a float32 copy of
@@ -408,7 +411,8 @@ class Corpus:
         else:
             for k in range(len(bounds) - 1):
                 score(k)
-        return out * (scale[rows][:, None] if out.ndim == 2 else scale[rows])
+        scored: np.ndarray = out * (scale[rows][:, None] if out.ndim == 2 else scale[rows])
+        return scored
 
     def place(self, rows: list[int]) -> None:
         """The rows' cells, from their own vectors (when there are cells)."""
