@@ -33,7 +33,7 @@ class Postings:
                 or int(self.offsets[-1]) != len(self.rows)
                 or bool(np.any(np.diff(self.offsets) < 0))):
             raise ValueError("the postings' offsets do not fit their rows")
-        self.growing: dict[str, tuple[array, array]] = {}
+        self.growing: dict[str, tuple[array[int], array[float]]] = {}
 
     def __len__(self) -> int:
         return len(self.index) + sum(1 for t in self.growing if t not in self.index)
@@ -79,14 +79,14 @@ class Postings:
         extra_terms: list[int] = []
         extra_rows: list[np.ndarray] = []
         extra_tfs: list[np.ndarray] = []
-        for term, (rows, tfs) in self.growing.items():
+        for term, (grown_rows, grown_tfs) in self.growing.items():
             k = self.index.get(term)
             if k is None:
                 k = len(terms)
                 terms.append(term)
             extra_terms.append(k)
-            extra_rows.append(np.frombuffer(rows, dtype=np.int32))
-            extra_tfs.append(np.frombuffer(tfs, dtype=np.float32))
+            extra_rows.append(np.frombuffer(grown_rows, dtype=np.int32))
+            extra_tfs.append(np.frombuffer(grown_tfs, dtype=np.float32))
         lengths = np.fromiter((len(r) for r in extra_rows), dtype=np.int64,
                               count=len(extra_rows))
         owner = np.concatenate([self._owners(),

@@ -92,7 +92,9 @@ def capture(corpus: Corpus, epoch: str, generation: int, model: str,
                                      (0, corpus.dim))
     blobs["centroids"] = (corpus.centroids if corpus.centroids is not None
                           else np.zeros((0, corpus.dim), dtype=np.float32))
-    sections, parts, offset = [], [], 0
+    sections: list[Section] = []
+    parts: list[bytes | np.ndarray] = []
+    offset = 0
     for name, blob in blobs.items():
         array = blob if isinstance(blob, np.ndarray) else np.frombuffer(blob, np.uint8)
         pad = -offset % _ALIGN
@@ -127,7 +129,7 @@ def write(path: Path, captured: Captured) -> int:
     try:
         with open(tmp, "wb") as fh:
             for part in [MAGIC, len(head).to_bytes(_LENGTH, "little"), head, *captured.blobs]:
-                view = (memoryview(np.ascontiguousarray(part).reshape(-1).view(np.uint8))
+                view = (np.ascontiguousarray(part).reshape(-1).view(np.uint8).data
                         if isinstance(part, np.ndarray) else part)
                 digest.update(view)
                 fh.write(view)

@@ -37,11 +37,16 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import numpy as np
 import structlog
+
+if TYPE_CHECKING:  # chromadb loads on first use: its import costs seconds
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+    from chromadb.config import Settings
 
 log = structlog.get_logger("memoryd.vectors")
 
@@ -114,7 +119,7 @@ def _stored_column(db: Path, sql: str, *args: str, timeout: float) -> list[str]:
         conn.close()
 
 
-def _open_embedded(path: Path, settings: object) -> tuple[object, Path | None]:
+def _open_embedded(path: Path, settings: Settings) -> tuple[ClientAPI, Path | None]:
     """PersistentClient at `path`, and where a store that could not be opened was set
     aside (it is rebuilt from the files: it is derived data), else None."""
     import chromadb
@@ -141,7 +146,7 @@ class VectorStore:
         self.path, self.url = path, url
         # Where an unreadable store was moved when it opened (then rebuilt empty).
         self.set_aside: Path | None = None
-        self._collections: dict[tuple[str, str], object] = {}
+        self._collections: dict[tuple[str, str], Collection] = {}
         self._opened: Future[object] = Future()
         self._opening = threading.Lock()  # held by whoever opens (once)
         self._started = False
@@ -207,7 +212,7 @@ class VectorStore:
             close()
         self._collections.clear()
 
-    def _collection(self, kind: str, scope: str):
+    def _collection(self, kind: str, scope: str) -> Collection:
         key = (kind, scope)
         col = self._collections.get(key)
         if col is None:
