@@ -31,23 +31,28 @@ def agent_scope(client_name: str) -> str:
     tooling."""
     if _OWN_NAME.fullmatch(client_name):
         return f"agent:{client_name}"
-    cleaned = _NAME_CLEAN.sub("-", re.sub(r"\s+", "-", client_name.strip())).strip("-._")
-    digest = hashlib.blake2b(client_name.encode("utf-8", "surrogatepass"),
-                             digest_size=4).hexdigest()
-    return f"agent:{cleaned[:_MAX_NAME - 9] or 'agent'}-{digest}"
+    return f"agent:{_hashed(_cleaned(client_name.strip()), client_name)}"
 
 
 def earlier_agent_scope(client_name: str) -> str:
     """The scope a name had before names mapped one to one (spaces became `-`, long
     names were cut at 64): where that agent's memories were written until then."""
     name = client_name.strip()
-    spaced = re.sub(r"\s+", "-", name)
-    cleaned = _NAME_CLEAN.sub("-", spaced).strip("-._")
-    if cleaned != spaced or not cleaned:
-        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"),
-                                 digest_size=4).hexdigest()
-        cleaned = f"{cleaned[:_MAX_NAME - 9] or 'agent'}-{digest}"
+    cleaned = _cleaned(name)
+    if cleaned != re.sub(r"\s+", "-", name) or not cleaned:
+        cleaned = _hashed(cleaned, name)
     return f"agent:{cleaned[:_MAX_NAME]}"
+
+
+def _cleaned(name: str) -> str:
+    """A name in [A-Za-z0-9._-]: spaces and every other character become `-`."""
+    return _NAME_CLEAN.sub("-", re.sub(r"\s+", "-", name)).strip("-._")
+
+
+def _hashed(cleaned: str, name: str) -> str:
+    """`cleaned` (cut to leave room) with a hash of the whole `name` it came from."""
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+    return f"{cleaned[:_MAX_NAME - 9] or 'agent'}-{digest}"
 
 
 @dataclass

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memoryctl.main import load_tools
+from memoryd_client.wire import strict_json
 
 
 class ProxyError(Exception):
@@ -86,14 +87,10 @@ def session_of(body: dict[str, Any], header: str | None) -> str:
     return session
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_body(data: bytes) -> Any:
     """Strict JSON: no NaN or Infinity (the upstream would get them too)."""
     try:
-        return json.loads(data, parse_constant=_refuse_constant)
+        return strict_json(data)
     except RecursionError:
         raise ProxyError(400, "the body is nested too deeply", "invalid_request_error"
                          ) from None

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from memoryd_client import Client
 from memoryd_client.framing import MAX_LINE
+from memoryd_client.wire import strict_json
 
 IMPORT_LINES = 1000  # lines per memory_import call
 IMPORT_BYTES = 768 * 1024  # and at most this much JSON (the socket takes 1 MiB a line)
@@ -111,15 +112,11 @@ def export(client: Client, params: dict[str, Any], output: str | None) -> dict[s
     return {"exported": written, "output": output or "-"}
 
 
-def _refuse(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
-
-
 def _as_sent(text: str) -> tuple[str | dict[str, Any], int]:
     """A line as the request carries it, and its bytes there: the object it holds,
     read strictly; else the text itself (the daemon says what is wrong with it)."""
     try:
-        value = json.loads(text, parse_constant=_refuse)
+        value = strict_json(text)
         if isinstance(value, dict):
             return value, len(json.dumps(value, ensure_ascii=False).encode()) + 2
     except (ValueError, RecursionError, UnicodeEncodeError):

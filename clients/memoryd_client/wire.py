@@ -102,6 +102,16 @@ def unavailable(socket_path: object, exc: OSError) -> DaemonUnavailable:
     return DaemonUnavailable(f"no memoryd answers on {socket_path}: {exc.strerror or exc}")
 
 
+def strict_json(data: str | bytes) -> Any:
+    """JSON as memoryd reads it: `NaN` and `Infinity`, which Python's json takes, are a
+    ValueError, as the daemon's decoder refuses them."""
+    return json.loads(data, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def request_line(request_id: int | None, method: str, params: dict[str, Any] | None) -> bytes:
     """One request (a notification when `request_id` is None), newline-terminated."""
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}

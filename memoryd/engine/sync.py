@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 import structlog
+import trio
 
 from memoryd.config import Config
 from memoryd.engine.snapshots import Snapshots
@@ -297,10 +298,11 @@ class FileSync:
             lambda uow: self._reconcile_files(uow, remove_temps=False))
 
     async def sweep_trash_temps(self, before: float) -> int:
-        """The temp files a killed daemon left under trash/ (its kept versions), gone:
-        at the lowest priority, after start-up (a walk of the whole trash)."""
-        removed = await self.stores.workers.read(self.files.remove_stale_temps, TRASH,
-                                                 before)
+        """The temp files a killed daemon left under trash/ (its kept versions), gone,
+        after start-up: a walk of the whole trash, on a thread of its own so no read
+        waits behind it (it touches no file an index holds)."""
+        removed = await trio.to_thread.run_sync(self.files.remove_stale_temps, TRASH,
+                                                before)
         if removed:
             log.info("files.stale_temps_removed", folder=TRASH, removed=removed)
         return removed
