@@ -12,9 +12,17 @@ moment instead of what is current: memories created by then, and facts still cur
 then (superseded later); what has expired by `now` stays out either way. Every other
 field narrows further (all of them must hold; `tags`: every one).
 
-The value is compiled twice: to SQL over the catalog (store/catalog.py, `where`) and
-to a mask over the corpus's columns (retrieval/corpus.py, `Corpus.mask`). A property
-test keeps the two selecting the same ids for any filter over any store. Each refuses
+A tool's filter is derived from its params (`of`): every params field whose name is a
+field here is taken as is, so a filterable field is declared once, here, and a tool
+takes it by having a params field of that name. Wire forms that need reading (the
+inclusive `to` date, an `as_of` date or time) are read by the functions below, which
+the params call.
+
+The value is compiled twice: to SQL over the catalog (store/catalog_sql.py, `where`)
+and to a mask over the corpus's columns (retrieval/corpus.py, `Corpus.mask`); and
+read a memory at a time by `admits` where no index holds the memory (the trash, for
+an export). A property test keeps all three selecting the same ids for any filter
+over any store. Each refuses
 what it cannot answer rather than answer it wrongly: the mask `source` (the corpus
 keeps none), a keyword search `as_of` (the text index holds what is current only).
 """
@@ -22,23 +30,27 @@ keeps none), a keyword search `as_of` (the text index holds what is current only
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from memoryd.schema import Memory
 
 
-@dataclass
-class Filters:
+class Filters(msgspec.Struct, kw_only=True):
     """`scopes=None` means every scope."""
 
-    scopes: Sequence[str] | None = None
+    scopes: list[str] | None = None
     phase: str | None = None
     category: str | None = None
     kind: str | None = None
     type: str | None = None
     session: str | None = None
-    source: str | None = None  # SQL only: the corpus keeps no source
-    tags: Sequence[str] = field(default_factory=tuple)
+    source: str | None = None  # SQL and `admits` only: the corpus keeps no source
+    tags: list[str] = []
     not_kind: str | None = None  # every kind but this one
     since: datetime | None = None  # created_at >= since
     until: datetime | None = None  # created_at < until
@@ -49,3 +61,45 @@ class Filters:
     def at(self) -> float:
         """The moment expiry is judged at."""
         return time.time() if self.now is None else self.now
+
+    def admits(self, memory: Memory) -> bool:
+        """Whether the narrowing fields (all but liveness) hold for `memory`."""
+        return ((self.scopes is None or memory.scope in self.scopes)
+                and all(want is None or want == have for want, have in (
+                    (self.phase, memory.phase), (self.category, memory.category),
+                    (self.kind, memory.kind), (self.type, memory.type),
+                    (self.session, memory.session), (self.source, memory.source)))
+                and (self.not_kind is None or memory.kind != self.not_kind)
+                and set(self.tags) <= set(memory.tags)
+                and (self.since is None or memory.created_at >= self.since)
+                and (self.until is None or memory.created_at < self.until))
+
+
+def of(params: object, scopes: list[str] | None, **fixed: Any) -> Filters:
+    """The filter a tool's params ask for, over the `scopes` the caller may read;
+    `fixed` sets what the tool decides itself."""
+    found = msgspec.convert(params, Filters, from_attributes=True)
+    return msgspec.structs.replace(found, scopes=scopes, **fixed)
+
+
+def day_start(day: date | None) -> datetime | None:
+    """A `from` date: created on or after the start of that day (UTC)."""
+    return None if day is None else datetime.combine(day, clock(), tzinfo=UTC)
+
+
+def day_after(day: date | None) -> datetime | None:
+    """A `to` date is inclusive: created before the next day (none after the last)."""
+    if day is None or day >= date.max:
+        return None
+    return datetime.combine(day, clock(), tzinfo=UTC) + timedelta(days=1)
+
+
+def moment(value: str | None) -> float | None:
+    """An `as_of` as epoch seconds: a bare date means the end of that day, a time
+    without a zone is UTC. ValueError when it is neither."""
+    if value is None:
+        return None
+    parsed = datetime.fromisoformat(value)
+    if len(value) == 10:  # YYYY-MM-DD: all of that day
+        parsed += timedelta(days=1) - timedelta(microseconds=1)
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()

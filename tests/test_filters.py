@@ -7,6 +7,7 @@ compressed unless asked for, in the scopes given."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -89,7 +90,7 @@ past = st.builds(Filters, as_of=st.sampled_from([d.timestamp() for d in DAYS]),
 
 def selected(store: list[Memory], f: Filters) -> tuple[set[str], set[str] | None, set[str]]:
     """The ids a list, a search (None for `as_of`: a search refuses it) and the mask
-    select."""
+    select; `admits`, read a memory at a time, narrows as they do."""
     with tempfile.TemporaryDirectory() as tmp:
         catalog = Catalog(Path(tmp) / "k.sqlite")
         corpus = Corpus(4)
@@ -111,20 +112,28 @@ def selected(store: list[Memory], f: Filters) -> tuple[set[str], set[str] | None
             masked = {corpus.meta[r].id for r in rows.tolist()}
         finally:
             catalog.close()
+    assert {m.id for m in store if f.admits(m)} == expected(
+        store, f, live=lambda _: True), "admits narrows as the indexes do"
     return {m.id for m in listed}, found, masked
 
 
-def expected(store: list[Memory], f: Filters) -> set[str]:
-    """The rules, written out once more, a memory at a time."""
+def alive(m: Memory, f: Filters) -> bool:
+    if f.as_of is None:
+        current = m.superseded_at is None
+    else:
+        current = m.created_at.timestamp() <= f.as_of and (
+            m.superseded_at is None or m.superseded_at.timestamp() > f.as_of)
+    return (current and (m.expires_at is None or m.expires_at.timestamp() > f.at())
+            and (f.include_compressed or not m.compressed))
+
+
+def expected(store: list[Memory], f: Filters,
+             live: Callable[[Memory], bool] | None = None) -> set[str]:
+    """The rules, written out once more, a memory at a time (`live`: which memories
+    are live; default the liveness rules)."""
     out = set()
     for m in store:
-        if f.as_of is None:
-            current = m.superseded_at is None
-        else:
-            current = m.created_at.timestamp() <= f.as_of and (
-                m.superseded_at is None or m.superseded_at.timestamp() > f.as_of)
-        live = (current and (m.expires_at is None or m.expires_at.timestamp() > f.at())
-                and (f.include_compressed or not m.compressed))
+        live_now = alive(m, f) if live is None else live(m)
         narrowed = (
             (f.scopes is None or m.scope in f.scopes)
             and all(getattr(f, k) is None or getattr(f, k) == getattr(m, k)
@@ -133,7 +142,7 @@ def expected(store: list[Memory], f: Filters) -> set[str]:
             and set(f.tags) <= set(m.tags)
             and (f.since is None or m.created_at >= f.since)
             and (f.until is None or m.created_at < f.until))
-        if live and narrowed:
+        if live_now and narrowed:
             out.add(m.id)
     return out
 
@@ -171,3 +180,43 @@ def test_an_expired_inbox_memory_is_gone_for_every_reader():
     f = Filters(now=NOW)
     assert selected([expired], f) == (set(), set(), set())
     assert selected([expired], Filters(now=BASE.timestamp())) == ({expired.id},) * 3
+
+
+def test_a_tools_params_are_its_filter_by_field_name():
+    """A params field named as a Filters field is that filter, for every read tool;
+    the wire forms that need reading (`from`/`to`, `as_of`) are read once."""
+    import msgspec
+
+    from memoryd import filters as filtering
+    from memoryd.errors import InvalidParams
+    from memoryd.tools import params
+
+    listed = msgspec.convert({"category": "people", "source": "obsidian", "tags": ["red"],
+                              "phase": "organized", "include_compressed": True},
+                             params.ListParams)
+    assert filtering.of(listed, ["global"]) == Filters(
+        scopes=["global"], category="people", source="obsidian", tags=["red"],
+        phase="organized", include_compressed=True)
+    searched = msgspec.convert({"query": "a b", "kind": "fact", "session": "s1",
+                                "from": "2026-03-01", "to": "2026-03-01"}, params.SearchParams)
+    f = filtering.of(searched, None)
+    assert (f.kind, f.session, f.since, f.until) == (
+        "fact", "s1", BASE, BASE + timedelta(days=1))  # `to` is inclusive
+    ranked = msgspec.convert({"query": "q", "as_of": "2026-03-01", "type": "episodic"},
+                             params.SmartSearchParams)
+    f = filtering.of(ranked, None)
+    assert f.type == "episodic" and f.as_of == (BASE + timedelta(days=1)).timestamp() - 1e-6
+    for bad, field in (({"query": "q", "as_of": "2026-13-45"}, "as_of"),):
+        try:
+            msgspec.convert(bad, params.RecallParams)
+        except InvalidParams as exc:
+            assert exc.data == {"field": field}
+        else:
+            raise AssertionError("an impossible as_of was taken")
+    # whatever a read tool's params hold under a Filters name, its filter holds
+    named = {f.name for f in msgspec.structs.fields(Filters)}
+    for struct, taken in ((params.ListParams, listed), (params.SearchParams, searched),
+                          (params.SmartSearchParams, ranked)):
+        shared = {f.name for f in msgspec.structs.fields(struct)} & named
+        assert shared and all(getattr(filtering.of(taken, None), name) == getattr(taken, name)
+                              for name in shared), struct

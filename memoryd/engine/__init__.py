@@ -13,6 +13,7 @@ own writes. The engine is a set of collaborators, built by `server/wiring.py`:
   background (importance, facts, summaries, eviction, compression);
 - `ingest` (ingest.py): notes and transcripts from other tools, idempotently;
 - `transfer` (transfer.py): every memory out as JSONL and back in, losslessly;
+- `ranking` (ranking.py): a smart search with the search policy's defaults;
 - `recall` (recall.py): the `<memory>` block for a prompt;
 - `history` (history.py): every version of a memory, and an earlier one back;
 
@@ -38,6 +39,7 @@ from memoryd.engine.facts import Facts
 from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
+from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
 from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
@@ -81,6 +83,7 @@ class Engine:
     conversation: Conversation
     ingest: Ingest
     transfer: Transfer
+    ranking: Ranking
     recall: Recall
     history: History
     reranker: Reranker | None = None

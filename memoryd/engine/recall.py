@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import trio
 
+from memoryd.config import RecallConfig
 from memoryd.engine.conversation import Conversation
+from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.filters import Filters
 from memoryd.retrieval import recall
-from memoryd.retrieval.pipeline import SearchRequest
 from memoryd.schema import Memory
 from memoryd.scopes import Caller
 
@@ -26,29 +27,41 @@ PROCEDURAL_LIMIT = 20
 class Block:
     block: recall.Recalled
     scores: dict[str, float]  # the ranked memories' scores, by id
+    budget: int  # the token budget it was fitted to
 
 
 class Recall:
-    def __init__(self, reads: Reads, conversation: Conversation,
-                 count_tokens: Callable[[str, int], int]) -> None:
+    def __init__(self, reads: Reads, ranking: Ranking, conversation: Conversation,
+                 count_tokens: Callable[[str, int], int], config: RecallConfig) -> None:
         self.reads = reads
+        self.ranking = ranking
         self.conversation = conversation
         self.count_tokens = count_tokens
+        self.config = config
 
-    async def recall(self, req: SearchRequest, caller: Caller, *, top_k: int,
-                     session: str | None, tail: int, token_budget: int) -> Block:
-        """`req` asks for twice `top_k` candidates: the block keeps what fits."""
+    async def recall(self, query: str, where: Filters, given: object, caller: Caller, *,
+                     top_k: int | None, session: str | None, tail: int | None,
+                     token_budget: int | None) -> Block:
+        """The block for `query` over `where` (`given`: the caller's ranking knobs, as
+        Ranking reads them; None: the `recall` config's defaults). Twice `top_k`
+        candidates are ranked: the block keeps what fits."""
+        top_k = top_k or self.config.top_k
+        token_budget = token_budget or self.config.token_budget
+        tail = self.config.tail if tail is None else tail
+        req = self.ranking.request(query, where, top_k * 2, given)
         result, memories = await self.reads.smart_search(req)
         ranked = [memories[c.id] for c in result.selected if c.id in memories]
         procedural: list[Memory] = []
-        if req.kind is None and req.as_of is None:
+        scopes = req.where.scopes
+        if req.where.kind is None and req.where.as_of is None:
             procedural, _ = await self.reads.list_memories(
-                Filters(scopes=req.scopes, type="procedural", not_kind="turn"),
+                Filters(scopes=scopes, type="procedural", not_kind="turn"),
                 limit=PROCEDURAL_LIMIT, offset=0)
         summary = await self.reads.session_summary(session, caller) if session else None
-        recent = (await self.conversation.recent(session, tail, req.scopes)
+        recent = (await self.conversation.recent(session, tail, scopes)
                   if session and tail else [])
         block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the loop
             recall.assemble, procedural, ranked, summary, token_budget, top_k,
             self.count_tokens, recent)
-        return Block(block, {c.id: round(c.score, 4) for c in result.selected})
+        return Block(block, {c.id: round(c.score, 4) for c in result.selected},
+                     token_budget)

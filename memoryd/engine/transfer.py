@@ -25,6 +25,7 @@ from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, RpcError
+from memoryd.filters import Filters
 from memoryd.schema import (
     InvalidMemory,
     Memory,
@@ -63,19 +64,6 @@ def line_of(memory: Memory, trashed: bool) -> str:
 
 
 @dataclass
-class ExportFilter:
-    scopes: list[str] | None = None
-    category: str | None = None
-    kind: str | None = None
-    include_trash: bool = False
-
-    def wants(self, memory: Memory) -> bool:
-        return ((self.scopes is None or memory.scope in self.scopes)
-                and (self.category is None or memory.category == self.category)
-                and (self.kind is None or memory.kind == self.kind))
-
-
-@dataclass
 class ImportResult:
     imported: int = 0
     replaced: int = 0
@@ -104,13 +92,16 @@ class Transfer:
         """Every memory an export could hold, history included (its `total`)."""
         return await self.stores.workers.read(self.stores.catalog.count_rows)
 
-    async def export_page(self, after: str, limit: int, which: ExportFilter
-                          ) -> tuple[list[str], str | None]:
-        """Up to `limit` lines of memories with ids after `after`, by id; and the id to
-        pass next (None: that was the last page)."""
-        return await self.stores.workers.read(self._page, after, limit, which)
+    async def export_page(self, after: str, limit: int, which: Filters,
+                          include_trash: bool = False) -> tuple[list[str], str | None]:
+        """Up to `limit` lines of the memories `which` admits with ids after `after`,
+        by id; and the id to pass next (None: that was the last page). Everything
+        kept is exported, compressed turns too; `include_trash`: history, expired and
+        deleted memories too."""
+        return await self.stores.workers.read(self._page, after, limit, which,
+                                              include_trash)
 
-    def _page(self, after: str, limit: int, which: ExportFilter
+    def _page(self, after: str, limit: int, which: Filters, include_trash: bool
               ) -> tuple[list[str], str | None]:
         found: list[tuple[str, bool, str]] = []  # (id, trashed, line)
         overlay = self.stores.access_counts.overlay
@@ -120,26 +111,26 @@ class Transfer:
             # With include_trash the walk of trash/ brings the history the catalog holds,
             # and the memories expired but not yet moved there come with the trash.
             rows = self.stores.catalog.export_page(
-                cursor, limit, superseded=not which.include_trash,
-                expired=which.include_trash, now=now)
+                cursor, limit, superseded=not include_trash, expired=include_trash,
+                now=now)
             for memory_id, path, doc in rows:
                 # Hits still buffered count, as in every reply (access_count and its time).
                 memory = overlay(msgspec.json.decode(doc, type=Memory))
-                if which.wants(memory):
+                if which.admits(memory):
                     trashed = path.startswith("trash/")
                     found.append((memory_id, trashed, line_of(memory, trashed)))
             if len(rows) < limit:
                 exhausted = True
                 break
             cursor = rows[-1][0]
-        if which.include_trash:
+        if include_trash:
             found += self._trash_after(after, limit, which)
         found.sort(key=lambda item: (item[0], item[1]))
         page = found[:limit]
         more = len(found) > limit or not exhausted
         return [line for _, _, line in page], (page[-1][0] if page and more else None)
 
-    def _trash_after(self, after: str, limit: int, which: ExportFilter
+    def _trash_after(self, after: str, limit: int, which: Filters
                      ) -> list[tuple[str, bool, str]]:
         """The trash's memories with ids after `after` (at most `limit` + 1)."""
         files = self.stores.files
@@ -153,7 +144,7 @@ class Transfer:
             except UnreadableMemory as exc:
                 log.warning("export.trash_unreadable", path=rel, error=str(exc)[:200])
                 continue
-            if which.wants(memory):
+            if which.admits(memory):
                 out.append((memory.id, True, line_of(memory, True)))
         return out
 

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from memoryd.filters import Filters
@@ -48,31 +49,17 @@ CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
 class SearchRequest:
     query: str
     top_k: int = 5
-    scopes: list[str] | None = None
-    category: str | None = None
-    tags: list[str] = field(default_factory=list)
-    phase: str | None = None
-    type: str | None = None
-    kind: str | None = None
-    session: str | None = None
+    where: Filters = field(default_factory=Filters)  # which memories may be ranked
     recency_weight: float = 0.2
     importance_weight: float = 0.1
     score_threshold: float = 0.0
     mmr_lambda: float = 0.7
-    include_compressed: bool = False
-    # What was known at this time (epoch seconds): memories created by then, and facts
-    # that were still current then (superseded later). None: what is current now.
-    as_of: float | None = None
 
     def filters(self, now: float) -> Filters:
-        """Which memories the search ranks (filters.py), judged at `now`. Session
-        summaries are handed to recall whole, not ranked among memories, unless asked
-        for by kind."""
-        return Filters(scopes=self.scopes, category=self.category, tags=self.tags,
-                       phase=self.phase, type=self.type, kind=self.kind,
-                       session=self.session,
-                       not_kind="summary" if self.kind is None else None,
-                       include_compressed=self.include_compressed, as_of=self.as_of, now=now)
+        """Which memories the search ranks, judged at `now`. Session summaries are
+        handed to recall whole, not ranked among memories, unless asked for by kind."""
+        return msgspec.structs.replace(
+            self.where, not_kind="summary" if self.where.kind is None else None, now=now)
 
 
 @dataclass
@@ -280,7 +267,8 @@ class SmartSearch:
     def _embed(self, req: SearchRequest, now: float) -> tuple[np.ndarray, GraphMatch | None]:
         """The query's vector and the topics it matches (takes no corpus lock)."""
         query_vec = self.hybrid.embedder.embed([req.query])[0]
-        return query_vec, match(self.graph, query_vec, req.scopes, now) if self.graph else None
+        found = match(self.graph, query_vec, req.where.scopes, now) if self.graph else None
+        return query_vec, found
 
     def _mask(self, req: SearchRequest, now: float) -> np.ndarray:
         return self.hybrid.corpus.mask(req.filters(now))

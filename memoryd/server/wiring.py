@@ -18,6 +18,7 @@ from memoryd.engine.facts import Facts
 from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
+from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
 from memoryd.engine.snapshots import Snapshots
@@ -113,6 +114,7 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
         git = GitHistory(root, float(config.git.commit_interval))
         stores.on_change.append(git.changed)
     conversation = Conversation(stores, config, reads, writes, facts, llm)
+    ranking = Ranking(reads, config, reranked=reranker is not None)
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
         sync=FileSync(stores, config, graph, graph_store, Snapshots(stores, root / "index")),
@@ -120,7 +122,8 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
         ingest=Ingest(stores, writes, links, conversation, config),
         transfer=Transfer(stores),
-        recall=Recall(reads, conversation, embedder.count_tokens),
+        ranking=ranking,
+        recall=Recall(reads, ranking, conversation, embedder.count_tokens, config.recall),
         history=History(facts, writes, git),
         reranker=reranker, llm=llm, git=git)
 

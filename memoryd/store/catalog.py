@@ -25,11 +25,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 import structlog
+from msgspec.structs import replace
 
 from memoryd.filters import Filters
 from memoryd.schema import Memory

@@ -8,9 +8,10 @@ import math
 import re
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import msgspec
+from msgspec.structs import replace
 
 from memoryd.filters import Filters
 from memoryd.schema import Memory

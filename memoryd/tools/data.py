@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from memoryd.engine.transfer import ExportFilter
+from memoryd import filters
 from memoryd.protocol.progress import NO_PROGRESS, Progress
 from memoryd.scopes import Caller
 from memoryd.tools.params import ExportParams, ImportParams, IngestParams
@@ -33,9 +33,9 @@ async def memory_export(app: App, caller: Caller, p: ExportParams) -> Result:
     engine = app.engine
     if not p.after:  # a fresh export: access counts still buffered go to the files first
         await engine.flush_stats()
-    which = ExportFilter(scopes=caller.visible_scopes(p.scope), category=p.category,
-                         kind=p.kind, include_trash=p.include_trash)
-    lines, after = await engine.transfer.export_page(p.after, p.limit, which)
+    which = filters.of(p, caller.visible_scopes(p.scope))
+    lines, after = await engine.transfer.export_page(p.after, p.limit, which,
+                                                     p.include_trash)
     total = await engine.transfer.count() if not p.after else None
     return {"lines": lines, "next": after, "total": total}
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
+from memoryd import filters
 from memoryd.engine import Changes, NewMemory
 from memoryd.errors import InvalidParams, RpcError
-from memoryd.filters import Filters
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
 from memoryd.tools.params import (
@@ -74,30 +73,16 @@ async def memory_delete(app: App, caller: Caller, p: IdParams) -> Result:
 
 @handler("memory_list")
 async def memory_list(app: App, caller: Caller, p: ListParams) -> Result:
-    filters = Filters(scopes=caller.visible_scopes(p.scope), phase=p.phase,
-                      category=p.category, source=p.source, tags=p.tags,
-                      include_compressed=p.include_compressed)
-    memories, total = await app.engine.reads.list_memories(filters, p.limit, p.offset)
+    where = filters.of(p, caller.visible_scopes(p.scope))
+    memories, total = await app.engine.reads.list_memories(where, p.limit, p.offset)
     return {"memories": [to_wire(m) for m in memories], "total": total,
             "limit": p.limit, "offset": p.offset}
 
 
 @handler("memory_search")
 async def memory_search(app: App, caller: Caller, p: SearchParams) -> Result:
-    if p.from_ and p.to and p.from_ > p.to:
-        raise InvalidParams("to", f"is before `from` ({p.to} < {p.from_})")
-    if not p.query.split():
-        raise InvalidParams("query", "has no words to search for")
-    filters = Filters(
-        scopes=caller.visible_scopes(p.scope), phase=p.phase, category=p.category,
-        kind=p.kind, type=p.type, session=p.session, tags=p.tags,
-        since=datetime.combine(p.from_, time(), tzinfo=UTC) if p.from_ else None,
-        # `to` is inclusive: before the next day (none after the last day there is)
-        until=datetime.combine(p.to, time(), tzinfo=UTC) + timedelta(days=1)
-        if p.to and p.to < date.max else None,
-        include_compressed=p.include_compressed,
-    )
-    memories, total = await app.engine.reads.search(p.query, filters, p.limit, p.offset)
+    where = filters.of(p, caller.visible_scopes(p.scope))
+    memories, total = await app.engine.reads.search(p.query, where, p.limit, p.offset)
     return {"memories": [to_wire(m) for m in memories], "total": total, "query": p.query,
             "limit": p.limit, "offset": p.offset}
 

@@ -1,7 +1,10 @@
 """Each tool's parameters, one msgspec Struct per tool.
 
 The constraints here are the validation (errors name the field), and
-`msgspec.json.schema` turns them into the `inputSchema` of `tools/list`.
+`msgspec.json.schema` turns them into the `inputSchema` of `tools/list`. A read
+tool's filter is taken from its params by field name (filters.py, `of`): a params
+field named as a Filters field is that filter; one that only reads like it (the
+`from`/`to` dates, an `as_of` text) is offered to it as a property.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from typing import Annotated, Any, ClassVar, Literal
 import msgspec
 from msgspec import Meta
 
-from memoryd import schema
+from memoryd import filters, schema
+from memoryd.errors import InvalidParams
 from memoryd.ingest.sources import SourceName
 from memoryd.schema import (
     Content,
@@ -106,6 +110,20 @@ class SearchParams(Params):
     limit: Limit = 20
     offset: Offset = 0
 
+    def __post_init__(self) -> None:
+        if self.from_ and self.to and self.from_ > self.to:
+            raise InvalidParams("to", f"is before `from` ({self.to} < {self.from_})")
+        if not self.query.split():
+            raise InvalidParams("query", "has no words to search for")
+
+    @property
+    def since(self) -> datetime | None:
+        return filters.day_start(self.from_)
+
+    @property
+    def until(self) -> datetime | None:
+        return filters.day_after(self.to)
+
 
 class TagParams(Params):
     id_fields = ("id",)
@@ -140,11 +158,32 @@ AsOf = Annotated[str, Meta(
     pattern=r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$",
     description="What was known then (a date, the end of that day, or an ISO 8601 "
                 "time): memories created by then, facts current then.")]
+
+
+class ReadsAsOf:
+    """For params with an `as_of` (held as `when`): checked when the call is decoded,
+    offered to the filter as epoch seconds."""
+
+    __slots__ = ()
+    when: str | None
+
+    def __post_init__(self) -> None:
+        try:
+            filters.moment(self.when)
+        except ValueError:
+            raise InvalidParams("as_of", f"{self.when!r} is not a date or an ISO 8601 "
+                                "time") from None
+
+    @property
+    def as_of(self) -> float | None:
+        return filters.moment(self.when)  # read when decoded: it reads
+
+
 Tail = Annotated[int, Meta(ge=0, le=100, description="The session's last turns shown "
                            "verbatim under [RECENT] (default recall.tail; 0: none).")]
 
 
-class SmartSearchParams(Params):
+class SmartSearchParams(Params, ReadsAsOf):
     query: Query
     top_k: Annotated[int, Meta(ge=1, le=100, description="How many results.")] | None = None
     scope: Scope | None = None
@@ -154,7 +193,7 @@ class SmartSearchParams(Params):
     type: MemoryType | None = None
     kind: Kind | None = None
     session: Session | None = None
-    as_of: AsOf | None = None
+    when: AsOf | None = msgspec.field(default=None, name="as_of")
     recency_weight: RecencyWeight | None = None
     importance_weight: ImportanceWeight | None = None
     score_threshold: ScoreThreshold | None = None
@@ -162,7 +201,7 @@ class SmartSearchParams(Params):
     include_compressed: IncludeCompressed = False
 
 
-class RecallParams(Params):
+class RecallParams(Params, ReadsAsOf):
     query: Query
     session: Session | None = None
     scope: Scope | None = None
@@ -171,7 +210,7 @@ class RecallParams(Params):
                                       "recall.token_budget).")] | None = None
     top_k: TopK | None = None
     kind: Kind | None = None
-    as_of: AsOf | None = None
+    when: AsOf | None = msgspec.field(default=None, name="as_of")
     tail: Tail | None = None
     recency_weight: RecencyWeight | None = None
     score_threshold: ScoreThreshold | None = None
