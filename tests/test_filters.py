@@ -97,14 +97,14 @@ def selected(store: list[Memory], f: Filters) -> tuple[set[str], set[str] | None
         try:
             with catalog.transaction():
                 for m in store:
-                    catalog.upsert(m, f"categories/{m.category}/{m.id}.md", "sha")
+                    catalog.writer.upsert(m, f"categories/{m.category}/{m.id}.md", "sha")
             for m in store:
                 corpus.put(m, [], np.full(4, 0.5, dtype=np.float32))
-            listed, total = catalog.list_memories(f, limit=10_000, offset=0)
+            listed, total = catalog.reader.list_memories(f, limit=10_000, offset=0)
             assert total == len(listed)
             found: set[str] | None = None
             if f.as_of is None:  # the text index holds what is current only
-                page, hits = catalog.search("alpha", f, limit=10_000, offset=0)
+                page, hits = catalog.reader.search("alpha", f, limit=10_000, offset=0)
                 assert hits == len(page)
                 found = {m.id for m in page}
             with corpus.lock.read():

@@ -74,7 +74,7 @@ class Conversation:
 
     async def start(self) -> None:
         """Rebuild the ring from the files (after the start-up sync)."""
-        self.ring.fill(await self.stores.workers.read(self.stores.catalog.recent_turns,
+        self.ring.fill(await self.stores.workers.read(self.stores.catalog.reader.recent_turns,
                                                       self.config.conversation.ring))
 
     # -- a turn in ----------------------------------------------------------------------
@@ -139,7 +139,7 @@ class Conversation:
 
     async def backlog(self) -> int:
         """Turns still waiting for background work (or being worked on)."""
-        waiting = await self.stores.workers.read(self.stores.catalog.count_pending)
+        waiting = await self.stores.workers.read(self.stores.catalog.reader.count_pending)
         return max(waiting, self.working)
 
     @property
@@ -172,7 +172,7 @@ class Conversation:
             now = trio.current_time()
             waiting = {i for i, (_, at) in self._failed.items() if at > now}
             batch = [t for t in await self.stores.workers.read(
-                self.stores.catalog.pending_turns, BATCH + len(waiting))
+                self.stores.catalog.reader.pending_turns, BATCH + len(waiting))
                 if t.id not in waiting][:BATCH]
             if not batch:
                 return done
@@ -218,7 +218,7 @@ class Conversation:
         updated) and the session kept under its cap."""
         hybrid = self.stores.hybrid
         if hybrid.stale_context or hybrid.unpersisted:
-            await self.stores.workers.write(hybrid.flush_deferred, self.stores.catalog.load)
+            await self.stores.workers.write(hybrid.flush_deferred, self.stores.catalog.writer.load)
         vectors = await self.reads.vectors([turn.id])
         vector = vectors.get(turn.id)
         centroid = await self.stores.workers.read(self._centroid, turn.scope, turn.id)
@@ -262,8 +262,8 @@ class Conversation:
     # -- the session summary ----------------------------------------------------------------
     async def update_summary(self, session: str, scope: str, new_facts: list[str]) -> Memory:
         catalog = self.stores.catalog
-        facts = await self.stores.workers.read(catalog.session_memories, session, "fact")
-        turns = await self.stores.workers.read(catalog.session_memories, session, "turn")
+        facts = await self.stores.workers.read(catalog.reader.session_memories, session, "fact")
+        turns = await self.stores.workers.read(catalog.reader.session_memories, session, "turn")
         previous = await self.reads.session_summary(session)
         text = None
         if self.llm is not None:
@@ -288,7 +288,7 @@ class Conversation:
                         category="knowledge", type="semantic", scope=scope, session=session,
                         source="summary", created_at=now)
         path = uow.files.relpath_for(memory)
-        record = uow.catalog.record_by_path(path)  # the summary so far (maybe by hand)
+        record = uow.catalog.writer.record_by_path(path)  # the summary so far (maybe by hand)
         if record is not None:
             memory, path = uow.load(record.id)
             memory.version += 1
@@ -304,7 +304,7 @@ class Conversation:
         cap = self.config.conversation.max_entries
 
         def run(uow: UnitOfWork) -> int:
-            turns = uow.catalog.session_turn_paths(session)
+            turns = uow.catalog.writer.session_turn_paths(session)
             moved = 0
             for memory_id, _, _ in turns[: max(0, len(turns) - cap)]:
                 try:
@@ -326,7 +326,7 @@ class Conversation:
         """In each scope with more than `threshold` uncompressed sessions, the oldest
         half are each summarised into a semantic memory; their turns are marked
         compressed (kept, out of retrieval unless include_compressed)."""
-        sessions = await self.stores.workers.read(self.stores.catalog.uncompressed_sessions)
+        sessions = await self.stores.workers.read(self.stores.catalog.reader.uncompressed_sessions)
         by_scope: dict[str, list[str]] = {}
         for scope, session, _ in sessions:
             by_scope.setdefault(scope, []).append(session)
@@ -336,7 +336,7 @@ class Conversation:
                 continue
             for session in names[: len(names) // 2]:
                 turns = [t for t in await self.stores.workers.read(
-                    self.stores.catalog.session_memories, session, "turn")
+                    self.stores.catalog.reader.session_memories, session, "turn")
                     if t.scope == scope and not t.compressed]
                 if not turns:
                     continue

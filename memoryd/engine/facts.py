@@ -113,11 +113,11 @@ class Facts:
                     ids[neighbour.id] = neighbour.vector
             for fact in found:
                 for term in reconcile.search_terms(fact):
-                    memories, _ = catalog.search(term, Filters(scopes=[scope], kind="fact"),
+                    memories, _ = catalog.reader.search(term, Filters(scopes=[scope], kind="fact"),
                                                  KEY_MATCHES, 0)
                     for m in memories:
                         ids.setdefault(m.id, None)
-            by_id = {m.id: m for m in catalog.get_many(list(ids))}
+            by_id = {m.id: m for m in catalog.reader.get_many(list(ids))}
             return [Known(i, by_id[i].content, v) for i, v in ids.items() if i in by_id]
 
         return await self.stores.workers.read(run)
@@ -172,7 +172,7 @@ class Facts:
                     old = uow.load(d.target or "")
                 except NotFound:  # gone meanwhile: the new fact is added all the same
                     d.reason += " (the known fact is gone: added)"
-            duplicate = uow.catalog.find_duplicate(content_hash(d.text), scope, "fact")
+            duplicate = uow.catalog.writer.find_duplicate(content_hash(d.text), scope, "fact")
             if duplicate is not None and old is None:
                 out.append({"text": d.text, "event": "NONE", "id": duplicate,
                             "reason": "already known (identical text)"})
@@ -284,7 +284,7 @@ class Facts:
 
     def _find(self, memory_id: str) -> tuple[Memory, str | None] | None:
         """A memory by id: indexed (current, or superseded history), else in trash/."""
-        indexed = self.stores.catalog.located(memory_id)
+        indexed = self.stores.catalog.reader.located(memory_id)
         if indexed is not None:
             return indexed
         copies = self.stores.files.trashed_copies(memory_id)

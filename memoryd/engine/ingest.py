@@ -137,7 +137,7 @@ class Ingest:
         report.failed += scan.failed
         report.noted += scan.noted
         label = f"ingest:{source.name}"
-        known = await self.stores.workers.read(self.stores.catalog.ingested, label)
+        known = await self.stores.workers.read(self.stores.catalog.reader.ingested, label)
         seen = {d.path for d in scan.documents} | {t.path for t in scan.turns}
         seen |= {p for p, _ in scan.skipped + scan.failed}
         report.missing = sorted(p for p in known if p not in seen)
@@ -185,7 +185,7 @@ class Ingest:
                     updates[entry[0]] = (doc, Changes(content=doc.content, tags=doc.tags))
                 continue
             duplicate = await self.stores.workers.read(
-                self.stores.catalog.find_duplicate, digest, scope, "note")
+                self.stores.catalog.writer.find_duplicate, digest, scope, "note")
             if duplicate is not None:
                 report.skipped.append((f"{doc.path} (= memory {duplicate})", DUPLICATE))
                 ids[doc.path] = duplicate

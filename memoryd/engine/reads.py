@@ -53,7 +53,7 @@ class Reads:
         """The full id of which `given` is a unique prefix (4 characters or more, as
         memoryctl's tables show ids), in the index or else in the trash; `given` itself
         when it is an id or matches nothing (the tool then says not found)."""
-        found = self.catalog.ids_with_prefix(given)  # an index range: microseconds
+        found = self.catalog.inline.ids_with_prefix(given)  # an index range: microseconds
         if not found and MIN_PREFIX <= len(given) < FULL_ID:  # a prefix of a deleted one?
             found = await self.workers.read(lambda: sorted(
                 {i for i, _ in self.files.trashed() if i.startswith(given)})[:2])
@@ -68,8 +68,8 @@ class Reads:
         """Announced reminders still kept (pending.md lists them) and the next ones due,
         of the scopes the caller may see."""
         def run() -> dict[str, Any]:
-            due = [m for m in self.catalog.announced_reminders() if caller.can_see(m.scope)]
-            nxt = [m for m in self.catalog.upcoming_reminders(upcoming * 4)
+            due = [m for m in self.catalog.reader.announced_reminders() if caller.can_see(m.scope)]
+            nxt = [m for m in self.catalog.reader.upcoming_reminders(upcoming * 4)
                    if caller.can_see(m.scope)][:upcoming]
             return {"due": [_reminder(m) for m in due], "upcoming": [_reminder(m) for m in nxt]}
 
@@ -88,7 +88,7 @@ class Reads:
                 except (UnreadableMemory, OSError):
                     continue
                 if memory.replaced_by or memory.superseded_at or not caller.can_see(
-                        memory.scope) or self.catalog.get_many([memory.id]):
+                        memory.scope) or self.catalog.reader.get_many([memory.id]):
                     continue
                 kept = newest.get(memory.id)
                 if kept is None or memory.version > kept[0].version:
@@ -100,7 +100,7 @@ class Reads:
 
     async def read(self, memory_id: str, caller: Caller, *, count_access: bool = True) -> Memory:
         # A point read by id takes microseconds, on the event loop's own connection.
-        memory = self.catalog.get(memory_id)
+        memory = self.catalog.inline.get(memory_id)
         if memory is None:
             raise NotFound(f"no memory with id {memory_id!r}")
         caller.check(memory.scope)
@@ -110,13 +110,13 @@ class Reads:
 
     async def list_memories(self, filters: Filters, limit: int, offset: int
                             ) -> tuple[list[Memory], int]:
-        memories, total = await self.workers.read(self.catalog.list_memories, filters,
+        memories, total = await self.workers.read(self.catalog.reader.list_memories, filters,
                                                   limit, offset)
         return self._overlaid(memories), total
 
     async def search(self, query: str, filters: Filters, limit: int,
                      offset: int) -> tuple[list[Memory], int]:
-        memories, total = await self.workers.read(self.catalog.search, query, filters, limit,
+        memories, total = await self.workers.read(self.catalog.reader.search, query, filters, limit,
                                                   offset)
         return self._overlaid(memories), total
 
@@ -124,7 +124,7 @@ class Reads:
         await self.read(memory_id, caller, count_access=False)
 
         def run() -> list[Memory]:
-            return self.catalog.get_many(self.catalog.backlinks(memory_id))
+            return self.catalog.reader.get_many(self.catalog.reader.backlinks(memory_id))
 
         return [m for m in self._overlaid(await self.workers.read(run)) if caller.can_see(m.scope)]
 
@@ -135,7 +135,7 @@ class Reads:
         def run() -> tuple[SearchResult, dict[str, Memory]]:
             result = self.searcher.run(req)
             shown = result.candidates if every_candidate else result.selected
-            return result, {m.id: m for m in self.catalog.get_many([c.id for c in shown])}
+            return result, {m.id: m for m in self.catalog.reader.get_many([c.id for c in shown])}
 
         with self.searcher.wanted():  # counted while it waits for a turn, too
             result, memories = await self.workers.score(run)
@@ -162,7 +162,7 @@ class Reads:
 
     async def peek(self, ids: list[str]) -> list[Memory]:
         """Memories by id, as the catalog has them; no access is counted."""
-        return await self.workers.read(self.catalog.get_many, ids)
+        return await self.workers.read(self.catalog.reader.get_many, ids)
 
     async def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         """The stored embedding of each memory that has one (copies)."""
@@ -171,33 +171,33 @@ class Reads:
     # -- what the jobs look for ------------------------------------------------------
     async def unswept_turns(self) -> list[Memory]:
         """Turns in no episode yet (with pending access counts), by scope, session, time."""
-        return self._overlaid(await self.workers.read(self.catalog.unswept_turns))
+        return self._overlaid(await self.workers.read(self.catalog.reader.unswept_turns))
 
     async def due_reminders(self, now: datetime) -> list[Memory]:
-        return await self.workers.read(self.catalog.due_reminders, now.timestamp())
+        return await self.workers.read(self.catalog.reader.due_reminders, now.timestamp())
 
     async def announced_reminders(self) -> list[Memory]:
-        return await self.workers.read(self.catalog.announced_reminders)
+        return await self.workers.read(self.catalog.reader.announced_reminders)
 
     async def notes(self) -> list[Memory]:
         """A snapshot of every memory but conversation turns, with pending access counts."""
-        return self._overlaid(await self.workers.read(self.catalog.notes))
+        return self._overlaid(await self.workers.read(self.catalog.reader.notes))
 
     async def expired_inbox(self, now: datetime) -> list[tuple[str, str]]:
         """(id, path) of inbox memories whose TTL has passed by `now`."""
-        return await self.workers.read(self.catalog.expired_inbox, now.timestamp())
+        return await self.workers.read(self.catalog.reader.expired_inbox, now.timestamp())
 
     async def never_accessed_organized(self, created_before: datetime
                                        ) -> list[tuple[str, str]]:
         """(id, path) of organized notes created before the cut-off and never accessed,
         counting the hits still in the buffer."""
-        found = await self.workers.read(self.catalog.unaccessed_organized,
+        found = await self.workers.read(self.catalog.reader.unaccessed_organized,
                                         created_before.timestamp())
         return [(i, path) for i, path in found if not self.access_counts.pending(i)]
 
     async def inbox_access_counts(self) -> dict[str, tuple[str, int]]:
         """id -> (path, access count, buffered hits included) of every inbox memory."""
-        counts = await self.workers.read(self.catalog.inbox_access_counts)
+        counts = await self.workers.read(self.catalog.reader.inbox_access_counts)
         out = {}
         for memory_id, (path, in_file) in counts.items():
             pending = self.access_counts.pending(memory_id)
@@ -205,4 +205,4 @@ class Reads:
         return out
 
     async def counts(self, scopes: list[str] | None = None) -> dict[str, Any]:
-        return await self.workers.read(self.catalog.counts, scopes)
+        return await self.workers.read(self.catalog.reader.counts, scopes)

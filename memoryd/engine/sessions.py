@@ -20,7 +20,7 @@ def foreign_session(catalog: Catalog, session: str | None, scope: str,
     far). The owner is not named: it may be a scope the caller cannot see."""
     if session is None:
         return None
-    owner = claimed.get(session) or catalog.session_scope(session)
+    owner = claimed.get(session) or catalog.writer.session_scope(session)
     if owner is not None and owner != scope:
         return Forbidden(f"session {session!r} belongs to another scope; a session holds "
                          "one scope's memories: name another session")

@@ -81,15 +81,15 @@ class Snapshots:
                      reason=f"{len(gone_collections)} of the vector store's collections are "
                             "gone (deleted, replaced or vectors.url moved)")
             return None
-        changed = catalog.written_since(header.generation)
+        changed = catalog.writer.written_since(header.generation)
         # Every memory the snapshot lacks was written since: when the catalog holds as
         # many as the snapshot plus those, none of the snapshot's is gone, and the
         # catalog's ids need not be read (0.2 s at 130,000, at every start).
-        rows = catalog.id_count()
+        rows = catalog.writer.id_count()
         if rows == len(corpus.row_of) + sum(1 for m in changed if m.id not in corpus.row_of):
             gone: list[str] = []
         else:
-            ids = catalog.ids()
+            ids = catalog.writer.ids()
             gone = [i for i in corpus.row_of if i not in ids]
         if len(changed) + len(gone) > max(1000, rows // REBUILD_SHARE):
             log.info("index.snapshot.unused", path=str(self.path),
@@ -99,8 +99,8 @@ class Snapshots:
         for memory_id in gone:
             meta = corpus.meta_of(memory_id)
             assert meta is not None
-            hybrid.delete(memory_id, meta.scope, catalog.load)
-        embedded = hybrid.upsert_many(changed, catalog.load) if changed else 0
+            hybrid.delete(memory_id, meta.scope, catalog.writer.load)
+        embedded = hybrid.upsert_many(changed, catalog.writer.load) if changed else 0
         self.saved_generation = header.generation
         self.resumed = True
         log.info("index.snapshot.loaded", memories=corpus.live, generation=header.generation,
@@ -123,8 +123,8 @@ class Snapshots:
                         "next start catches up from the last snapshot")
             return None
         started = time.monotonic()
-        hybrid.flush_deferred(catalog.load)
-        catalog.checkpoint()
+        hybrid.flush_deferred(catalog.writer.load)
+        catalog.writer.checkpoint()
         generation = catalog.generation
         collections = hybrid.vectors.collection_ids()  # I/O (a server's, too): not locked
         aside = hybrid.vectors.set_aside

@@ -99,7 +99,7 @@ class FileSync:
                     ) -> tuple[str, str] | None:
         """Stage what brings the index in step with one file; returns what changed and
         the scope of the memory it concerns."""
-        record = self.catalog.record_by_path(path)
+        record = self.catalog.writer.record_by_path(path)
         try:
             got = self.files.read_stamped(path)
         except UnsafePath as exc:
@@ -117,7 +117,7 @@ class FileSync:
         if record is not None and record.file_sha == sha:
             self.rejected.clear(path)
             if record.stamp != stamp:  # touched or copied back: the same text
-                self.catalog.set_stamp(path, stamp)
+                self.catalog.writer.set_stamp(path, stamp)
             return None
         try:
             parsed = frontmatter.parse(data.decode("utf-8"), self.files.id_from_filename(path))
@@ -136,7 +136,7 @@ class FileSync:
         if record is not None and record.id != memory.id:
             uow.unindex(path)
         elif record is not None and not path.startswith(TRASHED):
-            before = self.catalog.get(record.id)  # the text as it was indexed
+            before = self.catalog.inline.get(record.id)  # the text as it was indexed
             if before is not None and before.content != memory.content:
                 uow.keep_version(before, path)
         if rewrite:
@@ -160,7 +160,7 @@ class FileSync:
         self.rejected.add(path, reason)
         if record is None:
             return None
-        held = self.catalog.get(record.id) if not path.startswith(TRASHED) else None
+        held = self.catalog.inline.get(record.id) if not path.startswith(TRASHED) else None
         if held is not None:
             uow.keep_version(held, path)
         uow.unindex(path)
@@ -170,12 +170,12 @@ class FileSync:
         """Fill in and correct what a hand-written file lacks; True if anything changed.
         (Fields are only ever reassigned below, so a shallow copy is a fair "before".)"""
         before = msgspec.structs.replace(memory)
-        taken = self.catalog.record_by_id(memory.id)
+        taken = self.catalog.writer.record_by_id(memory.id)
         if taken is not None and taken.path != path and not self.files.exists(taken.path):
             taken = None  # the file was renamed or moved by hand: its id moves with it
         if taken is not None and taken.path != path:  # parse gave a valid id; a copy's is taken
             fallback = self.files.id_from_filename(path)
-            other = self.catalog.record_by_id(fallback)
+            other = self.catalog.writer.record_by_id(fallback)
             valid = is_valid_id(fallback) and (other is None or other.path == path)
             memory.id = fallback if valid else new_id()
         for key, value in self.files.layout_facts(path).items():
@@ -232,7 +232,7 @@ class FileSync:
         if not prefixes:
             return []
         on_disk = list(self.files.iter_files(folders))
-        indexed = [p for p in self.catalog.all_records() if p.startswith(prefixes)]
+        indexed = [p for p in self.catalog.writer.all_records() if p.startswith(prefixes)]
         return sorted({*on_disk, *indexed})
 
     async def sync_paths(self, paths: Iterable[str],
@@ -253,7 +253,7 @@ class FileSync:
         reads the catalog's stamps; `remove_temps`: see MarkdownStore.stamped_files."""
         child = child or self.files.walk_in_child(INDEXED_DIRS)
         try:
-            known = self.catalog.stamps()
+            known = self.catalog.writer.stamps()
         except BaseException:
             if child is not None:
                 child.close()
@@ -316,7 +316,7 @@ class FileSync:
         def run() -> dict[str, Any]:
             on_disk = sum(1 for _ in self.files.iter_files(INDEXED_DIRS))
             files = on_disk - len(self.rejected)
-            rows = self.catalog.count_rows()
+            rows = self.catalog.reader.count_rows()
             vectors = self.stores.hybrid.counts()
             unpersisted = vectors.pop("unpersisted")
             differs = []
@@ -348,7 +348,7 @@ class FileSync:
             resumed = None if ahead is None else self.snapshots.resume(ahead)
             if resumed is None:
                 summary |= self.stores.hybrid.reconcile(
-                    self.catalog.all_memories(), force=force_embed, progress=self.progress)
+                    self.catalog.writer.all_memories(), force=force_embed, progress=self.progress)
                 self.snapshots.save_blocking()
             else:
                 summary |= resumed
@@ -362,7 +362,8 @@ class FileSync:
     def reconcile_graph_blocking(self, graph: TopicGraph) -> dict[str, tuple[str, str]]:
         """Bring `graph` (the live one, or a plan) in step with the turn files; the live
         one is saved. Returns turn id -> (episode, topic) where a file lacks its topic."""
-        missing = episodes.reconcile(graph, self.catalog.episode_turns(), self.catalog.load,
+        writer = self.catalog.writer
+        missing = episodes.reconcile(graph, writer.episode_turns(), writer.load,
                                      self.stores.hybrid.embedder.embed)
         if graph is self.graph:
             graph.save(self.graph_store, utcnow().timestamp())

@@ -90,7 +90,7 @@ class Transfer:
     # -- export ------------------------------------------------------------------
     async def count(self) -> int:
         """Every memory an export could hold, history included (its `total`)."""
-        return await self.stores.workers.read(self.stores.catalog.count_rows)
+        return await self.stores.workers.read(self.stores.catalog.reader.count_rows)
 
     async def export_page(self, after: str, limit: int, which: Filters,
                           include_trash: bool = False) -> tuple[list[str], str | None]:
@@ -110,7 +110,7 @@ class Transfer:
         while len(found) < limit:  # filters may drop rows: read on until the page fills
             # With include_trash the walk of trash/ brings the history the catalog holds,
             # and the memories expired but not yet moved there come with the trash.
-            rows = self.stores.catalog.export_page(
+            rows = self.stores.catalog.reader.export_page(
                 cursor, limit, superseded=not include_trash, expired=include_trash,
                 now=now)
             for memory_id, path, doc in rows:
@@ -201,7 +201,7 @@ class Transfer:
                 exists = files.lexists(relpath) or relpath in staged
                 existing_path = relpath if exists else None
             else:
-                record = catalog.record_by_id(memory.id)
+                record = catalog.writer.record_by_id(memory.id)
                 existing_path = record.path if record is not None else None
                 if memory.id in staged:
                     existing_path = live
@@ -236,7 +236,7 @@ class Transfer:
                   caller: Caller) -> bool:
         """Whether what holds this id now (indexed, or the trash file a trashed line
         would replace) is the caller's to see."""
-        held = uow.catalog.record_by_id(memory.id)
+        held = uow.catalog.writer.record_by_id(memory.id)
         if held is not None and not caller.can_see(held.scope):
             return False
         if trash_path is not None and uow.files.lexists(trash_path):

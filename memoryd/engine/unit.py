@@ -118,7 +118,7 @@ class UnitOfWork:
             return staged.memory, staged.path
         if memory_id in self._trashed:
             raise NotFound(f"no memory with id {memory_id!r}")
-        record = self.catalog.record_by_id(memory_id)
+        record = self.catalog.writer.record_by_id(memory_id)
         if record is None:
             raise NotFound(f"no memory with id {memory_id!r}")
         try:
@@ -220,8 +220,8 @@ class UnitOfWork:
         catalog = self.catalog
         gone: list[Memory] = []
         if self.vectors and unindexed:
-            records = [catalog.record_by_path(p) for p in unindexed]
-            gone = catalog.load([r.id for r in records if r is not None])
+            records = [catalog.writer.record_by_path(p) for p in unindexed]
+            gone = catalog.writer.load([r.id for r in records if r is not None])
         fresh = [w.memory for w in writes] + [m for m, _, _, _ in indexed]
         if self.vectors and fresh:  # made while the files are (upsert_many waits for them)
             self.hybrid.embed_ahead(fresh)
@@ -232,13 +232,13 @@ class UnitOfWork:
             shas = files.apply([*shelved, *writes], trashed)
             with catalog.transaction():
                 for t in trashed:
-                    catalog.delete(t.memory.id)
+                    catalog.writer.delete(t.memory.id)
                 for path in unindexed:
-                    catalog.delete_path(path)
+                    catalog.writer.delete_path(path)
                 for w in writes:
-                    catalog.upsert(w.memory, w.path, *shas[w.memory.id])
+                    catalog.writer.upsert(w.memory, w.path, *shas[w.memory.id])
                 for memory, path, sha, stamp in indexed:
-                    catalog.upsert(memory, path, sha, stamp)
+                    catalog.writer.upsert(memory, path, sha, stamp)
         except BaseException as exc:
             files.undo()
             if disk_full(exc):
@@ -252,9 +252,9 @@ class UnitOfWork:
         if self.vectors:
             try:
                 for memory in [*gone, *(t.memory for t in trashed)]:
-                    self.hybrid.delete(memory.id, memory.scope, catalog.load)
+                    self.hybrid.delete(memory.id, memory.scope, catalog.writer.load)
                 if fresh:  # their vectors are cached or being made (the embedder waits)
-                    self.hybrid.upsert_many(fresh, catalog.load, self.defer_vectors)
+                    self.hybrid.upsert_many(fresh, catalog.writer.load, self.defer_vectors)
             except Exception as exc:  # derived: the change itself is durable and indexed
                 self.hybrid.diverged = True  # no snapshot of it: the next start repairs it
                 log.error("vectors.update_failed", error=str(exc), disk_full=disk_full(exc),

@@ -145,7 +145,7 @@ class Writes:
                 if key in batch:
                     results.append((batch[key], False))
                     continue
-                duplicate = uow.catalog.find_duplicate(*key)
+                duplicate = uow.catalog.writer.find_duplicate(*key)
                 if duplicate is not None:
                     try:
                         results.append((uow.load(duplicate)[0], False))
@@ -267,7 +267,7 @@ class Writes:
         files = self.stores.files
 
         def run(uow: UnitOfWork) -> Memory:
-            if self.stores.catalog.record_by_id(memory_id) is not None:
+            if self.stores.catalog.writer.record_by_id(memory_id) is not None:
                 raise InvalidParams("id", f"memory {memory_id} is not in the trash (it is "
                                           "live, or a replaced fact: see memory_history)")
             copies = files.trashed_copies(memory_id)

@@ -8,7 +8,7 @@ model that made the vectors. Start-up trusts it only if every check holds: the
 magic, the format version, the digest of the whole file (a torn or truncated file
 fails it), the catalog's epoch (a catalog created afresh is another catalog), a
 generation no newer than the catalog's, and the model. Then it catches up on the
-rows written since (catalog.written_since).
+rows written since (catalog.writer.written_since).
 
 Written to a temp file, fsync'd, renamed over the old one, folder fsync'd: a kill at
 any moment leaves the old snapshot or the new one, never a mix.

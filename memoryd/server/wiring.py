@@ -97,7 +97,7 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
     searcher = SmartSearch(stores.hybrid, _recipe(config),
                            exact_limit=config.retrieval.exact_limit,
                            candidate_factor=config.retrieval.candidate_factor,
-                           reranker=reranker, fetch=stores.catalog.get_many,
+                           reranker=reranker, fetch=lambda ids: stores.catalog.reader.get_many(ids),
                            graph=graph if config.graph.expand else None, readers=SCORERS)
     llm = None
     if config.llm.url:

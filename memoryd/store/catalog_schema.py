@@ -4,16 +4,19 @@ made anew has the schema they lead to; an older one migrates in place, store/sql
 from __future__ import annotations
 
 import sqlite3
+import time
+
+import structlog
 
 from memoryd.store import sqlite
 
+log = structlog.get_logger("memoryd.catalog")
+
 SCHEMA_VERSION = "10"
 
-# Start-up's stamps (STAMPS_SQL) read from this index, not from the memories rows, which
-# carry each document: after a reboot, with nothing of the file in the page cache, the
-# stamps of 100,000 memories took 1.7 s read from the rows (157 MB of them) and 0.03 s
-# from the index (11 MB). Catalogs of schema 10 made before it get it when they open
-# (0.1 s at 100,000 with the file cached, once).
+# Start-up's stamps (catalog_stamps.py) are read from this index, not from the memories
+# rows, which carry each document: after a reboot, with nothing of the file in the page
+# cache, reading them from the rows means reading every document from disk.
 STAMPS = "memories_stamps"
 STAMPS_INDEX = f"CREATE INDEX IF NOT EXISTS {STAMPS} ON memories (path, stamp);"
 
@@ -79,7 +82,7 @@ CREATE INDEX IF NOT EXISTS search_keys_scope ON search_keys (scope, created_at);
 CREATE INDEX IF NOT EXISTS search_keys_created ON search_keys (created_at);
 -- How many search_keys rows each scope has (rows are only ever inserted and deleted):
 -- memory_list's total without counting 130,000 index entries (7 ms). Kept by the
--- statements that insert and delete search_keys rows, not by triggers (OLD_TRIGGERS).
+-- statements that insert and delete search_keys rows, not by triggers (no_count_triggers).
 CREATE TABLE IF NOT EXISTS scope_counts (scope TEXT PRIMARY KEY, n INTEGER NOT NULL)
     WITHOUT ROWID;
 """
@@ -96,13 +99,24 @@ def live_keys(conn: sqlite3.Connection) -> None:
                  " GROUP BY scope")
 
 
-# The catalog's registered migrations (store/sqlite.py), in order: a catalog made anew
-# has the schema they lead to and is marked as having had them all.
-MIGRATIONS: tuple[sqlite.Migration, ...] = (live_keys,)
+def stamps_index(conn: sqlite3.Connection) -> None:
+    """STAMPS_INDEX, for catalogs made before it (it reads every row once: logged)."""
+    started = time.monotonic()
+    conn.execute(STAMPS_INDEX)
+    log.info("catalog.index_added", index=STAMPS, seconds=round(time.monotonic() - started, 3))
 
-# Catalogs of schema 10 written before this kept scope_counts by these triggers. A
-# statement that fires a trigger opens a statement journal, and opening one makes FTS5
-# write out what it holds in memory: every write flushed its terms of both full-text
-# indexes as a segment of its own, to be merged later (0.23 against 0.07 ms a write on a
-# 130,000 catalog). They are dropped when a catalog opens.
-OLD_TRIGGERS = ("search_keys_added", "search_keys_removed")
+
+def no_count_triggers(conn: sqlite3.Connection) -> None:
+    """Catalogs made before this kept scope_counts by triggers. A statement that fires
+    a trigger opens a statement journal, and opening one makes FTS5 write out what it
+    holds in memory: every write flushed its terms of both full-text indexes as a
+    segment of its own, to be merged later. The statements that insert and delete
+    search_keys rows keep the counts instead."""
+    for trigger in ("search_keys_added", "search_keys_removed"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+
+
+# The catalog's registered migrations (store/sqlite.py), in order: a catalog made anew
+# has the schema they lead to and is marked as having had them all. A change to the
+# schema is a new function at the end (never an edit of one that has run somewhere).
+MIGRATIONS: tuple[sqlite.Migration, ...] = (live_keys, stamps_index, no_count_triggers)

@@ -15,8 +15,8 @@ follows a symbolic link or opens a file; the child does not change anything.
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -32,10 +32,6 @@ INDEXED_DIRS = (*WATCHED_DIRS, HISTORY_DIR)
 # file system's encoding (os.fsencode's, so a name that is not UTF-8 comes back the same).
 _END = "end"
 _COMPARE = "--compare"  # then the catalog's path: the child answers what differs
-# Every catalog row's "path NUL stamp" ("" for none), NUL-joined: one string, not a
-# row at a time (Catalog.stamps, and the comparing child).
-STAMPS_SQL = ("SELECT group_concat(path || char(0) || coalesce(stamp, ''), char(0))"
-              " FROM memories")
 _BACKGROUND = 19  # the niceness of a walk run in the background
 _FS_CODEC = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
 
@@ -150,14 +146,15 @@ def differences(files: dict[str, str | None], known: Mapping[str, str | None]
 
 
 def recorded_stamps(catalog: Path) -> dict[str, str]:
-    """Path -> the stamp the keyword catalog recorded ("" for none), read-only."""
-    conn = sqlite3.connect(f"{catalog.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
-    try:
-        (joined,) = conn.execute(STAMPS_SQL).fetchone()
-    finally:
-        conn.close()
-    fields = joined.split("\0") if joined else []
-    return dict(zip(fields[::2], fields[1::2], strict=True))
+    """What the catalog at `catalog` recorded, read by the catalog's own module (loaded
+    by its path here: the child has no memoryd package to import it from)."""
+    spec = importlib.util.spec_from_file_location(
+        "memoryd_catalog_stamps", Path(__file__).with_name("catalog_stamps.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: dict[str, str] = module.recorded(catalog)
+    return found
 
 
 class ChildWalk:

@@ -24,7 +24,7 @@ def full_disk_catalog(monkeypatch, engine, method: str) -> None:
     def fail(*args, **kwargs):
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(engine.catalog, method, fail)
+    monkeypatch.setattr(engine.catalog.writer, method, fail)
 
 
 def files_of(root) -> dict[str, bytes]:

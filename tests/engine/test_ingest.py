@@ -108,7 +108,7 @@ async def test_claude_code_transcripts_become_turns_of_their_session(rig, tmp_pa
     assert {t["session"] for t in turns} == {session} and {t["kind"] for t in turns} == {"turn"}
     assert min(t["created_at"] for t in turns).startswith("2025-06-01T10:00:00")
     await rig.engine.conversation.drain()  # the background path: facts and the summary
-    learned = " ".join(m.content for m in rig.engine.catalog.all_memories()
+    learned = " ".join(m.content for m in rig.engine.catalog.writer.all_memories()
                        if m.kind == "fact")
     assert "Ada" in learned and "tabs" in learned
     recall = await rig.result("memory_recall", query="refund webhooks", session=session)

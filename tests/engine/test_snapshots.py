@@ -70,9 +70,9 @@ async def assert_indexed_once(h: Harness, root: Path) -> None:
     """Every memory file indexed exactly once, and the corpus a full rebuild gives."""
     corpus = h.engine.stores.hybrid.corpus
     files = set(h.engine.files.iter_files(WATCHED_DIRS))  # trash/ holds history only
-    records = h.engine.catalog.stamps()
+    records = h.engine.catalog.writer.stamps()
     assert files <= set(records) and all((root / p).is_file() for p in records)
-    ids = h.engine.catalog.ids()
+    ids = h.engine.catalog.writer.ids()
     assert corpus.live == len(records) == len(ids)
     assert set(corpus.row_of) == ids
     assert not [i for i, n in Counter(m.id for m in corpus.meta if m).items() if n > 1]
@@ -84,7 +84,7 @@ async def assert_indexed_once(h: Harness, root: Path) -> None:
     fresh = Harness(root, Config(), embedder=FakeEmbedder())  # what a rebuild makes
     try:
         reference = fresh.engine.stores.hybrid
-        reference.reconcile(fresh.engine.catalog.all_memories())
+        reference.reconcile(fresh.engine.catalog.writer.all_memories())
         assert rows(corpus) == rows(reference.corpus)
     finally:
         fresh.engine.close()
@@ -207,8 +207,8 @@ async def test_files_edited_while_the_daemon_was_down(tmp_path):
     h, _ = await open_root(tmp_path)
     ids = await fill(h)
     await h.engine.sync.snapshots.save()
-    record = h.engine.catalog.record_by_id(ids[3])
-    gone = h.engine.catalog.record_by_id(ids[4])
+    record = h.engine.catalog.writer.record_by_id(ids[3])
+    gone = h.engine.catalog.writer.record_by_id(ids[4])
     h.engine.close()
     edited = tmp_path / record.path
     edited.write_text(edited.read_text().replace("note 3 about the harbour",

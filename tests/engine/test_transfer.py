@@ -26,7 +26,7 @@ async def _fill(rig: Rig) -> None:
     gone = await rig.result("memory_write", content="A note deleted soon after.")
     await rig.result("memory_delete", id=gone["id"])
     await rig.result("memory_read", id=b["id"])  # an access still buffered
-    record = rig.engine.catalog.record_by_id(a["id"])
+    record = rig.engine.catalog.writer.record_by_id(a["id"])
     assert record is not None
     file = rig.root / record.path
     file.write_text(file.read_text().replace("---\n", "---\nmy_key: kept\n", 1))

@@ -15,7 +15,7 @@ from memoryd.store import frontmatter
 
 
 def _file(engine, memory_id):
-    record = engine.catalog.record_by_id(memory_id)
+    record = engine.catalog.writer.record_by_id(memory_id)
     return frontmatter.parse(engine.files.read_bytes(record.path).decode(), memory_id).memory
 
 
@@ -67,7 +67,7 @@ async def test_a_failing_change_writes_nothing(engine):
     with pytest.raises(RuntimeError):
         await engine.stores.change(broken)
     assert _file(engine, a.id).content == "stays as it is"
-    assert engine.catalog.get(a.id).content == "stays as it is"
+    assert engine.catalog.inline.get(a.id).content == "stays as it is"
 
 
 async def test_a_trashed_memory_leaves_no_pending_access_counts(engine):
@@ -76,7 +76,7 @@ async def test_a_trashed_memory_leaves_no_pending_access_counts(engine):
     assert engine.access_counts.pending(a.id) is not None
     to = await engine.writes.delete(a.id, Caller())
     assert engine.access_counts.pending(a.id) is None
-    assert (engine.root / to).exists() and engine.catalog.get(a.id) is None
+    assert (engine.root / to).exists() and engine.catalog.inline.get(a.id) is None
     with pytest.raises(NotFound):
         await engine.reads.read(a.id, Caller())
 
@@ -121,7 +121,7 @@ async def test_each_change_names_the_files_it_touched(engine):
     touched: list[set[str]] = []
     engine.stores.on_change.append(lambda paths: touched.append(set(paths)))
     a, _ = await engine.writes.write(NewMemory(content="the first"), Caller())
-    path = engine.catalog.record_by_id(a.id).path
+    path = engine.catalog.writer.record_by_id(a.id).path
     assert touched[-1] == {path}
 
     text = (engine.root / path).read_text().replace("the first", "the first, by hand")

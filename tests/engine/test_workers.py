@@ -22,15 +22,15 @@ async def test_reads_run_at_once_on_connections_of_their_own(tmp_path):
         conn = catalog.reader
         together.wait()
         used.append(id(conn))
-        return catalog.count_rows()
+        return catalog.reader.count_rows()
 
     async with trio.open_nursery() as nursery:
         for _ in range(READERS):
             nursery.start_soon(workers.read, read)
     assert len(set(used)) == READERS, "one connection a reading thread"
-    assert len(catalog._readers) == READERS
+    assert catalog.reader_count() == READERS
     catalog.close()
-    assert not catalog._readers
+    assert catalog.reader_count() == 0
 
 
 def test_a_reader_connection_outlives_its_thread_only_until_the_next_opens(tmp_path):
@@ -39,8 +39,8 @@ def test_a_reader_connection_outlives_its_thread_only_until_the_next_opens(tmp_p
     thread = threading.Thread(target=lambda: opened.append(catalog.reader))
     thread.start()
     thread.join()
-    assert len(catalog._readers) == 1
-    assert catalog.reader is not opened[0] and len(catalog._readers) == 1, \
+    assert catalog.reader_count() == 1
+    assert catalog.reader is not opened[0] and catalog.reader_count() == 1, \
         "the ended thread's connection is closed when this one opens"
     catalog.close()
 

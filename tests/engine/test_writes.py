@@ -24,7 +24,7 @@ async def test_prepared_writes_are_embedded_before_they_run(engine) -> None:
     ahead.result()
     assert index_text_of("the other agent's plan", DAY) not in embedder._cache, \
         "a write the caller may not make is not embedded"
-    assert engine.catalog.count_rows() == 0, "preparing writes nothing"
+    assert engine.catalog.reader.count_rows() == 0, "preparing writes nothing"
     calls = embedder.calls
     results = await engine.writes.write_many(news, bot)
     assert [created for _, created in results] == [True, True, True]

@@ -42,7 +42,7 @@ async def _conversation(harness, exchanges, start, session="s1", scope=None):
 
 
 def _front(engine, memory_id):
-    path = engine.catalog.record_by_id(memory_id).path
+    path = engine.catalog.writer.record_by_id(memory_id).path
     return frontmatter.parse((engine.root / path).read_text(), memory_id).memory
 
 

@@ -72,7 +72,7 @@ async def test_chunk_vectors_persist_across_a_restart(make_harness, tmp_path) ->
     again = await make_harness(root=tmp_path)
     corpus = again.engine.stores.hybrid.corpus
     assert len(corpus.chunks[note][0]) == len(SECTIONS)
-    summary = again.engine.stores.hybrid.reconcile(again.engine.catalog.all_memories())
+    summary = again.engine.stores.hybrid.reconcile(again.engine.catalog.writer.all_memories())
     assert summary["vectors_embedded"] == 0
 
 
@@ -86,7 +86,7 @@ async def test_chunk_vectors_missing_from_the_store_are_embedded_at_start(rig) -
     hybrid = rig.engine.stores.hybrid
     hybrid.persist_deferred()  # the own vector, as the daemon writes it within a second
     hybrid.vectors.data = {k: v for k, v in hybrid.vectors.data.items() if k[0] != "chunk"}
-    summary = hybrid.reconcile(rig.engine.catalog.all_memories())
+    summary = hybrid.reconcile(rig.engine.catalog.writer.all_memories())
     assert summary["vectors_embedded"] == len(SECTIONS)
     assert len(hybrid.corpus.chunks[note["id"]][0]) == len(SECTIONS)
     stored = [k for (kind, _), col in hybrid.vectors.data.items() if kind == "chunk" for k in col]

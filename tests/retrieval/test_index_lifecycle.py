@@ -145,7 +145,7 @@ async def test_corrupted_vector_store_is_set_aside_and_rebuilt(make_harness, tmp
 async def test_compressed_memories_only_on_request(harness):
     keep = await harness.write("Kayak rental at the north beach costs 20 euros")
     old = await harness.write("Kayak trip notes from 2019, long and detailed")
-    record = harness.engine.catalog.record_by_id(old)
+    record = harness.engine.catalog.writer.record_by_id(old)
     path = harness.engine.root / record.path
     path.write_text(path.read_text().replace("version: 1", "version: 1\ncompressed: true"))
     await harness.engine.sync.sync_paths([record.path])

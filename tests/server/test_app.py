@@ -50,7 +50,7 @@ async def test_tools_are_busy_until_the_indexes_are_built(tmp_path):
             assert mcp["isError"] and "index rebuilding" in mcp["content"][0]["text"]
             stats = await rig.result("stats")
             assert stats["rebuild"]["total"] == 40 and stats["memories"] == 40
-            record = rig.engine.catalog.record_by_path("categories/knowledge/note-7.md")
+            record = rig.engine.catalog.writer.record_by_path("categories/knowledge/note-7.md")
             read = await rig.result("memory_read", id=record.id)
             assert "note 7" in read["content"]
             embedder.release.set()

@@ -15,7 +15,7 @@ from memoryd.filters import Filters
 from memoryd.schema import Memory, content_hash
 from memoryd.store.catalog import Catalog
 from memoryd.store.catalog_sql import ROWID_SLOTS, keys_only, newest, rowid_second
-from memoryd.store.walk import STAMPS_SQL
+from memoryd.store.catalog_stamps import STAMPS_SQL
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -28,7 +28,7 @@ def _index(tmp_path) -> Catalog:
             memory = Memory(id=f"m{i:02d}", content=text, content_hash=content_hash(text),
                             scope="global" if i % 4 else "agent:x", phase="organized",
                             category="knowledge", created_at=START + timedelta(hours=i))
-            index.upsert(memory, f"categories/knowledge/m{i:02d}.md", "sha")
+            index.writer.upsert(memory, f"categories/knowledge/m{i:02d}.md", "sha")
     return index
 
 
@@ -39,17 +39,17 @@ def test_pages_and_totals_agree_across_both_plans(tmp_path):
     assert keys_only(narrow) and not keys_only(wide)
     expected = [f"m{i:02d}" for i in reversed(range(60)) if i % 3 and i % 4]
     for filters in (narrow, wide):
-        pages = [index.search("migration", filters, 10, offset) for offset in (0, 10, 20)]
+        pages = [index.reader.search("migration", filters, 10, offset) for offset in (0, 10, 20)]
         assert [m.id for page, _ in pages for m in page] == expected
         assert {total for _, total in pages} == {len(expected)}
-        assert index.search("migration", filters, 10, 500) == ([], len(expected))
-        assert index.search("nothing-like-it", filters, 10, 0) == ([], 0)
+        assert index.reader.search("migration", filters, 10, 500) == ([], len(expected))
+        assert index.reader.search("nothing-like-it", filters, 10, 0) == ([], 0)
     since = Filters(scopes=["global", "agent:x"], since=START + timedelta(hours=50),
                     until=START + timedelta(hours=55))
-    found, total = index.search("migration", since, 10, 0)
+    found, total = index.reader.search("migration", since, 10, 0)
     assert [m.id for m in found] == ["m53", "m52", "m50"] and total == 3
-    index.delete("m53")
-    assert index.search("migration", since, 10, 0)[1] == 2  # deleted with its keys
+    index.writer.delete("m53")
+    assert index.reader.search("migration", since, 10, 0)[1] == 2  # deleted with its keys
     index.close()
 
 
@@ -57,8 +57,8 @@ def test_lookups_by_many_ids_go_in_chunks(tmp_path, monkeypatch):
     index = _index(tmp_path)
     monkeypatch.setattr("memoryd.store.catalog_sql.ID_CHUNK", 7)  # SQLite's cap is 32,766
     ids = [f"m{i:02d}" for i in range(60)]
-    assert sorted(m.id for m in index.get_many(ids)) == ids
-    assert sorted(m.id for m in index.load([*ids, "missing"])) == ids
+    assert sorted(m.id for m in index.reader.get_many(ids)) == ids
+    assert sorted(m.id for m in index.writer.load([*ids, "missing"])) == ids
     index.close()
 
 
@@ -69,13 +69,13 @@ def test_list_pages_agree_across_both_plans(tmp_path):
                              (["agent:x"], [m for m in everything if int(m[1:]) % 4 == 0]),
                              (None, everything)):
         for filters in (Filters(scopes=scopes), Filters(scopes=scopes, phase="organized")):
-            pages = [index.list_memories(filters, 7, offset) for offset in range(0, 70, 7)]
+            pages = [index.reader.list_memories(filters, 7, offset) for offset in range(0, 70, 7)]
             assert [m.id for page, _ in pages for m in page] == expected
             assert {total for _, total in pages} == {len(expected)}
     dated = Filters(scopes=["global", "agent:x"], since=START + timedelta(hours=10),
                     until=START + timedelta(hours=13))
-    assert [m.id for m in index.list_memories(dated, 10, 0)[0]] == ["m12", "m11", "m10"]
-    assert index.list_memories(dated, 10, 0)[1] == 3
+    assert [m.id for m in index.reader.list_memories(dated, 10, 0)[0]] == ["m12", "m11", "m10"]
+    assert index.reader.list_memories(dated, 10, 0)[1] == 3
     index.close()
 
 
@@ -90,14 +90,14 @@ def test_short_terms_come_from_the_word_index(tmp_path):
         for i, (key, text) in enumerate(texts.items()):
             memory = Memory(id=key, content=text, content_hash=content_hash(text),
                             created_at=START + timedelta(hours=i), tags=["db"] * (key == "ago"))
-            index.upsert(memory, f"inbox/{key}.md", "sha")
+            index.writer.upsert(memory, f"inbox/{key}.md", "sha")
         for i in range(2000):  # enough rows that a scan is plain to see
             text = f"filler note {'hijklmnpqrstuvw'[i % 15]}{i // 15:b} about the weekly plan"
-            index.upsert(Memory(id=f"f{i}", content=text, content_hash=content_hash(text),
+            index.writer.upsert(Memory(id=f"f{i}", content=text, content_hash=content_hash(text),
                                 created_at=START), f"inbox/f{i}.md", "sha")
 
     def found(query: str) -> list[str]:
-        return sorted(m.id for m in index.search(query, Filters(), 50, 0)[0])
+        return sorted(m.id for m in index.reader.search(query, Filters(), 50, 0)[0])
 
     assert found("go") == ["go"], "a word's start, not inside 'ago'"
     assert found("5") == ["ago"] and found("42") == ["version"]
@@ -115,17 +115,17 @@ def test_short_terms_come_from_the_word_index(tmp_path):
             count += 1
             return 0
 
-        index.reader.set_progress_handler(tick, 100)
+        index.reader.conn.set_progress_handler(tick, 100)
         found(query)
-        index.reader.set_progress_handler(None, 100)
+        index.reader.conn.set_progress_handler(None, 100)
         return count
 
     assert steps("5") * 10 < steps("+"), "the word index, not a pass over every row"
     with index.transaction():
         text = "Rust 1.80 is out"
-        index.upsert(Memory(id="go", content=text, content_hash=content_hash(text),
+        index.writer.upsert(Memory(id="go", content=text, content_hash=content_hash(text),
                             created_at=START), "inbox/go.md", "sha")
-        index.delete("cjk")
+        index.writer.delete("cjk")
     assert found("go") == [] and found("东") == [] and found("1") == ["go"]
     index.close()
 
@@ -147,14 +147,14 @@ def test_a_walk_newest_first_matches_a_full_sort(tmp_path):
             text = " ".join(rng.sample(["plan", "lunch", "deploy", "13", "14 x"], 2))
             scope = rng.choice(["global", "agent:x", "agent:y"])
             memory_id = f"m{rng.randrange(300):03d}"  # some ids written twice: a rewrite
-            index.upsert(Memory(id=memory_id, content=text, content_hash=content_hash(text),
+            index.writer.upsert(Memory(id=memory_id, content=text, content_hash=content_hash(text),
                                 scope=scope, created_at=created), f"inbox/{memory_id}.md", "sha")
             truth[memory_id] = (created, text, scope)
-        index.delete(next(iter(truth)))
+        index.writer.delete(next(iter(truth)))
         truth.pop(next(iter(truth)))
-    rows = index.reader.execute("SELECT rowid, created_at FROM memories").fetchall()
+    rows = index.reader.conn.execute("SELECT rowid, created_at FROM memories").fetchall()
     assert all(r // ROWID_SLOTS == rowid_second(c) for r, c in rows)
-    rowid = dict(index.reader.execute("SELECT id, rowid FROM memories").fetchall())
+    rowid = dict(index.reader.conn.execute("SELECT id, rowid FROM memories").fetchall())
 
     def expected(term: str, scopes, since, until) -> list[str]:
         found = [(c, rowid[m]) for m, (c, text, scope) in truth.items()
@@ -164,7 +164,8 @@ def test_a_walk_newest_first_matches_a_full_sort(tmp_path):
 
     for scopes in (None, ["global"], ["agent:y", "agent:x"], ["global", "global"], []):
         kept = sum(1 for _, _, scope in truth.values() if scopes is None or scope in scopes)
-        assert index.list_memories(Filters(scopes=scopes), 5, 0)[1] == kept  # the kept counts
+        # the kept counts
+        assert index.reader.list_memories(Filters(scopes=scopes), 5, 0)[1] == kept
     dates = [None, seconds[3], seconds[5] + timedelta(microseconds=300)]
     for term in ("plan", "13", "deploy"):
         for scopes in (None, ["global"], ["global", "agent:x", "agent:y"]):
@@ -172,7 +173,7 @@ def test_a_walk_newest_first_matches_a_full_sort(tmp_path):
                 for extra in ({}, {"phase": "inbox"}):  # both join tables
                     filters = Filters(scopes=scopes, since=since, until=until, **extra)
                     want = expected(term, scopes, since, until)
-                    pages = [index.search(term, filters, 7, offset) for offset in (0, 7, 30)]
+                    pages = [index.reader.search(term, filters, 7, offset) for offset in (0, 7, 30)]
                     assert [m.id for m in pages[0][0] + pages[1][0]] == want[:14]
                     assert [m.id for m in pages[2][0]] == want[30:37]
                     assert {total for _, total in pages} == {len(want)}
@@ -202,7 +203,7 @@ def test_every_kind_of_match_is_walked_in_rowid_order(tmp_path):
     index = _index(tmp_path)
     text = "c# plan 13 migration 东 a+b"  # every query below finds it, in every filter
     with index.transaction():
-        index.upsert(Memory(id="all", content=text, content_hash=content_hash(text),
+        index.writer.upsert(Memory(id="all", content=text, content_hash=content_hash(text),
                             scope="agent:x", phase="organized", created_at=START),
                      "inbox/all.md", "sha")
     plans: list[str] = []
@@ -211,15 +212,15 @@ def test_every_kind_of_match_is_walked_in_rowid_order(tmp_path):
         if sql.startswith("SELECT") and "ORDER BY" in sql:
             plans.append(sql)
 
-    index.reader.set_trace_callback(trace)
+    index.reader.conn.set_trace_callback(trace)
     for query in ("migration", "13", "13 migration", "c# plan", "东", "+"):
         for filters in (Filters(), Filters(scopes=["agent:x"], since=START),
                         Filters(phase="organized")):
-            index.search(query, filters, 10, 0)
-    index.reader.set_trace_callback(None)
+            index.reader.search(query, filters, 10, 0)
+    index.reader.conn.set_trace_callback(None)
     assert len(plans) == 18
     for sql in plans:
-        plan = " ".join(r[3] for r in index.reader.execute(f"EXPLAIN QUERY PLAN {sql}"))
+        plan = " ".join(r[3] for r in index.reader.conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
         assert "TEMP B-TREE" not in plan, (sql, plan)
     index.close()
 
@@ -229,7 +230,7 @@ def test_the_stamps_read_as_one_string_are_each_files(tmp_path):
     """Catalog.stamps reads every row's stamp as one joined string: paths with odd
     characters and rows without a stamp come back as they were written."""
     index = Catalog(tmp_path / "k.sqlite")
-    assert index.stamps() == {}
+    assert index.writer.stamps() == {}
     paths = {"categories/knowledge/a.md": "12:1700000000123456789:42",
              "categories/knowledge/line\nbreak ü.md": "3:1:7",
              "sessions/s 1/turns/t.md": None}
@@ -238,8 +239,8 @@ def test_the_stamps_read_as_one_string_are_each_files(tmp_path):
             text = f"note {n}"
             memory = Memory(id=f"s{n}", content=text, content_hash=content_hash(text),
                             phase="organized", category="knowledge", created_at=START)
-            index.upsert(memory, path, "sha", stamp)
-    assert index.stamps() == paths
+            index.writer.upsert(memory, path, "sha", stamp)
+    assert index.writer.stamps() == paths
 
 
 def test_counts_by_phase_category_kind_and_scope_from_one_pass(tmp_path):
@@ -250,25 +251,25 @@ def test_counts_by_phase_category_kind_and_scope_from_one_pass(tmp_path):
             memory = Memory(id=f"x{i}", content=f"other {i}", content_hash=content_hash(
                 f"other {i}"), kind=kind, category=category, phase=phase, scope="agent:y",
                 created_at=START)
-            index.upsert(memory, f"categories/{category}/x{i}.md", "sha")
+            index.writer.upsert(memory, f"categories/{category}/x{i}.md", "sha")
         gone = Memory(id="old", content="history", content_hash=content_hash("history"),
                       phase="organized", category="knowledge", created_at=START,
                       superseded_at=START)  # history: not counted
-        index.upsert(gone, "trash/categories/knowledge/old.md", "sha")
-    assert index.counts() == {
+        index.writer.upsert(gone, "trash/categories/knowledge/old.md", "sha")
+    assert index.reader.counts() == {
         "memories": 62, "by_phase": {"inbox": 1, "organized": 61},
         "by_category": {"inbox": 1, "knowledge": 60, "reminders": 1},
         "by_kind": {"note": 61, "reminder": 1},
         "by_scope": {"agent:x": 15, "agent:y": 2, "global": 45}}
-    assert index.counts(["agent:y", "nowhere"]) == {
+    assert index.reader.counts(["agent:y", "nowhere"]) == {
         "memories": 2, "by_phase": {"inbox": 1, "organized": 1},
         "by_category": {"inbox": 1, "reminders": 1}, "by_kind": {"note": 1, "reminder": 1},
         "by_scope": {"agent:y": 2}}
-    assert index.counts([])["memories"] == 0
+    assert index.reader.counts([])["memories"] == 0
 
 
 def _segments(index: Catalog) -> dict[str, int]:
-    return {table: index.reader.execute(
+    return {table: index.reader.conn.execute(
         f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0]
         for table in ("fts", "words")}
 
@@ -283,7 +284,7 @@ def test_a_transactions_writes_reach_each_full_text_index_as_one_segment(tmp_pat
 
 def test_a_catalog_with_the_old_count_triggers_drops_them_and_counts_once(tmp_path):
     index = _index(tmp_path)
-    index.writer.executescript("""
+    index.writer.conn.executescript("""
         CREATE TRIGGER search_keys_added AFTER INSERT ON search_keys BEGIN
             INSERT INTO scope_counts VALUES (new.scope, 1)
             ON CONFLICT (scope) DO UPDATE SET n = n + 1;
@@ -291,21 +292,23 @@ def test_a_catalog_with_the_old_count_triggers_drops_them_and_counts_once(tmp_pa
         CREATE TRIGGER search_keys_removed AFTER DELETE ON search_keys BEGIN
             UPDATE scope_counts SET n = n - 1 WHERE scope = old.scope;
             DELETE FROM scope_counts WHERE scope = old.scope AND n = 0;
-        END;""")  # as a catalog of schema 10 written before had them
+        END;
+        PRAGMA user_version = 1;""")  # as a catalog of schema 10 written before had them
     index.close()
     index = Catalog(tmp_path / "k.sqlite")
     assert not index.was_reset
-    assert index.reader.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
+    assert index.reader.conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"
                                 ).fetchall() == []
     with index.transaction():
-        index.upsert(Memory(id="new", content="one more", content_hash=content_hash(
+        index.writer.upsert(Memory(id="new", content="one more", content_hash=content_hash(
             "one more"), scope="agent:z", created_at=START), "inbox/new.md", "sha")
-        index.delete("m01")  # global
-    assert index.list_memories(Filters(scopes=["agent:z"]), 5, 0)[1] == 1
-    assert index.list_memories(Filters(scopes=["global"]), 5, 0)[1] == 44
-    assert index.list_memories(Filters(scopes=None), 5, 0)[1] == 60
-    index.delete("new")
-    assert index.reader.execute("SELECT scope FROM scope_counts ORDER BY scope").fetchall() == [
+        index.writer.delete("m01")  # global
+    assert index.reader.list_memories(Filters(scopes=["agent:z"]), 5, 0)[1] == 1
+    assert index.reader.list_memories(Filters(scopes=["global"]), 5, 0)[1] == 44
+    assert index.reader.list_memories(Filters(scopes=None), 5, 0)[1] == 60
+    index.writer.delete("new")
+    assert index.reader.conn.execute(
+        "SELECT scope FROM scope_counts ORDER BY scope").fetchall() == [
         ("agent:x",), ("global",)]
     index.close()
 
@@ -321,9 +324,10 @@ def test_start_ups_stamps_are_read_from_their_index_and_an_older_catalog_gets_it
     """The stamps come from a narrow index, not the rows that carry each document (after
     a reboot, 1.7 s against 0.03 s at 100,000); a catalog made before it gains it."""
     index = _index(tmp_path)
-    index.set_stamp("categories/knowledge/m07.md", "12:34:56")
+    index.writer.set_stamp("categories/knowledge/m07.md", "12:34:56")
     assert "COVERING INDEX memories_stamps" in _stamps_plan(index)
-    index.writer.execute("DROP INDEX memories_stamps")  # as a catalog made before it
+    index.writer.conn.executescript("DROP INDEX memories_stamps; PRAGMA user_version = 1;"
+                                    )  # as a catalog made before it: its first migration
     assert "COVERING INDEX" not in _stamps_plan(index)
     index.close()
     with capture_logs() as logs:
@@ -336,7 +340,32 @@ def test_start_ups_stamps_are_read_from_their_index_and_an_older_catalog_gets_it
     with capture_logs() as logs:  # once
         index = Catalog(tmp_path / "k.sqlite")
     assert not [e for e in logs if e["event"] == "catalog.index_added"]
-    stamps = index.stamps()
+    stamps = index.writer.stamps()
     assert len(stamps) == 60 and stamps["categories/knowledge/m07.md"] == "12:34:56"
     assert stamps["categories/knowledge/m08.md"] is None  # upserted without a stamp
+    index.close()
+
+
+def test_a_catalog_of_a_newer_memoryd_is_made_anew_and_says_so(tmp_path):
+    """More migrations than this memoryd knows: its rows may mean what this one cannot
+    read, so the catalog is set aside and filled from the files again (it is derived),
+    with a warning that names why; an older one migrates in place, its rows kept."""
+    index = _index(tmp_path)
+    index.writer.conn.execute("PRAGMA user_version = 99")
+    index.close()
+    with capture_logs() as logs:
+        index = Catalog(tmp_path / "k.sqlite")
+    assert index.was_reset and index.reader.count_rows() == 0
+    (warning,) = [e for e in logs if e["event"] == "catalog.too_new"]
+    assert "99" in warning["problem"] and warning["log_level"] == "warning"
+    with index.writer.transaction():
+        index.writer.upsert(Memory(id="kept", content="kept", content_hash=content_hash(
+            "kept"), created_at=START), "inbox/kept.md", "sha")
+    index.writer.conn.execute("PRAGMA user_version = 0")  # before every migration
+    index.close()
+    with capture_logs() as logs:
+        index = Catalog(tmp_path / "k.sqlite")
+    assert not index.was_reset and index.reader.count_rows() == 1
+    assert [(e["schema_from"], e["schema_to"]) for e in logs
+            if e["event"] == "catalog.migrated"] == [(0, 3)]
     index.close()

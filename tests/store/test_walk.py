@@ -169,10 +169,10 @@ def test_a_child_given_the_catalog_answers_only_what_differs(tmp_path):
     with catalog.transaction():
         for n, (path, mark) in enumerate(known.items()):
             text = f"note {n}"
-            catalog.upsert(Memory(id=f"m{n}", content=text, content_hash=content_hash(text),
+            catalog.writer.upsert(Memory(id=f"m{n}", content=text, content_hash=content_hash(text),
                                   created_at=datetime(2025, 1, 1, tzinfo=UTC)),
                            path, "sha", mark)
-    assert catalog.stamps() == known
+    assert catalog.writer.stamps() == known
     differ, gone = ChildWalk(root, INDEXED_DIRS, background=True,
                              catalog=catalog.path).differences()
     assert differ == {
