@@ -13,57 +13,22 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 
-import msgspec
 import numpy as np
 
 from memoryd.filters import Filters
-from memoryd.retrieval import cells, int8dot
+from memoryd.retrieval import cells, columns, int8dot
+from memoryd.retrieval.cell_groups import CellGroups
+from memoryd.retrieval.chunk_vectors import ChunkVectors
+from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.postings import Postings
 from memoryd.retrieval.shared_work import SharedWork
 from memoryd.rwlock import RWLock
 from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
 
-# The per-row columns: numpy arrays of `capacity` rows, each with its dtype and the
-# value of an empty row. `own` and `ctx` hold one vector a row as int8 codes times the
-# row's `*_scale`: a quarter of the memory of float32, a cosine off by under 2e-3, and
-# fast to score (`similarity`; LoCoMo R@10 is unchanged, bench/README.md). Read them through
-# `vectors` and `similarity`, never the codes.
-COLUMNS: dict[str, tuple[type, object]] = {
-    "own": (np.int8, 0), "own_scale": (np.float32, 0),
-    "ctx": (np.int8, 0), "ctx_scale": (np.float32, 0),
-    "length": (np.float32, 0),  # index terms
-    "prev": (np.int32, -1), "next": (np.int32, -1),  # a turn's neighbours in its session
-    "alive": (np.bool_, False), "scope": (np.int32, -1), "created": (np.float64, 0),
-    "importance": (np.float32, 0), "category": (np.int8, -1), "kind": (np.int8, -1),
-    "type": (np.int8, -1), "organized": (np.bool_, False), "expires": (np.float64, np.inf),
-    "superseded": (np.bool_, False),
-    "valid_until": (np.float64, np.inf),  # when a superseded fact stopped being current
-    "compressed": (np.bool_, False),
-    "session_code": (np.int32, -1),  # a code per (scope, session) for turns, else -1
-    "cell": (np.int16, -1),  # the own vector's nearest centroid (cells.py); -1: none yet
-}
-_VECTORS = ("own", "ctx")  # (capacity, dim) columns
 # Rows scored at once by `similarity` (at most; the blocks are of equal size): 0.75 MB
 # of int8 codes, which stay in the core's cache (13,000 rows: 2.0 ms, in blocks of
 # 8,192: 2.2-2.4 ms), and blocks small enough to share between two threads.
 SCORE_BLOCK = 2048
-GROUP_TAIL = 1024  # rows added since the cells were grouped, at least, before regrouping
-
-
-class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """A row's metadata (as the snapshot stores it too: an array per row). It holds no
-    reference that could form a cycle, so the garbage collector does not track it: 100k
-    rows add nothing to a collection."""
-
-    id: str
-    scope: str
-    session: str | None
-    is_turn: bool
-    tags: frozenset[str]
-    compressed: bool
-    expires_at: float | None
-    superseded: bool
-    text_hash: str = ""
 
 
 def _top(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
@@ -114,23 +79,17 @@ class Corpus:
         self.scope_codes: dict[str, int] = {}
         self.sessions: dict[tuple[str, str], list[tuple[float, str]]] = {}
         self.session_codes: dict[tuple[str, str], int] = {}
-        # Long notes: their chunks' vectors and (start, end) spans (retrieval/chunks.py),
-        # stacked on demand for scoring.
-        self.chunks: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
-        self._stacked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.chunks = ChunkVectors()  # long notes' chunks, scored beside their rows
         # The dense index's centroids (cells.py), and how many live rows they were
         # trained on: they are retrained once the store has doubled.
         self.centroids: np.ndarray | None = None
         self.trained = 0
-        # The rows below `upto` by cell (`order`; cell c's run is order[bounds[c + 1]:
-        # bounds[c + 2]], the rows without a cell first): a search reads its cells'
-        # rows instead of looking up every row's cell. Rows added since are the tail.
-        self._grouped: tuple[np.ndarray, np.ndarray, int] | None = None
+        self.groups = CellGroups()
         self._field_length: tuple[float, np.ndarray] | None = None  # until a change
 
     def _alloc(self, capacity: int) -> None:
-        for name, (dtype, empty) in COLUMNS.items():
-            shape = (capacity, self.dim) if name in _VECTORS else (capacity,)
+        for name, (dtype, empty) in columns.COLUMNS.items():
+            shape = (capacity, self.dim) if name in columns.VECTORS else (capacity,)
             new: np.ndarray = (np.zeros(shape, dtype=dtype) if not empty  # calloc
                                else np.full(shape, empty, dtype=dtype))
             old = self.__dict__.get(name)
@@ -150,43 +109,8 @@ class Corpus:
         return current
 
     def mask(self, filters: Filters) -> np.ndarray:
-        """`filters` as a mask over the rows (hold `lock.read()`): the compilation that
-        the catalog's SQL (store/catalog.py `where`) must agree with."""
-        if filters.source is not None:
-            raise ValueError("the corpus keeps no memory's source: filter by it in SQL")
-        n = self.size
-        if filters.as_of is None:
-            mask = self.alive[:n] & ~self.superseded[:n]
-        else:
-            mask = (self.alive[:n] & (self.created[:n] <= filters.as_of)
-                    & (self.valid_until[:n] > filters.as_of))
-        mask &= self.expires[:n] > filters.at()
-        if not filters.include_compressed:
-            mask &= ~self.compressed[:n]
-        if filters.scopes is not None:
-            codes = [self.scope_codes[s] for s in filters.scopes if s in self.scope_codes]
-            mask &= np.isin(self.scope[:n], codes)
-        for column, names in (("category", CATEGORIES), ("type", TYPES), ("kind", KINDS)):
-            value = getattr(filters, column)
-            if value is not None:
-                mask &= getattr(self, column)[:n] == names.index(value)
-        if filters.not_kind is not None:
-            mask &= self.kind[:n] != KINDS.index(filters.not_kind)
-        if filters.phase is not None:
-            mask &= self.organized[:n] == (filters.phase == "organized")
-        if filters.since is not None:
-            mask &= self.created[:n] >= filters.since.timestamp()
-        if filters.until is not None:
-            mask &= self.created[:n] < filters.until.timestamp()
-        if filters.tags or filters.session is not None:  # rarer: a pass over the survivors
-            wanted = set(filters.tags)
-            for row in np.flatnonzero(mask).tolist():
-                meta = self.meta[row]
-                if meta is None or (wanted and not wanted <= meta.tags) or (
-                        filters.session is not None and meta.session != filters.session):
-                    mask[row] = False
-        narrowed: np.ndarray = mask
-        return narrowed
+        """`filters` as a mask over the rows (hold `lock.read()`; columns.mask)."""
+        return columns.mask(self, filters)
 
     def scope_code(self, scope: str) -> int:
         code = self.scope_codes.get(scope)
@@ -264,63 +188,23 @@ class Corpus:
     def set_chunks(self, memory_id: str, vectors: np.ndarray,
                    spans: list[tuple[int, int]]) -> None:
         """A long note's chunk vectors (none: it is scored by its own vector only)."""
-        if spans:
-            self.chunks[memory_id] = (np.asarray(vectors, dtype=np.float32), spans)
-        else:
-            self.chunks.pop(memory_id, None)
-        self._stacked = None
+        self.chunks.put(memory_id, vectors, spans)
 
     def best_chunks(self, query: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For `rows`: the best chunk score (-inf for rows without chunks) and which
-        chunk it was (-1: none; `chunk_at` tells its index and span)."""
-        best = np.full(len(rows), -np.inf, dtype=np.float32)
-        which = np.full(len(rows), -1, dtype=np.int64)
-        if not self.chunks or not len(rows):
-            return best, which
-        matrix, owner_rows, _ = self._stack()
-        position = np.full(self.size, -1, dtype=np.int64)
-        position[rows] = np.arange(len(rows))
-        at = position[owner_rows]
-        picked = np.flatnonzero(at >= 0)
-        if len(picked):
-            scores = matrix[picked] @ query
-            np.maximum.at(best, at[picked], scores)
-            won = scores >= best[at[picked]]
-            which[at[picked][won]] = picked[won]
-        return best, which
+        """ChunkVectors.best for `rows`."""
+        return self.chunks.best(query, rows, self.row_of, self.size)
 
     def chunk_rows(self, query: np.ndarray, n: int) -> set[int]:
-        """Rows of the long notes whose chunks are the `n` closest to `query` (exact:
-        chunks are few next to memories)."""
-        if not self.chunks:
-            return set()
-        matrix, owner_rows, _ = self._stack()
-        scores = matrix @ query
-        top = np.argpartition(-scores, n)[:n] if len(scores) > n else np.arange(len(scores))
-        return {int(r) for r in owner_rows[top]}
+        """ChunkVectors.near_rows."""
+        return self.chunks.near_rows(query, n, self.row_of)
 
     def chunk_at(self, k: int) -> tuple[int, tuple[int, int]]:
-        """(index within its memory, span) of stacked chunk `k`."""
-        _, owner_rows, index = self._stack()
-        owner = self.meta[int(owner_rows[k])]
-        assert owner is not None
-        chunk = int(index[k])
-        return chunk, self.chunks[owner.id][1][chunk]
-
-    def _stack(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._stacked is None:
-            owners = list(self.chunks)
-            sizes = [len(self.chunks[o][0]) for o in owners]
-            self._stacked = (
-                np.concatenate([self.chunks[o][0] for o in owners]),
-                np.repeat(np.array([self.row_of[o] for o in owners], dtype=np.int64), sizes),
-                np.concatenate([np.arange(n) for n in sizes]))
-        return self._stacked
+        """(index within its memory, span) of the chunk `best_chunks` named `k`."""
+        return self.chunks.at(k, self.row_of)
 
     def remove(self, memory_id: str) -> None:
         self._field_length = None
-        if self.chunks.pop(memory_id, None) is not None:
-            self._stacked = None
+        self.chunks.drop(memory_id)
         row = self.row_of.pop(memory_id, None)
         if row is None:
             return
@@ -419,38 +303,19 @@ class Corpus:
         if self.centroids is not None and rows:
             at = np.asarray(rows, dtype=np.int64)
             self.cell[at] = cells.assign(self.centroids, self._own, at)
-            grouped = self._grouped
-            if grouped is None or int(at.min()) < grouped[2] or (
-                    self.size - grouped[2] > max(GROUP_TAIL, grouped[2] // 8)):
+            if self.groups.due(int(at.min()), self.size):
                 self.group_cells()
 
     def group_cells(self) -> None:
-        """Group the rows by cell (hold the write lock): after the cells are made, when
-        a grouped row changes cell, and when the tail outgrows an eighth of the rows.
-        At 130,000 rows the grouping takes 2 ms, the lookup it saves a search 0.8 ms."""
+        """Group the rows by cell (hold the write lock; CellGroups)."""
         if self.centroids is None:
-            self._grouped = None
-            return
-        n = self.size
-        order = np.argsort(self.cell[:n], kind="stable").astype(np.int32)  # a radix sort
-        bounds = np.searchsorted(self.cell[:n][order],
-                                 np.arange(-1, len(self.centroids) + 1))
-        self._grouped = (order, bounds, n)
+            self.groups.clear()
+        else:
+            self.groups.group(self.cell[:self.size], len(self.centroids))
 
-    def _probed_rows(self, wanted: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The rows within `mask` whose cell is `wanted` (cells.probed), ascending: the
-        wanted cells' runs of the grouped rows, and the rows after them looked up."""
-        n = len(mask)
-        found, upto = [], 0
-        if self._grouped is not None and self._grouped[2] <= n:
-            order, bounds, upto = self._grouped
-            runs = [order[:bounds[1]]]  # the rows without a cell yet
-            runs += [order[bounds[c + 1]:bounds[c + 2]]
-                     for c in np.flatnonzero(wanted[:-1]).tolist()]
-            grouped = np.concatenate(runs).astype(np.int64)
-            found.append(grouped[mask[grouped]])
-        found.append(np.flatnonzero(wanted[self.cell[upto:n]] & mask[upto:n]) + upto)
-        return np.sort(np.concatenate(found))
+    def probed_rows(self, wanted: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The rows within `mask` whose cell is `wanted` (cells.probed), ascending."""
+        return self.groups.rows(wanted, mask, self.cell)
 
     def train_cells(self, force: bool = False) -> int:
         """Make the cells when due (or with `force`, any size): from TRAIN_FROM live rows
@@ -479,7 +344,7 @@ class Corpus:
         With `shared`, another thread may score some of the rows (`similarity`)."""
         rows = None
         if self.centroids is not None:  # the cells' lookup over every row, then the mask
-            rows = self._probed_rows(cells.probed(self.centroids, query), mask)
+            rows = self.probed_rows(cells.probed(self.centroids, query), mask)
         if rows is None or len(rows) < n:
             rows = np.flatnonzero(mask)
         picked = [_top(rows, self.similarity("own", rows, query, shared), n)]
@@ -505,7 +370,7 @@ class Corpus:
         keep = np.flatnonzero(self.alive[: self.size])
         remap = np.full(self.size, -1, dtype=np.int64)
         remap[keep] = np.arange(len(keep))
-        for name, (_, empty) in COLUMNS.items():
+        for name, (_, empty) in columns.COLUMNS.items():
             if name in ("prev", "next"):
                 continue  # relinked below
             column = getattr(self, name)
@@ -515,7 +380,7 @@ class Corpus:
         self.row_of = {m.id: r for r, m in enumerate(self.meta) if m is not None}
         self.postings.remap(remap)
         self.size = self.live = len(keep)
-        self._stacked = None  # it holds row numbers
+        self.chunks.unstack()  # it holds row numbers
         self._field_length = None
         self.group_cells()
         self.prev[:] = -1

@@ -19,7 +19,8 @@ import structlog
 from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval import chunks, neighbours, snapshot, text
 from memoryd.retrieval.chunks import Span
-from memoryd.retrieval.corpus import Corpus, RowMeta
+from memoryd.retrieval.columns import RowMeta
+from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.neighbours import Neighbour
 from memoryd.retrieval.vectors import VectorStore, text_hash  # chromadb loads on use
 from memoryd.schema import Memory

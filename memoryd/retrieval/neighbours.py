@@ -78,4 +78,4 @@ def counts(corpus: Corpus) -> dict[str, int]:
     """Vectors ranking reads: memories' own, and chunks of long notes."""
     with corpus.lock.read():
         return {"own": corpus.live,
-                "chunk": sum(len(v[0]) for v in corpus.chunks.values())}
+                "chunk": corpus.chunks.count()}

@@ -25,7 +25,8 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from memoryd.retrieval.corpus import COLUMNS, Corpus, RowMeta
+from memoryd.retrieval.columns import COLUMNS, RowMeta
+from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.postings import Postings
 
 MAGIC = b"memoryd corpus snapshot\n"
@@ -239,7 +240,7 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
                                     type=list[tuple[str, list[tuple[int, int]]]])
     vectors, at = arrays["chunk_vectors"], 0
     for owner, spans in owners:
-        corpus.chunks[owner] = (vectors[at:at + len(spans)].copy(), spans)
+        corpus.chunks.put(owner, vectors[at:at + len(spans)].copy(), spans)
         at += len(spans)
     centroids = arrays["centroids"]
     cell = corpus.cell[:n]

@@ -331,9 +331,9 @@ def test_columns_survive_the_round_trip(tmp_path):
                           np.ones((2, 8)))
     assert np.array_equal(loaded.centroids, corpus.centroids) and loaded.trained == 4
     assert np.array_equal(loaded.cell[:4], corpus.cell[:4]) and loaded.cell[:4].min() >= 0
-    assert loaded._grouped is not None and loaded._grouped[2] == 4, "grouped by cell"
-    assert all(np.array_equal(a, b) for a, b in zip(loaded._grouped, corpus._grouped,
-                                                    strict=True))
+    assert loaded.groups.upto == 4, "grouped by cell"
+    assert np.array_equal(loaded.groups.order, corpus.groups.order)
+    assert np.array_equal(loaded.groups.bounds, corpus.groups.bounds)
     corpus.cell[0] = 4  # a cell with no centroid: the snapshot does not fit together
     snapshot.write(path, snapshot.capture(corpus, "e", 7, "m", set()))
     with pytest.raises(snapshot.Problem, match="cells and their centroids differ"):

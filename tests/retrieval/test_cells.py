@@ -113,27 +113,27 @@ def test_the_rows_grouped_by_cell_are_the_rows_of_the_probed_cells():
         for q in queries:
             wanted = cells.probed(c.centroids, q)
             for mask in (c.alive[:c.size].copy(), rng.random(c.size) < 0.4):
-                got = c._probed_rows(wanted, mask)
+                got = c.probed_rows(wanted, mask)
                 assert np.array_equal(got, _lookup(c, wanted, mask))
 
-    assert c._grouped is not None and c._grouped[2] == 5000
+    assert c.groups.upto == 5000
     check()
     for k, v in enumerate(clustered(300, 30, seed=7)):  # the tail, below regrouping
         c.put(note(9000 + k), [], v)
-    assert c._grouped[2] == 5000
+    assert c.groups.upto == 5000
     check()
     c.put(note(12), [], clustered(1, 30, seed=8)[0])  # rewritten: a new row, the old dead
     c.set_vectors(note(40).id, own=-c.vectors("own", [c.row_of[note(40).id]])[0])
-    assert c._grouped[2] == c.size, "a grouped row changed cell: grouped again"
+    assert c.groups.upto == c.size, "a grouped row changed cell: grouped again"
     check()
     for k, v in enumerate(clustered(1100, 30, seed=9)):  # past GROUP_TAIL: grouped again
         c.put(note(10000 + k), [], v)
-    assert c._grouped[2] > 5302
+    assert c.groups.upto > 5302
     check()
     for i in range(0, 4000):
         c.remove(note(i).id)
     c.compact()
-    assert c._grouped[2] == c.size == c.live
+    assert c.groups.upto == c.size == c.live
     check()
 
 

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from memoryd.retrieval import scoring
-from memoryd.retrieval.corpus import COLUMNS, Corpus
+from memoryd.retrieval.columns import COLUMNS
+from memoryd.retrieval.corpus import Corpus
 from memoryd.schema import Memory
 
 
