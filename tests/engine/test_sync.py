@@ -17,7 +17,7 @@ import trio
 from memoryd.errors import NotFound
 from memoryd.server import daemon, watcher
 from memoryd.server.watcher import watch_files
-from memoryd.store.files import stamp
+from memoryd.store.walk import stamp
 from tests.rig import Rig
 
 
