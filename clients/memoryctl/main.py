@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from memoryctl import data, render
+from memoryctl import data
+from memoryctl.shown import show
 from memoryd import __version__
 from memoryd.schedule.table import JOBS
 from memoryd_client import (
@@ -206,100 +207,6 @@ def tool_params(args: argparse.Namespace) -> dict[str, Any]:
     if stdin and params.get(stdin) == "-":
         params[stdin] = sys.stdin.read()
     return params
-
-
-def show(command: str, result: Any) -> str:
-    if command == "ingest":
-        return data.show_ingest(result)
-    if command == "export":
-        return f"exported {result['exported']} memories to {result['output']}"
-    if command == "import":
-        return data.show_import(result)
-    if command in ("list", "search", "backlinks"):
-        return render.memories(result["memories"], result.get("total"))
-    if command == "smart-search":
-        return render.ranked(result["memories"])
-    if command == "explain":
-        return render.explained(result)
-    if command == "recall":
-        return result["text"] or "(nothing relevant within the budget)"
-    if command == "delete":
-        return f"deleted {result['id']} (moved to {result['trash']}; `memoryctl restore " \
-               f"{render.short_id(result['id'])}` brings it back)"
-    if command == "trash":
-        if not result["memories"]:
-            return "the trash is empty"
-        return render.memories(result["memories"], result["total"])
-    if command in ("link", "unlink"):
-        verb = "linked" if result["linked"] else "unlinked"
-        return f"{verb} {result['source']} <-> {result['target']}"
-    if command == "tools":
-        return render.table([[t["name"], t["description"].splitlines()[0]]
-                             for t in result["tools"]], ["TOOL", "DESCRIPTION"], flex=1)
-    if command == "status":
-        return render.status(result)
-    if command == "remember":
-        if result["stored"]:
-            return (f"stored {result['id']}  type {result['type']}  importance "
-                    f"{result['importance']} (refined in the background)")
-        skipped = result["skipped"]
-        dup = f" of {skipped['duplicate_of']}" if skipped.get("duplicate_of") else ""
-        return f"skipped: {skipped['reason']}{dup}"
-    if command == "add":
-        lines = [f"{len(result['facts'])} fact(s), decided by {result['path']}"]
-        lines += [f"  {f['event']:<6} {f['id'] or '-'}  {f['text']}"
-                  + (f"  (replaces {f['replaces']})" if f.get("replaces") else "")
-                  + f"\n         {f['reason']}" for f in result["facts"]]
-        return "\n".join(lines)
-    if command == "history":
-        lines = []
-        for v in result["versions"]:
-            state = "current " if v["current"] else "replaced"
-            lines.append(f"{v['created_at'][:19]}  {v['event']:<6} {state}  {v['id']}  "
-                         f"{v['content']}")
-            for r in v.get("revisions", []):
-                shown = f"version {r['version']}" if r["version"] else "removed"
-                lines.append(f"  commit {r['commit'][:12]}  {r['date'][:19]}  {shown}  "
-                             f"{r['path']}  ({r['message']})")
-                lines += [f"    {d}" for d in r["diff"].rstrip("\n").splitlines()]
-        if not result.get("git"):
-            lines.append("(git history is off: only the versions kept in the files)")
-        return "\n".join(lines)
-    if command == "restore":
-        if result["restored_from"] is None:
-            return f"restored {result['id']} from the trash\n{render.memory(result)}"
-        return f"restored {result['id']} to version {result['restored_from']}: now " \
-               f"version {result['version']}\n{render.memory(result)}"
-    if command == "write" and result.get("duplicate"):
-        return f"already stored: this is the existing memory {result['id']} (same content " \
-               f"in the same scope)\n{render.memory(result)}"
-    if command == "remind":
-        return f"reminder {render.short_id(result['id'])} due " \
-               f"{render.local_time(result['due_at'])}: {result['content']}"
-    if command == "jobs":
-        return render.jobs(result["jobs"])
-    if command in ("run", "notify", "dream"):
-        verb = "would change" if result["dry_run"] else "changed"
-        lines = [f"{result['job']}: {verb} {len(result['changes'])} "
-                 f"({result['duration_ms']:.0f} ms)" + (f"; error: {result['error']}"
-                                                        if result["error"] else "")]
-        lines += [_change_line(c) for c in result["changes"]]
-        return "\n".join(lines)
-    if isinstance(result, dict) and "content" in result and "id" in result:
-        return render.memory(result)
-    return json.dumps(result, indent=2, ensure_ascii=False)
-
-
-def _change_line(change: dict[str, Any]) -> str:
-    """One job change: action, id, where the file was -> went, else what it became."""
-    line = f"  {change['action']:<8} {change['id']}"
-    if change.get("path"):
-        line += f"  {change['path']}"
-    if change.get("to"):
-        return f"{line} -> {change['to']}"
-    after = change.get("after") or {}
-    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in after.items())
-    return f"{line}  {shown}" if shown else line
 
 
 def run(args: argparse.Namespace, client: Client) -> Any:
