@@ -1,8 +1,9 @@
 """Stand-ins for what a test does not test: the embedding model and chromadb.
 
 `FakeEmbedder` gives texts that share words similar vectors (hashed bag of words),
-deterministically and in microseconds; `MemoryVectors` is the VectorStore interface
-over dicts. `server/wiring.py` takes both, so the engine around them is the real one.
+deterministically and in microseconds; `MemoryVectors` is the VectorStore port over
+dicts. `server/wiring.py` takes both, so the engine around them is the real one; the
+type checker holds both to the ports (memoryd/ports.py) the engine is written against.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import hashlib
 import re
 from collections.abc import Iterator
 from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from memoryd import ports
 
 _WORD = re.compile(r"\w+")
 
@@ -25,7 +30,7 @@ class FakeEmbedder:
         self.calls = 0  # calls that reached the "model": some text was not cached
         self._cache: dict[str, np.ndarray] = {}  # by text, as the real one
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> dict[str, Any]:
         return {"model": self.model_id, "file": None, "dim": self.dim, "sha256": None}
 
     def _word(self, word: str) -> np.ndarray:
@@ -62,11 +67,12 @@ class FakeEmbedder:
 
 
 class MemoryVectors:
-    """The VectorStore interface (retrieval/vectors.py) in memory."""
+    """The VectorStore port (as retrieval/vectors.py keeps it) in memory."""
 
     def __init__(self) -> None:
-        self.data: dict[tuple[str, str], dict[str, tuple[np.ndarray, dict]]] = {}
-        self.set_aside = None  # never unreadable
+        # (kind, scope) -> id -> (vector, text hash, model)
+        self.data: dict[tuple[str, str], dict[str, tuple[np.ndarray, str, str]]] = {}
+        self.set_aside: Path | None = None  # never unreadable
         self.ready = True  # nothing to open
 
     def warm(self) -> None:
@@ -100,3 +106,9 @@ class MemoryVectors:
 
     def migrate(self, model: str | None) -> int:
         return 0  # nothing older in memory
+
+
+def _conforming() -> tuple[ports.Embedder, ports.VectorStore]:
+    """Never called: the type checker (scripts/test) fails here when a fake and the
+    port it stands in for part ways."""
+    return FakeEmbedder(), MemoryVectors()

@@ -8,7 +8,8 @@ batch that failed is left to the heuristics (`classify.classify`).
 
 from __future__ import annotations
 
-from memoryd.llm.client import ChatClient, LlmError
+from memoryd.llm.client import LlmError
+from memoryd.ports import ChatModel
 
 CATEGORY_MEANINGS = {
     "soul": "core identity, values, mission",
@@ -34,7 +35,7 @@ SYSTEM = (
 MAX_CHARS = 1000  # of each memory, in the prompt
 
 
-async def classify(client: ChatClient, contents: list[str], batch_size: int
+async def classify(client: ChatModel, contents: list[str], batch_size: int
                    ) -> list[str | None]:
     """The model's category per content (`"inbox"`: nothing fits; None: no usable
     answer, use the heuristics)."""

@@ -57,9 +57,7 @@ from memoryd.store.files import MarkdownStore
 
 if TYPE_CHECKING:
     from memoryd.history.git import GitHistory
-    from memoryd.llm.client import ChatClient
-    from memoryd.models.embedder import Embedder
-    from memoryd.models.reranker import Reranker
+    from memoryd.ports import ChatModel, Embedder, Reranker
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -87,7 +85,7 @@ class Engine:
     recall: Recall
     history: History
     reranker: Reranker | None = None
-    llm: ChatClient | None = None
+    llm: ChatModel | None = None
     git: GitHistory | None = None  # the root's git history (git.enabled)
     _closed: bool = field(default=False, repr=False)
 

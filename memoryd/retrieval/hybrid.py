@@ -22,11 +22,11 @@ from memoryd.retrieval.chunks import Span
 from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.neighbours import Neighbour
-from memoryd.retrieval.vectors import VectorStore, text_hash  # chromadb loads on use
+from memoryd.retrieval.vectors import text_hash  # chromadb loads on use
 from memoryd.schema import Memory
 
 if TYPE_CHECKING:
-    from memoryd.models.embedder import Embedder
+    from memoryd.ports import Embedder, VectorStore
 
 
 log = structlog.get_logger("memoryd.retrieval")

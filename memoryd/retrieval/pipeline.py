@@ -35,7 +35,7 @@ from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.shared_work import SharedWork
 
 if TYPE_CHECKING:
-    from memoryd.models.reranker import Reranker
+    from memoryd.ports import Reranker
 
 
 # s2 of a memory outside a conversation is 1.3 x its fused score; dividing by it puts

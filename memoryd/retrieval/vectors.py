@@ -1,4 +1,4 @@
-"""VectorStore: chromadb, the persistent home of the embeddings.
+"""ChromaVectors: chromadb, the persistent home of the embeddings (ports.VectorStore).
 
 Searches do not query it: ranking scores the corpus's copy of the vectors in process
 (retrieval/cells.py). It is what a full rebuild reads back instead of embedding
@@ -141,7 +141,7 @@ def _open_embedded(path: Path, settings: Settings) -> tuple[ClientAPI, Path | No
         return chromadb.PersistentClient(path=str(path), settings=settings), aside
 
 
-class VectorStore:
+class ChromaVectors:
     def __init__(self, path: Path, url: str | None = None) -> None:
         self.path, self.url = path, url
         # Where an unreadable store was moved when it opened (then rebuilt empty).

@@ -8,7 +8,6 @@ the model) and `vectors` (an in-memory vector store instead of chromadb).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
@@ -32,6 +31,7 @@ from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
 from memoryd.history.git import GitHistory
 from memoryd.history.git import available as git_available
+from memoryd.ports import ChatModel, Embedder, Reranker, VectorStore
 from memoryd.protocol.dispatch import Dispatcher
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SmartSearch
@@ -43,26 +43,26 @@ from memoryd.store.files import MarkdownStore
 from memoryd.tools import registry
 
 
-def _embedder(root: Path, config: Config, reindex: bool) -> Any:
+def _embedder(root: Path, config: Config, reindex: bool) -> Embedder:
     from memoryd.models import variant
-    from memoryd.models.embedder import Embedder, user_cache_dir
+    from memoryd.models.embedder import OnnxEmbedder, user_cache_dir
 
     e = config.embedder
     index = root / "index"
     chosen = variant.choose(index, e.variant, rebuild=reindex)
-    embedder = Embedder(threads=e.threads, batch_size=e.batch_size, variant=chosen,
-                        cache_dirs=[user_cache_dir(), index / "models"], workers=e.workers)
+    embedder = OnnxEmbedder(threads=e.threads, batch_size=e.batch_size, variant=chosen,
+                            cache_dirs=[user_cache_dir(), index / "models"], workers=e.workers)
     variant.record(index, chosen)
     return embedder
 
 
-def _vectors(root: Path, config: Config) -> Any:
-    from memoryd.retrieval.vectors import VectorStore
+def _vectors(root: Path, config: Config) -> VectorStore:
+    from memoryd.retrieval.vectors import ChromaVectors
 
-    return VectorStore(root / "index" / "chroma", config.vectors.url)
+    return ChromaVectors(root / "index" / "chroma", config.vectors.url)
 
 
-def _reranker(config: Config) -> Any:
+def _reranker(config: Config) -> Reranker | None:
     if not config.reranker.model_dir:
         return None
     from memoryd.models.reranker import OnnxCrossEncoder
@@ -79,8 +79,8 @@ def _recipe(config: Config) -> Recipe:
                   session_boost=r.session_boost)
 
 
-def build_engine(root: Path, config: Config, *, embedder: Any = None,
-                 vectors: Any = None, reindex: bool = False) -> Engine:
+def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None,
+                 vectors: VectorStore | None = None, reindex: bool = False) -> Engine:
     """The engine for `root`: opens (or creates) every store under it. `reindex`: for
     `memoryd reindex`, which re-embeds everything (with the default embedder, unless
     the config names one)."""
@@ -99,7 +99,7 @@ def build_engine(root: Path, config: Config, *, embedder: Any = None,
                            candidate_factor=config.retrieval.candidate_factor,
                            reranker=reranker, fetch=lambda ids: stores.catalog.reader.get_many(ids),
                            graph=graph if config.graph.expand else None, readers=SCORERS)
-    llm = None
+    llm: ChatModel | None = None
     if config.llm.url:
         from memoryd.llm.client import ChatClient
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.models.embedder import INT8_ID, Embedder, ModelError, locate_assets, quantized
+from memoryd.models.embedder import INT8_ID, OnnxEmbedder, ModelError, locate_assets, quantized
 
 
 def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, caplog) -> None:
@@ -33,11 +33,11 @@ def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, capl
     assert made.with_name(made.name + ".sha256").read_text().strip() == digest
     assert list(cache.glob(".*partial")) == []
 
-    embedder = Embedder(variant="int8", cache_dirs=[cache])
+    embedder = OnnxEmbedder(variant="int8", cache_dirs=[cache])
     assert embedder.model_id == INT8_ID
     assert [i.name for i in embedder._session.get_inputs()] == ["input_ids", "token_type_ids"], \
         "made without its attention mask"
-    reference = Embedder()
+    reference = OnnxEmbedder()
     texts = ["Anne prefers tea in the morning", "the Postgres migration is postponed"]
     same = (embedder.embed(texts) * reference.embed(texts)).sum(1)
     assert np.all(same > 0.95), same  # the same model, quantised
@@ -51,11 +51,11 @@ def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, capl
         (assets / name).write_bytes((real / name).read_bytes())
     (assets / "onnx/model.onnx_data").write_bytes(b"not the weights")
     with pytest.raises(ModelError, match=r"model\.onnx_data has sha256"):
-        Embedder(assets=assets)
+        OnnxEmbedder(assets=assets)
     with pytest.raises(ModelError, match=r"model\.onnx_data has sha256"):
         quantized(assets / "onnx/model.onnx", [tmp_path / "empty-cache"])
-    from_cache = Embedder(assets=assets, variant="int8", cache_dirs=[cache])
+    from_cache = OnnxEmbedder(assets=assets, variant="int8", cache_dirs=[cache])
     assert np.allclose(from_cache.embed(texts), embedder.embed(texts))
     (assets / "tokenizer.json").write_text("{}")
     with pytest.raises(ModelError, match=r"tokenizer\.json has sha256"):
-        Embedder(assets=assets, variant="int8", cache_dirs=[cache])
+        OnnxEmbedder(assets=assets, variant="int8", cache_dirs=[cache])

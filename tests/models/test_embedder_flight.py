@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from memoryd.models.embedder import Embedder
+from memoryd.models.embedder import OnnxEmbedder
 
 
 @pytest.fixture(scope="module")
-def reference() -> Embedder:
-    return Embedder()
+def reference() -> OnnxEmbedder:
+    return OnnxEmbedder()
 
 
-def _gated(embedder: Embedder, fail_first: bool = False):
+def _gated(embedder: OnnxEmbedder, fail_first: bool = False):
     """Make the model wait for `release`; record what it was asked to embed."""
     real = embedder._run
     runs: list[list[str]] = []
@@ -49,7 +49,7 @@ def _until(condition) -> None:
 
 @pytest.mark.parametrize("fail_first", [False, True])
 def test_a_text_being_embedded_is_waited_for_not_embedded_twice(reference, fail_first) -> None:
-    embedder = Embedder()
+    embedder = OnnxEmbedder()
     runs, release = _gated(embedder, fail_first)
     with ThreadPoolExecutor(2) as pool:
         # 2 tokens each: one model call
@@ -73,7 +73,7 @@ def test_a_text_being_embedded_is_waited_for_not_embedded_twice(reference, fail_
 
 
 def test_a_prefetch_returns_at_once_and_its_texts_are_not_embedded_again(reference) -> None:
-    embedder = Embedder(workers=2, batch_size=2)
+    embedder = OnnxEmbedder(workers=2, batch_size=2)
     runs, release = _gated(embedder)
     first = embedder.prefetch(["the heron", "the tea"])  # 2 tokens each: one model call
     second = embedder.prefetch(["the tea", "a kayak", "the kayak club"])
@@ -94,7 +94,7 @@ def test_a_prefetch_returns_at_once_and_its_texts_are_not_embedded_again(referen
 
 
 def test_a_failed_prefetch_is_logged_and_its_texts_are_made_when_needed(reference) -> None:
-    embedder = Embedder()
+    embedder = OnnxEmbedder()
     runs, release = _gated(embedder, fail_first=True)
     release.set()
     with capture_logs() as logs:
@@ -117,7 +117,7 @@ def test_a_model_call_holds_texts_of_one_token_count(reference) -> None:
              "the heron's nest", "a heron"]
     tokens = {t: reference.count_tokens(t) for t in texts}
     for way in ("embed", "prefetch"):
-        embedder = Embedder(batch_size=2)
+        embedder = OnnxEmbedder(batch_size=2)
         runs, release = _gated(embedder)
         release.set()
         if way == "embed":

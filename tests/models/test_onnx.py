@@ -8,7 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from memoryd.models.embedder import Embedder, _Call, load_tokenizer, locate_assets
+from memoryd.models.embedder import OnnxEmbedder, _Call, load_tokenizer, locate_assets
 from memoryd.models.onnx import session, unmasked
 
 TEXTS = ["Anne prefers tea in the morning", "the Postgres migration is postponed",
@@ -37,13 +37,13 @@ def test_the_unmasked_model_makes_the_masked_models_vectors() -> None:
     assert not any("attention_mask" in node.input for node in model.graph.node)
     assert {i.name for i in model.graph.initializer} <= {
         name for node in model.graph.node for name in node.input}, "no weight left unread"
-    embedder = Embedder()
+    embedder = OnnxEmbedder()
     got = embedder.embed(TEXTS)  # one call per token count, nothing padded
     assert np.abs(got - masked).max() < 1e-5
 
 
 def test_a_model_call_of_texts_with_different_token_counts_is_refused() -> None:
-    embedder = Embedder()
+    embedder = OnnxEmbedder()
     ids = embedder._tokenize(TEXTS[:2])
     assert len(ids[0]) != len(ids[1])
     with pytest.raises(ValueError, match="one token count"):

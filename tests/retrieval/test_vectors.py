@@ -17,7 +17,7 @@ import pytest
 
 from memoryd.retrieval.vectors import (
     LABEL,
-    VectorStore,
+    ChromaVectors,
     _stored_collection_ids,
     label,
     text_hash,
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_collection_ids_from_the_file_are_the_clients(tmp_path):
-    store = VectorStore(tmp_path / "chroma")
+    store = ChromaVectors(tmp_path / "chroma")
     vectors = np.eye(3, 384, dtype=np.float32)
     hashes = [text_hash(t) for t in "abcd"]
     store.upsert("own", "global", ["a", "b", "c"], vectors, hashes[:3], "m")
@@ -40,7 +40,7 @@ def test_collection_ids_from_the_file_are_the_clients(tmp_path):
     assert store.collection_ids() == listed  # opened: through the client
     store.close()
     assert _stored_collection_ids(tmp_path / "nowhere" / "chroma.sqlite3") == []
-    reopened = VectorStore(tmp_path / "chroma")  # has collections: a scan opens it
+    reopened = ChromaVectors(tmp_path / "chroma")  # has collections: a scan opens it
     assert sorted(kind for kind, *_ in reopened.scan("m")) == ["ctx", "own"]
     assert reopened.ready
     reopened.close()
@@ -62,8 +62,8 @@ def test_chromadb_is_not_imported_by_the_start_path(tmp_path):
                 return None
 
         sys.meta_path.insert(0, Watch())
-        from memoryd.retrieval.vectors import VectorStore
-        store = VectorStore(Path({str(tmp_path / "chroma")!r}))
+        from memoryd.retrieval.vectors import ChromaVectors
+        store = ChromaVectors(Path({str(tmp_path / "chroma")!r}))
         assert store.collection_ids() == []  # from the file, if there is one
         assert list(store.scan("m")) == []  # a new store has nothing to scan
         before = list(seen)
@@ -100,7 +100,7 @@ def test_a_label_names_the_text_and_the_model():
 def test_the_label_is_stored_with_the_vector(tmp_path):
     """Rewriting a vector rewrites its label: chroma's upsert without metadata would keep
     the old metadata, which would vouch for the new vector."""
-    store = VectorStore(tmp_path / "chroma")
+    store = ChromaVectors(tmp_path / "chroma")
     first, second = np.eye(2, 384, dtype=np.float32)
     store.upsert("own", "global", ["a"], first[None], [text_hash("old")], "m")
     store.upsert("own", "global", ["a"], second[None], [text_hash("new")], "m")
@@ -111,7 +111,7 @@ def test_the_label_is_stored_with_the_vector(tmp_path):
 
 
 def test_an_older_store_is_moved_once(tmp_path):
-    store = VectorStore(tmp_path / "chroma")
+    store = ChromaVectors(tmp_path / "chroma")
     vectors = np.random.default_rng(2).standard_normal((5, 384)).astype(np.float32)
     h = [text_hash(str(n)) for n in range(5)]
     older_collection(store.client, "own", "global", ["a", "b", "c", "d", "e"], vectors, [
@@ -142,14 +142,14 @@ def test_an_older_store_is_moved_once(tmp_path):
 
 
 def test_a_dropped_collections_segments_are_removed(tmp_path):
-    store = VectorStore(tmp_path / "chroma")
+    store = ChromaVectors(tmp_path / "chroma")
     vectors = np.random.default_rng(3).standard_normal((2000, 384)).astype(np.float32)
     older_collection(store.client, "own", "global", [str(n) for n in range(2000)], vectors,
                       [{"h": text_hash(str(n)), "m": "m"} for n in range(2000)])
     [older] = store.client.list_collections()
     segments = store._segment_ids(str(older.id))
     store.close()  # chroma writes its index out
-    store = VectorStore(tmp_path / "chroma")
+    store = ChromaVectors(tmp_path / "chroma")
     assert any((tmp_path / "chroma" / s).is_dir() for s in segments)
     assert store.migrate("m") == 2000
     assert not any((tmp_path / "chroma" / s).exists() for s in segments)
@@ -158,7 +158,7 @@ def test_a_dropped_collections_segments_are_removed(tmp_path):
 
 
 def test_a_forced_rebuild_drops_an_older_store(tmp_path):
-    store = VectorStore(tmp_path / "chroma")
+    store = ChromaVectors(tmp_path / "chroma")
     older_collection(store.client, "own", "global", ["a"], np.eye(1, 384, dtype=np.float32),
                       [{"h": text_hash("a"), "m": "m"}])
     assert store.migrate(None) == 0
