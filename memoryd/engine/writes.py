@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import datetime, timedelta
@@ -16,7 +17,6 @@ from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
-from memoryd.retrieval.text import index_text, index_text_of
 from memoryd.schema import (
     MAX_TAGS,
     Memory,
@@ -64,17 +64,18 @@ class Writes:
         return result
 
     def prepare(self, news: list[NewMemory], caller: Caller) -> Future[None] | None:
-        """These writes are queued behind others: start embedding their texts now, so
-        the model is busy while the writes before them commit (a pipelining client's
-        next batch). Only the embedder's cache changes; nothing is checked or kept
-        beyond what `write_many` checks again. The embedding's future, if any."""
-        texts = []
+        """These writes are queued behind others: stage them for embedding now
+        (HybridIndex.embed_ahead), so the model is busy while the writes before them
+        commit (a pipelining client's next batch). Only the embedder's cache changes;
+        nothing is kept, and `write_many` checks everything again. The embedding's
+        future, if any."""
+        built = []
         for new in news:
-            content = new.content.strip()
-            if content and caller.can_see(new.scope or caller.default_scope):
-                created = as_aware(new.created_at) if new.created_at else utcnow()
-                texts.append(index_text_of(content, created))
-        return self.stores.hybrid.embed_texts_ahead(texts)
+            scope = new.scope or caller.default_scope
+            if caller.can_see(scope):
+                with contextlib.suppress(RpcError):  # refused again, and answered, later
+                    built.append(self._build(new, scope))
+        return self.stores.hybrid.embed_ahead(built)
 
     async def write_many(self, news: list[NewMemory], caller: Caller,
                          defer_vectors: bool = False) -> list[tuple[Memory, bool] | RpcError]:
@@ -92,9 +93,6 @@ class Writes:
                 results.append(None)
             except RpcError as exc:
                 results.append(exc)
-        if not defer_vectors:  # their vectors are made while the writer is still busy
-            # (new ids: every text is new; queued now, before writes received after these)
-            self.stores.hybrid.embed_texts_ahead([index_text(m) for m in built])
         stored = iter(await self.stores.change(lambda uow: self._store(uow, built),
                                                defer_vectors=defer_vectors)
                       if built else [])

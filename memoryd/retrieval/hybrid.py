@@ -85,28 +85,37 @@ class HybridIndex:
         return {**neighbours.counts(self.corpus), "unpersisted": len(self.unpersisted)}
 
     # -- one memory at a time (writer thread) -----------------------------------
-    def embed_ahead(self, memories: list[Memory]) -> None:
-        """Start embedding the texts `upsert_many` will need for `memories` while the
-        writer thread makes their files durable: a commit then costs about the longer
-        of the two, not their sum. Which texts are new is read in a thread of its own
-        (the corpus may be locked); they are queued for the embedder's model threads
-        (`Embedder.prefetch`). `upsert_many` finds the vectors in the embedder's
-        cache, or waits for those still being made. Safe from any thread."""
-        if memories:
-            self._ahead.submit(self._prefetch_new_texts, memories)
+    def embed_ahead(self, memories: list[Memory]) -> Future[None] | None:
+        """Start embedding the texts `upsert_many` will need for `memories` (the one
+        place a write's embedding starts early): a unit of work stages its memories
+        here while the writer thread makes their files durable, so a commit costs about
+        the longer of the two, not their sum; a connection's writes still waiting
+        behind others are staged here too (Writes.prepare). Which texts are new is read
+        in a thread of its own (the corpus may be locked); they are queued for the
+        embedder's model threads (`Embedder.prefetch`). `upsert_many` finds the vectors
+        in the embedder's cache, or waits for those still being made. Safe from any
+        thread; the future of the texts' queueing (None: no memory)."""
+        if not memories:
+            return None
+        made: Future[None] = Future()
+        self._ahead.submit(self._prefetch_new_texts, memories, made)
+        return made
 
-    def embed_texts_ahead(self, texts: list[str]) -> Future[None] | None:
-        """Queue `texts` for the model (`Embedder.prefetch`), behind what was queued
-        before; the vectors land in the embedder's cache. Safe from any thread."""
-        return self.embedder.prefetch(texts) if texts else None
-
-    def _prefetch_new_texts(self, memories: list[Memory]) -> None:
-        texts = [text.index_text(m) for m in memories]
-        with self.corpus.lock.read():
-            wanted = [t for m, t in zip(memories, texts, strict=True)
-                      if (meta := self.corpus.meta_of(m.id)) is None
-                      or not _same_text(meta, m, text_hash(t))]
-        self.embedder.prefetch(wanted)
+    def _prefetch_new_texts(self, memories: list[Memory], made: Future[None]) -> None:
+        try:
+            texts = [text.index_text(m) for m in memories]
+            with self.corpus.lock.read():
+                wanted = [t for m, t in zip(memories, texts, strict=True)
+                          if (meta := self.corpus.meta_of(m.id)) is None
+                          or not _same_text(meta, m, text_hash(t))]
+            queued = self.embedder.prefetch(wanted)
+        except BaseException as failure:
+            made.set_exception(failure)
+            raise
+        if queued is None:
+            made.set_result(None)
+        else:  # ends with the model's work, which this thread does not wait for
+            queued.add_done_callback(lambda f: _settle(made, f))
 
     def upsert_many(self, memories: list[Memory], fetch: Fetch, defer: bool = False) -> int:
         """Index these memories: one model call for their texts, one for the contexts.
@@ -383,6 +392,15 @@ def _pieces(memories: list[Memory], spans: dict[str, list[Span]]) -> list[Piece]
 def _chunked(memory: Memory) -> bool:
     """Notes are indexed by their chunks too when long (turns have their context)."""
     return memory.kind == "note"
+
+
+def _settle(made: Future[None], done: Future[None]) -> None:
+    """`made` ends as `done` did."""
+    failure = done.exception()
+    if failure is not None:
+        made.set_exception(failure)
+    else:
+        made.set_result(None)
 
 
 def _same_text(meta: RowMeta, memory: Memory, own_hash: str) -> bool:
