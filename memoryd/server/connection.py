@@ -86,80 +86,107 @@ class _Outbox:
                 await self.stream.send_all(data)
 
 
-def _idle_limit(conn: Connection, idle_timeout: float) -> float:
-    return math.inf if conn.subscription is not None or idle_timeout <= 0 else idle_timeout
-
-
 async def serve_connection(stream: trio.SocketStream, dispatcher: Dispatcher,
                            conn: Connection, unsubscribe: Callable[[Subscription], None],
-                           drain: Drain,
-                           idle_timeout: float = 0) -> None:
-    framer = LineFramer(MAX_LINE)
-    send_lock = trio.Lock()
-    # Chunks read while the one before still runs (at most READ_AHEAD waiting).
-    chunks_in, chunks_out = trio.open_memory_channel[list[bytes | LineTooLong]](READ_AHEAD)
-    busy = False  # a chunk runs or its replies go out: what is read now is prepared
+                           drain: Drain, idle_timeout: float = 0) -> None:
+    await _Served(stream, dispatcher, conn, drain, idle_timeout).run(unsubscribe)
 
-    async def send(method: str, params: dict[str, Any]) -> None:
-        async with send_lock:
-            await stream.send_all(encode_notification(method, params))
 
-    async def read_ahead() -> None:
+class _Served:
+    """One connection's loop: chunks are received and framed ahead (`_read_ahead`),
+    each is answered in order (`_answer`), a subscription gets its forwarder."""
+
+    def __init__(self, stream: trio.SocketStream, dispatcher: Dispatcher, conn: Connection,
+                 drain: Drain, idle_timeout: float) -> None:
+        self.stream, self.dispatcher, self.conn, self.drain = stream, dispatcher, conn, drain
+        self.idle_timeout = idle_timeout
+        self.framer = LineFramer(MAX_LINE)
+        self.send_lock = trio.Lock()
+        self.outbox = _Outbox(stream, self.send_lock)
+        # Chunks read while the one before still runs (at most READ_AHEAD waiting).
+        self.chunks_in, self.chunks_out = trio.open_memory_channel[
+            list[bytes | LineTooLong]](READ_AHEAD)
+        self.busy = False  # a chunk runs or its replies go out: what is read now is prepared
+        self.forwarding: Subscription | None = None
+        conn.send = self._notify
+
+    async def run(self, unsubscribe: Callable[[Subscription], None]) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._read_ahead)
+                while (chunk := await self._next_chunk()) is not None:
+                    await self._answer(chunk)
+                    self._forward(nursery)
+                nursery.cancel_scope.cancel()
+        except* (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the client went away; nothing of ours is half-done
+        finally:
+            if self.conn.subscription is not None:
+                unsubscribe(self.conn.subscription)
+            with trio.move_on_after(1) as cleanup:
+                cleanup.shield = True
+                await self.stream.aclose()
+
+    async def _notify(self, method: str, params: dict[str, Any]) -> None:
+        async with self.send_lock:
+            await self.stream.send_all(encode_notification(method, params))
+
+    async def _read_ahead(self) -> None:
         """Receive and frame chunks while earlier ones run: a pipelining client's next
         writes start embedding before the writes ahead of them have committed."""
-        async with chunks_in:
+        async with self.chunks_in:
             while True:
                 try:
-                    data = await drain.receive(stream)
+                    data = await self.drain.receive(self.stream)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = None  # a reset peer: what it sent before still runs, as a close
                 if data is None:
                     return
-                chunk = list(framer.feed(data))
-                if busy or chunks_in.statistics().current_buffer_used:  # it will wait
-                    dispatcher.prepare([e for e in chunk if not isinstance(e, LineTooLong)],
-                                       conn)
-                await chunks_in.send(chunk)
+                chunk = list(self.framer.feed(data))
+                if self.busy or self.chunks_in.statistics().current_buffer_used:  # it waits
+                    self.dispatcher.prepare(
+                        [e for e in chunk if not isinstance(e, LineTooLong)], self.conn)
+                await self.chunks_in.send(chunk)
 
-    conn.send = send
-    outbox = _Outbox(stream, send_lock)
-    too_large = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, "
-                         "the connection is still open")
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_ahead)
-            forwarding = None  # the subscription being forwarded
-            while True:
-                busy = False
-                # The idle limit runs only while nothing is received and nothing runs.
-                with trio.move_on_after(_idle_limit(conn, idle_timeout)) as idle:
-                    try:
-                        chunk = await chunks_out.receive()
-                    except trio.EndOfChannel:  # the peer closed, or the daemon stops
-                        break
-                if idle.cancelled_caught:
-                    break  # idle for too long
-                busy = True
-                lines: list[bytes] = []
-                for event in chunk:
-                    if isinstance(event, LineTooLong):
-                        await dispatcher.handle_many(lines, conn, outbox.add)
-                        lines = []
-                        await outbox.add([encode_error(None, too_large)])
-                    else:
-                        lines.append(event)
-                await dispatcher.handle_many(lines, conn, outbox.add)
-                await outbox.flush()
-                if conn.subscription is not None and conn.subscription is not forwarding:
-                    forwarding = conn.subscription  # a new one after an unsubscribe too
-                    nursery.start_soon(_forward_notifications, conn.subscription, stream,
-                                       send_lock)
-            nursery.cancel_scope.cancel()
-    except* (trio.BrokenResourceError, trio.ClosedResourceError):
-        pass  # the client went away; nothing of ours is half-done
-    finally:
-        if conn.subscription is not None:
-            unsubscribe(conn.subscription)
-        with trio.move_on_after(1) as cleanup:
-            cleanup.shield = True
-            await stream.aclose()
+    async def _next_chunk(self) -> list[bytes | LineTooLong] | None:
+        """The next chunk; None when the peer closed, the daemon stops, or the
+        connection was idle too long (the limit runs only while nothing is received and
+        nothing runs)."""
+        self.busy = False
+        limit = (math.inf if self.conn.subscription is not None or self.idle_timeout <= 0
+                 else self.idle_timeout)
+        with trio.move_on_after(limit):
+            try:
+                chunk = await self.chunks_out.receive()
+            except trio.EndOfChannel:  # the peer closed, or the daemon stops
+                return None
+            self.busy = True
+            return chunk
+        return None  # idle for too long
+
+    async def _answer(self, chunk: list[bytes | LineTooLong]) -> None:
+        """Every request of the chunk answered in order; a line over the limit gets its
+        error in its place."""
+        lines: list[bytes] = []
+        for event in chunk:
+            if isinstance(event, LineTooLong):
+                await self.dispatcher.handle_many(lines, self.conn, self.outbox.add)
+                lines = []
+                await self.outbox.add([encode_error(None, _TOO_LARGE)])
+            else:
+                lines.append(event)
+        await self.dispatcher.handle_many(lines, self.conn, self.outbox.add)
+        await self.outbox.flush()
+
+    def _forward(self, nursery: trio.Nursery) -> None:
+        """A subscription made by the chunk (a new one after an unsubscribe too) gets
+        its events forwarded from now on."""
+        subscription = self.conn.subscription
+        if subscription is not None and subscription is not self.forwarding:
+            self.forwarding = subscription
+            nursery.start_soon(_forward_notifications, subscription, self.stream,
+                               self.send_lock)
+
+
+_TOO_LARGE = TooLarge(f"line exceeds {MAX_LINE} bytes (1 MiB); it was discarded, the "
+                      "connection is still open")

@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import structlog
 import trio
@@ -177,115 +178,155 @@ async def serve(root: Path, socket_path: Path, config: Config,
     started = time.monotonic()
     check_socket_path(socket_path)  # before a long start-up: a live socket is never taken
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        engine = build_engine(root, config)
+        run = _Lifecycle(build_engine(root, config), root, socket_path, config, started)
         completed = False
-        ours: list[tuple[int, int] | None] = []
         try:
-            completed = await _serve(engine, root, socket_path, config, signals, started,
-                                     task_status, ours, walk)
+            completed = await run.serve(signals, task_status, walk)
         finally:
             if completed:
-                engine.close()
+                run.engine.close()
             # else: stopped during start-up; its worker thread may still be writing the
             # derived indexes, which the next start reconciles (as after a kill -9).
-            _remove_our_socket(socket_path, ours)
+            run.remove_socket()
     return completed
 
 
-def _remove_our_socket(socket_path: Path, ours: list[tuple[int, int] | None]) -> None:
-    """Unlink the socket only if it is still the one this daemon bound."""
-    if ours and ours[0] is not None and socket_identity(socket_path) == ours[0]:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(socket_path)
+class _Lifecycle:
+    """One run of the daemon, step by step: listen, start up (the socket answers while
+    the indexes are built), start the services, serve, drain, shut down."""
 
+    def __init__(self, engine: Engine, root: Path, socket_path: Path, config: Config,
+                 started: float) -> None:
+        self.engine, self.root, self.socket_path = engine, root, socket_path
+        self.config, self.started = config, started
+        self.stop, self.stop_watching, self.indexed = trio.Event(), trio.Event(), trio.Event()
+        self.drain = Drain()
+        self.starting = trio.CancelScope()  # start-up, cancelled by a signal
+        self.bound: tuple[int, int] | None = None  # the socket this run bound
 
-async def _serve(engine: Engine, root: Path, socket_path: Path, config: Config,
-                 signals: object, started: float, task_status: trio.TaskStatus[App],
-                 ours: list[tuple[int, int] | None], walk: ChildWalk | None) -> bool:
-    """Serve until a signal; False if the signal came before start-up finished."""
-    stop, stop_watching, indexed = trio.Event(), trio.Event(), trio.Event()
-    drain = Drain()
-    starting = trio.CancelScope()
-    async with trio.open_nursery() as services:
+    def remove_socket(self) -> None:
+        """Unlink the socket only if it is still the one this run bound."""
+        if self.bound is not None and socket_identity(self.socket_path) == self.bound:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.socket_path)
 
-        async def on_signal() -> None:
-            # trio's signal receiver is typed as a context manager's result only.
-            async for signum in signals:  # type: ignore[attr-defined]
-                log.info("daemon.stopping", signal=signal.Signals(signum).name)
-                stop.set()
-                starting.cancel()  # a long start-up (a re-embedding) stops too
-                return
+    async def serve(self, signals: object, task_status: trio.TaskStatus[App],
+                    walk: ChildWalk | None) -> bool:
+        """Serve until a signal; False if the signal came before start-up finished."""
+        async with trio.open_nursery() as services:
+            services.start_soon(self._on_signal, signals)
+            if self.config.watcher.enabled:
+                services.start_soon(_keep_watching, self.engine,
+                                    self.config.watcher.quiet_period, self.stop_watching,
+                                    self.indexed)
+            listener, app = await self._listen()
+            async with trio.open_nursery() as connections:
+                connections.start_soon(_accept, listener, app, build_dispatcher(app),
+                                       self.drain, connections)
+                summary = await self._start_up(services, walk)
+                if summary is None:
+                    await self._abandon(listener)
+                    services.cancel_scope.cancel()
+                    connections.cancel_scope.cancel()
+                    return False
+                await self._start_services(services, app)
+                self._announce_ready(services, app, summary)
+                task_status.started(app)
+                await self.stop.wait()
+                await self._drain(app, listener, connections)
+            await self._shut_down()
+            services.cancel_scope.cancel()
+        return True
 
-        services.start_soon(on_signal)
-        if config.watcher.enabled:
-            services.start_soon(_keep_watching, engine, config.watcher.quiet_period,
-                                stop_watching, indexed)
-        if engine.index_state() == "reset":
+    async def _on_signal(self, signals: object) -> None:
+        # trio's signal receiver is typed as a context manager's result only.
+        async for signum in signals:  # type: ignore[attr-defined]
+            log.info("daemon.stopping", signal=signal.Signals(signum).name)
+            self.stop.set()
+            self.starting.cancel()  # a long start-up (a re-embedding) stops too
+            return
+
+    async def _listen(self) -> tuple[trio.SocketListener, App]:
+        """The socket opens at once: while the indexes are built, `health` and
+        memory_read answer and the other tools say busy (App.gate)."""
+        state = self.engine.index_state()
+        if state == "reset":
             log.info("index.rebuilding", reason="corrupted or an older schema")
-        elif engine.index_state() == "new":
-            log.info("index.creating", root=str(root))
-        # The socket opens at once: while the indexes are built, `health` and
-        # memory_read answer and the other tools say busy (App.gate).
-        listener = await open_unix_listener(socket_path)
-        ours.append(socket_identity(socket_path))
-        app = App(engine=engine, config=config, root=root, socket_path=socket_path,
-                  ready=False)
-        scheduler = app.scheduler = Scheduler(engine, idle_seconds=app.idle_seconds)
-        dispatcher = build_dispatcher(app)
-        async with trio.open_nursery() as connections:
-            connections.start_soon(_accept, listener, app, dispatcher, drain, connections)
-            reporting = trio.CancelScope()
-            services.start_soon(_report_start, engine, reporting)
-            services.start_soon(engine.scoring)  # the int8 path proved on this CPU now
-            with starting:
-                summary = await engine.sync.startup(abandon_on_cancel=True, walk=walk)
-            reporting.cancel()
-            if starting.cancelled_caught:
-                log.info("daemon.stopped",
-                         during="start-up: the next start finishes the indexes")
-                _remove_our_socket(socket_path, ours)
-                await listener.aclose()
-                stop_watching.set()
-                services.cancel_scope.cancel()
-                connections.cancel_scope.cancel()
-                return False
-            log.info("index.reconciled", **summary)
-            indexed.set()
-            await engine.conversation.start()
-            if engine.git is not None:  # its first commit does not hold up the start
-                services.start_soon(_history, engine.git)
-            services.start_soon(_flush_stats_every, engine, config.stats.flush_interval)
-            services.start_soon(_snapshot_when_due, engine)
-            services.start_soon(_persist_vectors, engine)
-            services.start_soon(engine.conversation.run_forever)
-            # Older than this start: a killed daemon's temp files, never ours.
-            services.start_soon(engine.sync.sweep_trash_temps,
-                                time.time() - (time.monotonic() - started))
-            if config.jobs.enabled:  # type: ignore[attr-defined]  # JobsConfig: see config.py
-                services.start_soon(scheduler.run_forever)
-            app.ready = True
-            log.info("daemon.ready", socket=str(socket_path), pid=os.getpid(),
-                     memories=summary["files"], startup_s=round(time.monotonic() - started, 3))
-            sd_notify(f"READY=1\nSTATUS=serving {summary['files']} memories")
-            if (interval := watchdog_interval()) is not None:
-                services.start_soon(_watchdog, interval)
-            if sys.stderr.isatty():  # one line a person reads; the log line is for machines
-                print(f"memoryd ready: socket {socket_path}, {summary['files']} memories, "
-                      f"pid {os.getpid()}", file=sys.stderr, flush=True)
-            task_status.started(app)
-            await stop.wait()
-            log.info("daemon.draining", connections=app.connections)
-            sd_notify("STOPPING=1")
-            app.stopping = True
-            _remove_our_socket(socket_path, ours)  # new clients are told at once
-            await listener.aclose()
-            drain.begin()
-            # Leaving this block waits for busy connections to finish, up to the deadline.
-            connections.cancel_scope.deadline = trio.current_time() + config.server.drain_timeout
-        stop_watching.set()
-        flushed = await engine.flush_stats()
-        await _save_snapshot(engine)  # the next start reads it, not every memory
-        log.info("daemon.stopped", flushed_access_counts=flushed)
-        services.cancel_scope.cancel()
-    return True
+        elif state == "new":
+            log.info("index.creating", root=str(self.root))
+        listener = await open_unix_listener(self.socket_path)
+        self.bound = socket_identity(self.socket_path)
+        app = App(engine=self.engine, config=self.config, root=self.root,
+                  socket_path=self.socket_path, ready=False)
+        app.scheduler = Scheduler(self.engine, idle_seconds=app.idle_seconds)
+        return listener, app
 
+    async def _start_up(self, services: trio.Nursery, walk: ChildWalk | None
+                        ) -> dict[str, Any] | None:
+        """The indexes in step with the files (reported to systemd as it goes), and the
+        int8 path proved on this CPU; None when a signal stopped it."""
+        reporting = trio.CancelScope()
+        services.start_soon(_report_start, self.engine, reporting)
+        services.start_soon(self.engine.scoring)
+        with self.starting:
+            summary = await self.engine.sync.startup(abandon_on_cancel=True, walk=walk)
+        reporting.cancel()
+        if self.starting.cancelled_caught:
+            return None
+        log.info("index.reconciled", **summary)
+        self.indexed.set()
+        return summary
+
+    async def _abandon(self, listener: trio.SocketListener) -> None:
+        log.info("daemon.stopped", during="start-up: the next start finishes the indexes")
+        self.remove_socket()
+        await listener.aclose()
+        self.stop_watching.set()
+
+    async def _start_services(self, services: trio.Nursery, app: App) -> None:
+        engine = self.engine
+        await engine.conversation.start()
+        if engine.git is not None:  # its first commit does not hold up the start
+            services.start_soon(_history, engine.git)
+        services.start_soon(_flush_stats_every, engine, self.config.stats.flush_interval)
+        services.start_soon(_snapshot_when_due, engine)
+        services.start_soon(_persist_vectors, engine)
+        services.start_soon(engine.conversation.run_forever)
+        # Older than this start: a killed daemon's temp files, never ours.
+        services.start_soon(engine.sync.sweep_trash_temps,
+                            time.time() - (time.monotonic() - self.started))
+        # JobsConfig is made from the job table (config.py): the checker sees no field.
+        if self.config.jobs.enabled and app.scheduler:  # type: ignore[attr-defined]
+            services.start_soon(app.scheduler.run_forever)
+        app.ready = True
+
+    def _announce_ready(self, services: trio.Nursery, app: App,
+                        summary: dict[str, Any]) -> None:
+        pid, files = os.getpid(), summary["files"]
+        log.info("daemon.ready", socket=str(self.socket_path), pid=pid, memories=files,
+                 startup_s=round(time.monotonic() - self.started, 3))
+        sd_notify(f"READY=1\nSTATUS=serving {files} memories")
+        if (interval := watchdog_interval()) is not None:
+            services.start_soon(_watchdog, interval)
+        if sys.stderr.isatty():  # one line a person reads; the log line is for machines
+            print(f"memoryd ready: socket {self.socket_path}, {files} memories, pid {pid}",
+                  file=sys.stderr, flush=True)
+
+    async def _drain(self, app: App, listener: trio.SocketListener,
+                     connections: trio.Nursery) -> None:
+        """New clients are told at once; idle connections close, busy ones finish what
+        they received, up to the drain timeout (leaving `connections` waits for them)."""
+        log.info("daemon.draining", connections=app.connections)
+        sd_notify("STOPPING=1")
+        app.stopping = True
+        self.remove_socket()
+        await listener.aclose()
+        self.drain.begin()
+        connections.cancel_scope.deadline = (trio.current_time()
+                                             + self.config.server.drain_timeout)
+
+    async def _shut_down(self) -> None:
+        self.stop_watching.set()
+        flushed = await self.engine.flush_stats()
+        await _save_snapshot(self.engine)  # the next start reads it, not every memory
+        log.info("daemon.stopped", flushed_access_counts=flushed)
