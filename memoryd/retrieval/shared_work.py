@@ -5,6 +5,7 @@ other embeds the query and then scores the nearest cells' rows, which takes long
 The second posts those rows' blocks here and works through them; the first, done
 with its keywords, takes blocks too instead of waiting (`help_until`). Each block
 runs once, on whichever thread took it; `map` returns when every block is done.
+`Beside` is the hand-off between the two threads.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import functools
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
-from typing import Any, TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -78,3 +79,51 @@ class SharedWork:
     def _wake(self, _: Future[Any]) -> None:
         with self._ready:
             self._ready.notify_all()
+
+
+A = TypeVar("A")
+H = TypeVar("H")
+B = TypeVar("B")
+
+
+class Beside(Generic[A, H, B]):
+    """Work for a second thread (the one hand-off of a search between threads): it
+    starts at once (`first`: the query's embedding, no lock needed) and then needs a
+    value this thread makes (`hand`: the filter's mask, made under the corpus's read
+    hold) to finish (`then`: the nearest rows). `result` takes a share of the blocks
+    `then` posts rather than wait. Without a `pool` (no core idle) both run on this
+    thread: `first` at once, `then` in `result`. `close`, always (in a finally, inside
+    the read hold), withdraws a value never handed and waits for the other thread,
+    which must not read the corpus after the hold ends."""
+
+    def __init__(self, pool: ThreadPoolExecutor | None, first: Callable[[], A],
+                 then: Callable[[A, H, SharedWork | None], B]) -> None:
+        self._handed: Future[H] = Future()
+        self._then = then
+        self.shared = SharedWork() if pool is not None else None
+        self._done: Future[tuple[A, B]] | None = None
+        self._first: A | None = None
+        if pool is None:
+            self._first = first()
+        else:
+            self._done = pool.submit(self._both, first)
+
+    def _both(self, first: Callable[[], A]) -> tuple[A, B]:
+        made = first()
+        return made, self._then(made, self._handed.result(), self.shared)
+
+    def hand(self, value: H) -> None:
+        self._handed.set_result(value)
+
+    def result(self) -> tuple[A, B]:
+        if self._done is None:
+            made = cast(A, self._first)
+            return made, self._then(made, self._handed.result(), None)
+        assert self.shared is not None
+        self.shared.help_until(self._done)
+        return self._done.result()
+
+    def close(self) -> None:
+        self._handed.cancel()
+        if self._done is not None:
+            wait([self._done])

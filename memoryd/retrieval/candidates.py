@@ -1,0 +1,83 @@
+"""What a smart search ranks: its request, each candidate with its scores, and the
+candidates struct the ranking stages read and write (retrieval/stages/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from memoryd.filters import Filters
+from memoryd.graph.expand import GraphMatch
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    top_k: int = 5
+    where: Filters = field(default_factory=Filters)  # which memories may be ranked
+    recency_weight: float = 0.2
+    importance_weight: float = 0.1
+    score_threshold: float = 0.0
+    mmr_lambda: float = 0.7
+
+    def filters(self, now: float) -> Filters:
+        """Which memories the search ranks, judged at `now`. Session summaries are
+        handed to recall whole, not ranked among memories, unless asked for by kind."""
+        return msgspec.structs.replace(
+            self.where, not_kind="summary" if self.where.kind is None else None, now=now)
+
+
+@dataclass
+class Candidate:
+    id: str
+    lexical: float
+    dense: float
+    dense_own: float
+    dense_context: float
+    fused: float
+    neighbour_credit: float
+    session_boost: float
+    combined: float
+    relevance: float = 0.0
+    rerank: float | None = None
+    recency: float = 0.0
+    importance: float = 0.0
+    score: float = 0.0
+    rank: int | None = None
+    kept: bool = False
+    reason: str = ""
+    graph: dict[str, Any] | None = None  # reached through this topic node (and edge)
+    chunk: tuple[int, tuple[int, int]] | None = None  # a long note's best chunk (index, span)
+    # What a stage without a field of its own scored, by the stage's name.
+    staged: dict[str, float] = field(default_factory=dict)
+
+    def scores(self) -> dict[str, Any]:
+        """Every score it has, as memory_explain and memory_smart_search show them."""
+        out: dict[str, Any] = {
+            "lexical": self.lexical, "dense": self.dense, "dense_own": self.dense_own,
+            "dense_context": self.dense_context, "fused": self.fused,
+            "neighbour_credit": self.neighbour_credit, "session_boost": self.session_boost,
+            "relevance": self.relevance, "recency": self.recency,
+            "importance": self.importance, "score": self.score, **self.staged}
+        if self.rerank is not None:
+            out["rerank"] = self.rerank
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
+
+
+@dataclass
+class Ranking:
+    """A search's pool of candidates, as every stage sees it. The arrays are the
+    candidates' own vectors, creation times and importances, in the candidates' order
+    (copied out of the corpus: a stage takes no lock)."""
+
+    request: SearchRequest
+    now: float  # epoch seconds the search runs at
+    candidates: list[Candidate]
+    vectors: np.ndarray
+    created: np.ndarray
+    importance: np.ndarray
+    topics: GraphMatch | None = None  # the topic nodes the query matched
+    selected: list[Candidate] = field(default_factory=list)  # the answer, in rank order
