@@ -156,6 +156,17 @@ class Engine:
         if hybrid.unpersisted and hybrid.vectors.ready:
             await self.stores.workers.write(hybrid.persist_deferred)
 
+    def snapshot_due(self) -> bool:
+        """Enough changed since the corpus snapshot was saved to save it again."""
+        return self.sync.snapshots.due()
+
+    async def save_snapshot(self) -> int | None:
+        """The corpus snapshot saved (writer thread), unless the last one is of the
+        catalog as it is; its size in bytes, None if none was written."""
+        if self.sync.snapshots.saved():
+            return None
+        return await self.stores.workers.write(self.sync.snapshots.save_blocking)
+
     async def save_graph(self, graph: TopicGraph, at: float) -> None:
         """A topic graph (a plan the decay sweep adopted) into graph.sqlite."""
         await trio.to_thread.run_sync(graph.save, self.graph_store, at)

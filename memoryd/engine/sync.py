@@ -22,7 +22,6 @@ import structlog
 import trio
 
 from memoryd.config import Config
-from memoryd.engine.snapshots import Snapshots
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import StorageFull
@@ -30,6 +29,7 @@ from memoryd.graph import episodes
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
 from memoryd.rebuild import RebuildProgress
+from memoryd.retrieval.snapshots import Snapshots
 from memoryd.schema import (
     CATEGORIES,
     InvalidMemory,

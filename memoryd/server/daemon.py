@@ -122,16 +122,16 @@ async def _flush_stats_every(engine: Engine, interval: float) -> None:
 async def _save_snapshot(engine: Engine) -> None:
     """The snapshot is derived: a failure to save it is logged, never fatal."""
     try:
-        await engine.sync.snapshots.save()
+        await engine.save_snapshot()
     except Exception:
         log.exception("index.snapshot.failed")
 
 
 async def _snapshot_when_due(engine: Engine) -> None:
-    """Save the corpus snapshot once enough changed (snapshots.EVERY_*)."""
+    """Save the corpus snapshot once enough changed (retrieval/snapshots.py EVERY_*)."""
     while True:
         await trio.sleep(SNAPSHOT_CHECK)
-        if engine.sync.snapshots.due():
+        if engine.snapshot_due():
             await _save_snapshot(engine)
 
 

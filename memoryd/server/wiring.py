@@ -20,7 +20,6 @@ from memoryd.engine.links import Links
 from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
-from memoryd.engine.snapshots import Snapshots
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
@@ -36,6 +35,7 @@ from memoryd.protocol.dispatch import Dispatcher
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SmartSearch
 from memoryd.retrieval.scoring import Recipe
+from memoryd.retrieval.snapshots import Snapshots
 from memoryd.server.app import App
 from memoryd.server.methods import server_methods
 from memoryd.store.catalog import Catalog
@@ -115,9 +115,10 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
         stores.on_change.append(git.changed)
     conversation = Conversation(stores, config, reads, writes, facts, llm)
     ranking = Ranking(reads, config, reranked=reranker is not None)
+    snapshots = Snapshots(stores.hybrid, stores.catalog.writer, root / "index")
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
-        sync=FileSync(stores, config, graph, graph_store, Snapshots(stores, root / "index")),
+        sync=FileSync(stores, config, graph, graph_store, snapshots),
         reads=reads, embedder=embedder,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
         ingest=Ingest(stores, writes, links, conversation, config),

@@ -1,4 +1,4 @@
-"""The corpus snapshot (engine/snapshots.py, retrieval/snapshot.py): start-up from it
+"""The corpus snapshot (retrieval/snapshots.py, retrieval/snapshot.py): start-up from it
 when it can be trusted, a full rebuild when not, and in every case each memory file
 indexed exactly once, with the corpus a full rebuild would give."""
 
@@ -94,7 +94,7 @@ async def test_a_restart_resumes_from_the_snapshot(tmp_path):
     h, summary = await open_root(tmp_path)
     assert "snapshot_caught_up" not in summary  # a new root: built, then saved
     await fill(h)
-    assert await h.engine.sync.snapshots.save() is not None
+    assert await h.engine.save_snapshot() is not None
     h.engine.close()
     h, summary = await open_root(tmp_path)
     assert summary["snapshot_caught_up"] == 0 and summary["vectors_embedded"] == 0
@@ -109,7 +109,7 @@ async def test_a_restart_resumes_from_the_snapshot(tmp_path):
 async def test_an_untrustworthy_snapshot_means_a_full_rebuild(tmp_path, damage, caplog):
     h, _ = await open_root(tmp_path)
     await fill(h)
-    await h.engine.sync.snapshots.save()
+    await h.engine.save_snapshot()
     h.engine.close()
     path = snapshot_path(tmp_path)
     data = bytearray(path.read_bytes())
@@ -143,7 +143,7 @@ async def test_a_snapshot_whose_vector_store_is_gone_is_not_used(tmp_path):
     collections have new ids, so the start rebuilds and stores every vector again."""
     h, _ = await open_root(tmp_path)
     await fill(h)
-    await h.engine.sync.snapshots.save()
+    await h.engine.save_snapshot()
     h.engine.close()
     shutil.rmtree(tmp_path / "index" / "chroma")
     with capture_logs() as logs:
@@ -162,14 +162,14 @@ async def test_a_vector_store_set_aside_after_the_snapshot_was_used_removes_it(t
     stores every vector."""
     h, _ = await open_root(tmp_path)
     await fill(h)
-    await h.engine.sync.snapshots.save()
+    await h.engine.save_snapshot()
     h.engine.close()
     h, summary = await open_root(tmp_path)
     assert "snapshot_caught_up" in summary
     h.engine.stores.hybrid.vectors.set_aside = tmp_path / "index" / "chroma.corrupt-1"
     await h.write("written after the store was set aside")
     with capture_logs() as logs:
-        assert await h.engine.sync.snapshots.save() is None
+        assert await h.engine.save_snapshot() is None
     assert not snapshot_path(tmp_path).exists()
     assert [e for e in logs if e["event"] == "index.snapshot.removed"]
     h.engine.close()
@@ -182,7 +182,7 @@ async def test_a_vector_store_set_aside_after_the_snapshot_was_used_removes_it(t
 async def test_a_stale_snapshot_catches_up_on_what_changed_since(tmp_path):
     h, _ = await open_root(tmp_path)
     ids = await fill(h)
-    await h.engine.sync.snapshots.save()
+    await h.engine.save_snapshot()
     old = snapshot_path(tmp_path).read_bytes()
     new = await h.write("the harbour master is called Jens")
     await h.call("memory_update", id=ids[0], content="note 0: the boat was sold in May")
@@ -206,7 +206,7 @@ async def test_a_stale_snapshot_catches_up_on_what_changed_since(tmp_path):
 async def test_files_edited_while_the_daemon_was_down(tmp_path):
     h, _ = await open_root(tmp_path)
     ids = await fill(h)
-    await h.engine.sync.snapshots.save()
+    await h.engine.save_snapshot()
     record = h.engine.catalog.writer.record_by_id(ids[3])
     gone = h.engine.catalog.writer.record_by_id(ids[4])
     h.engine.close()
@@ -230,7 +230,7 @@ async def test_files_edited_while_the_daemon_was_down(tmp_path):
 async def test_a_snapshot_of_another_catalog_is_never_trusted(tmp_path):
     h, _ = await open_root(tmp_path)
     await fill(h)
-    await h.engine.sync.snapshots.save()
+    await h.engine.save_snapshot()
     h.engine.close()
     for suffix in ("", "-wal", "-shm"):  # the keyword catalog is rebuilt from the files
         Path(f"{tmp_path}/index/keyword.sqlite{suffix}").unlink(missing_ok=True)
@@ -297,7 +297,7 @@ def test_a_kill_mid_snapshot_then_a_start(tmp_path):
     async def run() -> None:
         h, _ = await open_root(tmp_path)
         await fill(h)
-        await h.engine.sync.snapshots.save()
+        await h.engine.save_snapshot()
         await h.write("written after the snapshot: the mooring fee is 40 euros")
         h.engine.close()
         good = snapshot_path(tmp_path).read_bytes()

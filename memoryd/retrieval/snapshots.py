@@ -8,7 +8,7 @@ be trusted, when the vector store it was saved with is gone (a collection id it
 recorded is missing: no vector index is loaded to tell), or when so much changed
 that a rebuild is as cheap.
 
-`save` runs in the writer thread: deferred vectors are flushed, the catalog is
+`save_blocking` runs in the writer thread: deferred vectors are flushed, the catalog is
 checkpointed (so the generation the snapshot names is durable before the snapshot
 is), then the file is written. A corpus that missed a change (`hybrid.diverged`) is
 never saved. Nor is one resumed from a snapshot whose vector store turned out to be
@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
-from memoryd.engine.stores import Stores
 from memoryd.retrieval import snapshot
+from memoryd.retrieval.hybrid import HybridIndex
+from memoryd.schema import Memory
 
 log = structlog.get_logger("memoryd.index")
 
@@ -37,9 +39,30 @@ EVERY_SECONDS = 600.0  # ...or this long after the first unsaved one
 REBUILD_SHARE = 4  # more than 1/4 of the rows changed since: rebuild instead
 
 
+class Recorded(Protocol):
+    """What snapshots read of the keyword catalog, on its writer's connection (the
+    catalog's Writer is one): which catalog, how far it is, and what changed."""
+
+    @property
+    def epoch(self) -> str: ...
+
+    @property
+    def generation(self) -> int: ...
+
+    def written_since(self, generation: int) -> list[Memory]: ...
+
+    def id_count(self) -> int: ...
+
+    def ids(self) -> set[str]: ...
+
+    def load(self, ids: Iterable[str]) -> list[Memory]: ...
+
+    def checkpoint(self) -> None: ...
+
+
 class Snapshots:
-    def __init__(self, stores: Stores, folder: Path) -> None:
-        self.stores = stores
+    def __init__(self, hybrid: HybridIndex, catalog: Recorded, folder: Path) -> None:
+        self.hybrid, self.catalog = hybrid, catalog
         self.path = folder / FILE
         self.saved_generation: int | None = None
         self.saved_at = time.monotonic()
@@ -50,7 +73,7 @@ class Snapshots:
         the folders: both mostly wait on the disk or run in C). Checked against the
         catalog as it is now, before start-up reconciles any file into it: the snapshot
         was saved against that catalog."""
-        catalog, hybrid = self.stores.catalog, self.stores.hybrid
+        catalog, hybrid = self.catalog, self.hybrid
         snapshot.remove_temps(self.path.parent, FILE)
         args = (self.path, catalog.epoch, catalog.generation, hybrid.model,
                 hybrid.embedder.dim)
@@ -68,7 +91,7 @@ class Snapshots:
     def resume(self, ahead: Future[snapshot.Loaded]) -> dict[str, Any] | None:
         """Serve the snapshot's corpus (as `read_ahead` read it), caught up with the
         catalog; None: rebuild."""
-        catalog, hybrid = self.stores.catalog, self.stores.hybrid
+        catalog, hybrid = self.catalog, self.hybrid
         started = time.monotonic()
         try:
             corpus, header = ahead.result()
@@ -81,15 +104,15 @@ class Snapshots:
                      reason=f"{len(gone_collections)} of the vector store's collections are "
                             "gone (deleted, replaced or vectors.url moved)")
             return None
-        changed = catalog.writer.written_since(header.generation)
+        changed = catalog.written_since(header.generation)
         # Every memory the snapshot lacks was written since: when the catalog holds as
         # many as the snapshot plus those, none of the snapshot's is gone, and the
         # catalog's ids need not be read (0.2 s at 130,000, at every start).
-        rows = catalog.writer.id_count()
+        rows = catalog.id_count()
         if rows == len(corpus.row_of) + sum(1 for m in changed if m.id not in corpus.row_of):
             gone: list[str] = []
         else:
-            ids = catalog.writer.ids()
+            ids = catalog.ids()
             gone = [i for i in corpus.row_of if i not in ids]
         if len(changed) + len(gone) > max(1000, rows // REBUILD_SHARE):
             log.info("index.snapshot.unused", path=str(self.path),
@@ -99,8 +122,8 @@ class Snapshots:
         for memory_id in gone:
             meta = corpus.meta_of(memory_id)
             assert meta is not None
-            hybrid.delete(memory_id, meta.scope, catalog.writer.load)
-        embedded = hybrid.upsert_many(changed, catalog.writer.load) if changed else 0
+            hybrid.delete(memory_id, meta.scope, catalog.load)
+        embedded = hybrid.upsert_many(changed, catalog.load) if changed else 0
         self.saved_generation = header.generation
         self.resumed = True
         log.info("index.snapshot.loaded", memories=corpus.live, generation=header.generation,
@@ -111,20 +134,20 @@ class Snapshots:
 
     def due(self) -> bool:
         """Enough changed since the last save (or since start) to save again."""
-        unsaved = self.stores.catalog.generation - (self.saved_generation or 0)
+        unsaved = self.catalog.generation - (self.saved_generation or 0)
         return unsaved >= EVERY_CHANGES or (
             unsaved > 0 and time.monotonic() - self.saved_at >= EVERY_SECONDS)
 
     def save_blocking(self) -> int | None:
         """Write the snapshot (writer thread); its size in bytes, None if not written."""
-        catalog, hybrid = self.stores.catalog, self.stores.hybrid
+        catalog, hybrid = self.catalog, self.hybrid
         if hybrid.diverged:
             log.warning("index.snapshot.skipped", reason="the corpus missed a change; the "
                         "next start catches up from the last snapshot")
             return None
         started = time.monotonic()
-        hybrid.flush_deferred(catalog.writer.load)
-        catalog.writer.checkpoint()
+        hybrid.flush_deferred(catalog.load)
+        catalog.checkpoint()
         generation = catalog.generation
         collections = hybrid.vectors.collection_ids()  # I/O (a server's, too): not locked
         aside = hybrid.vectors.set_aside
@@ -142,7 +165,6 @@ class Snapshots:
                  memories=captured.header.size, seconds=round(time.monotonic() - started, 3))
         return size
 
-    async def save(self) -> int | None:
-        if self.saved_generation == self.stores.catalog.generation:
-            return None
-        return await self.stores.workers.write(self.save_blocking)
+    def saved(self) -> bool:
+        """The last snapshot saved is of the catalog as it is now."""
+        return self.saved_generation == self.catalog.generation
