@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memoryd.engine import Engine
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 
 
-async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     folded = await engine.conversation.compress(engine.config.compression.threshold, dry_run)
     return [Change(id=f.get("id", ""), action="compress",
                    before={"scope": f["scope"], "session": f["session"], "turns": f["turns"]},

@@ -22,8 +22,8 @@ from datetime import datetime
 import numpy as np
 import trio
 
-from memoryd.engine import Engine
 from memoryd.jobs import memory_index
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 from memoryd.retrieval import text
 from memoryd.schema import Memory
@@ -91,7 +91,7 @@ def find_duplicates(notes: list[Memory], vectors: dict[str, np.ndarray]) -> list
     return found.groups()
 
 
-async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     notes = await engine.reads.notes()
     vectors = await engine.reads.vectors([m.id for m in notes])
     groups = await trio.to_thread.run_sync(find_duplicates, notes, vectors)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memoryd.engine import Engine
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 from memoryd.jobs.trash import to_trash
 
 
-async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     cutoff = now - timedelta(seconds=engine.config.storage.decay_threshold)
     candidates = await engine.reads.never_accessed_organized(cutoff)
     return await to_trash(engine, candidates, dry_run,

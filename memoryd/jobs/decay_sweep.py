@@ -15,17 +15,17 @@ from datetime import datetime
 import structlog
 import trio
 
-from memoryd.engine import Engine
 from memoryd.graph import episodes
 from memoryd.graph.store import Episode
 from memoryd.graph.topics import TopicGraph
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 
 WRITE_BATCH = 200  # turn files rewritten per hold of the write lock
 log = structlog.get_logger("memoryd.jobs")
 
 
-async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     cfg = engine.config.graph
     live = engine.graph
     plan = await trio.to_thread.run_sync(live.clone)

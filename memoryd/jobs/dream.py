@@ -21,15 +21,16 @@ from memoryd.config import zone
 from memoryd.dream import llm_classify
 from memoryd.dream.classify import classify
 from memoryd.dream.links import cross_category_pairs, wikilink_targets
-from memoryd.engine import Engine, NewMemory
+from memoryd.engine.requests import NewMemory
 from memoryd.errors import NotFound, RpcError
 from memoryd.jobs import consolidate
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 from memoryd.reminders import when
 from memoryd.scopes import Caller
 
 
-async def run(engine: Engine, now: datetime, dry_run: bool, level: int = 1) -> list[Change]:
+async def run(engine: JobEngine, now: datetime, dry_run: bool, level: int = 1) -> list[Change]:
     changes = await _classify(engine, dry_run)
     if level >= 2:
         changes += await consolidate.run(engine, now, dry_run)
@@ -43,7 +44,7 @@ async def run(engine: Engine, now: datetime, dry_run: bool, level: int = 1) -> l
     return changes
 
 
-async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
+async def _classify(engine: JobEngine, dry_run: bool) -> list[Change]:
     inbox = [m for m in await engine.reads.notes() if m.phase == "inbox" and m.kind == "note"]
     answers: list[str | None] = [None] * len(inbox)
     if engine.llm is not None and inbox:
@@ -65,7 +66,7 @@ async def _classify(engine: Engine, dry_run: bool) -> list[Change]:
     return changes
 
 
-async def _link(engine: Engine, dry_run: bool, why: str,
+async def _link(engine: JobEngine, dry_run: bool, why: str,
                 pairs: Sequence[tuple[str, str, str | None]]) -> list[Change]:
     changes = []
     for source, target, entity in pairs:
@@ -79,7 +80,7 @@ async def _link(engine: Engine, dry_run: bool, why: str,
     return changes
 
 
-async def _reminders(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+async def _reminders(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     notes = await engine.reads.notes()
     reminder_ids = {m.id for m in notes if m.kind == "reminder"}
     tz = zone(engine.config.timezone)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from memoryd.engine import Engine
+from memoryd.jobs.needs import JobEngine
 from memoryd.schema import CATEGORIES, Memory
 
 TOP = 10
@@ -32,6 +32,6 @@ def render(notes: list[Memory], now: datetime) -> str:
     return "\n".join(out)
 
 
-async def refresh(engine: Engine, now: datetime) -> None:
+async def refresh(engine: JobEngine, now: datetime) -> None:
     body = render(await engine.reads.notes(), now).encode()
     await engine.write_generated(INDEX, body)

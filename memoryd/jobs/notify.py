@@ -12,8 +12,8 @@ from datetime import datetime
 
 import trio
 
-from memoryd.engine import Engine
 from memoryd.errors import NotFound
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 from memoryd.reminders import desktop
 from memoryd.schema import Memory
@@ -34,7 +34,7 @@ def render_pending(reminders: list[Memory], now: datetime) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     changes = []
     for reminder in await engine.reads.due_reminders(now):
         changes.append(Change(id=reminder.id, action="notify",

@@ -19,8 +19,8 @@ import structlog
 import trio
 
 from memoryd.config import zone
-from memoryd.engine import Engine
 from memoryd.errors import InvalidParams
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change, JobReport
 from memoryd.schedule.table import JOBS
 from memoryd.schedule.triggers import parse_trigger
@@ -47,7 +47,7 @@ class JobState:
 
 
 class Scheduler:
-    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None,
+    def __init__(self, engine: JobEngine, clock: Callable[[], datetime] | None = None,
                  idle_seconds: Callable[[], float] | None = None) -> None:
         self.engine = engine
         tz = zone(engine.config.timezone)

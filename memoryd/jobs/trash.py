@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from memoryd.engine import Engine
 from memoryd.errors import NotFound
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 from memoryd.scopes import Caller
 
 
-async def to_trash(engine: Engine, candidates: Iterable[tuple[str, str]], dry_run: bool,
+async def to_trash(engine: JobEngine, candidates: Iterable[tuple[str, str]], dry_run: bool,
                    before: dict[str, Any]) -> list[Change]:
     """Soft-delete each (id, path); a dry run only says where each file would go."""
     changes = []

@@ -6,13 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import PurePosixPath
 
-from memoryd.engine import UPGRADE_CATEGORY, Engine
+from memoryd.engine.requests import UPGRADE_CATEGORY
 from memoryd.errors import NotFound, RpcError
+from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
 from memoryd.scopes import Caller
 
 
-async def run(engine: Engine, now: datetime, dry_run: bool) -> list[Change]:
+async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     threshold = engine.config.storage.upgrade_threshold
     changes = []
     for memory_id, (path, count) in (await engine.reads.inbox_access_counts()).items():
