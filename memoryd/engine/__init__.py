@@ -34,6 +34,7 @@ import trio
 
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
+from memoryd.engine import stats
 from memoryd.engine.conversation import Conversation
 from memoryd.engine.facts import Facts
 from memoryd.engine.history import History
@@ -52,6 +53,7 @@ from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
 from memoryd.retrieval import int8dot
 from memoryd.schema import Memory, utcnow
+from memoryd.scopes import Caller
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
 
@@ -183,6 +185,10 @@ class Engine:
         once a process, off the event loop)."""
         verdict = await trio.to_thread.run_sync(lambda: int8dot.SCORING.verdict)
         return verdict.describe()
+
+    async def stats(self, caller: Caller) -> dict[str, Any]:
+        """What `stats` reports of the engine, as `caller` may see it (stats.py)."""
+        return await stats.describe(self, caller)
 
     async def flush_stats(self) -> int:
         """Buffered access counts into their files, in one batch, and the graph's new

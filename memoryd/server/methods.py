@@ -121,40 +121,8 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
 
     async def stats(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         decode_params(raw, NoParams)
-        engine = app.engine
-        llm = engine.llm
-        caller = conn.caller
-        rejected = engine.sync.rejected.describe()
-        if not caller.is_user:  # an agent sees its own scopes' figures, no paths
-            rejected = {"count": rejected["count"]}
-        reranker = engine.reranker
-        out = {**app.health(), **await engine.reads.counts(caller.visible_scopes(None)),
-               "rejected_files": rejected,
-               "pending_access_counts": len(engine.access_counts.dirty),
-               # Turns still waiting for importance, facts or a summary: wait for 0.
-               "backlog": await engine.conversation.backlog(),
-               # Of those, turns whose processing failed and waits to be tried again,
-               # and turns settled without it after the last try (since start).
-               "failed_turns": {"retrying": engine.conversation.failed,
-                                "given_up": engine.conversation.given_up},
-               "graph": engine.graph.describe(),
-               "models": {"embedder": {k: v for k, v in engine.embedder.describe().items()
-                                       if caller.is_user or k != "file"},
-                          "reranker": ({"model": app.config.reranker.model_dir}
-                                       if caller.is_user else {"configured": True})
-                          if reranker is not None else None,
-                          "scoring": await engine.scoring()},
-               "llm": {"configured": True, "endpoint": llm.endpoint,
-                       "model": llm.config.model, "calls": llm.calls,
-                       "failures": llm.failures, "last_error": llm.last_error}
-               if llm else {"configured": False},
-               "jobs": app.scheduler.describe() if app.scheduler else [],
-               "reminders": await engine.reads.reminders(caller),
-               "git": engine.git.describe() if engine.git else {"enabled": False},
-               **engine.subscription_counts()}
-        if caller.is_user:  # counts every file: the user's own tooling only
-            out["index"] = await engine.sync.index_health()
-        return out
+        return {**app.health(), **await app.engine.stats(conn.caller),
+                "jobs": app.scheduler.describe() if app.scheduler else []}
 
     def scheduler() -> Scheduler:
         if app.scheduler is None:

@@ -1,0 +1,54 @@
+"""What `stats` reports of the engine: counts, the conversation backlog, the models and
+the LLM, reminders, git and subscribers; paths and file names only to the user's own
+tooling (a caller that named no agent)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memoryd.scopes import Caller
+
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+
+async def describe(engine: Engine, caller: Caller) -> dict[str, Any]:
+    rejected = engine.sync.rejected.describe()
+    if not caller.is_user:  # an agent sees its own scopes' figures, no paths
+        rejected = {"count": rejected["count"]}
+    out = {**await engine.reads.counts(caller.visible_scopes(None)),
+           "rejected_files": rejected,
+           "pending_access_counts": len(engine.stores.access_counts.dirty),
+           # Turns still waiting for importance, facts or a summary: wait for 0.
+           "backlog": await engine.conversation.backlog(),
+           # Of those, turns whose processing failed and waits to be tried again, and
+           # turns settled without it after the last try (since start).
+           "failed_turns": {"retrying": engine.conversation.failed,
+                            "given_up": engine.conversation.given_up},
+           "graph": engine.graph.describe(),
+           "models": await _models(engine, caller),
+           "llm": _llm(engine),
+           "reminders": await engine.reads.reminders(caller),
+           "git": engine.git.describe() if engine.git else {"enabled": False},
+           **engine.subscription_counts()}
+    if caller.is_user:  # counts every file: the user's own tooling only
+        out["index"] = await engine.sync.index_health()
+    return out
+
+
+async def _models(engine: Engine, caller: Caller) -> dict[str, Any]:
+    embedder = {k: v for k, v in engine.embedder.describe().items()
+                if caller.is_user or k != "file"}
+    reranker = None
+    if engine.reranker is not None:
+        reranker = ({"model": engine.config.reranker.model_dir} if caller.is_user
+                    else {"configured": True})
+    return {"embedder": embedder, "reranker": reranker, "scoring": await engine.scoring()}
+
+
+def _llm(engine: Engine) -> dict[str, Any]:
+    llm = engine.llm
+    if llm is None:
+        return {"configured": False}
+    return {"configured": True, "endpoint": llm.endpoint, "model": llm.config.model,
+            "calls": llm.calls, "failures": llm.failures, "last_error": llm.last_error}
