@@ -186,6 +186,10 @@ class Engine:
         verdict = await trio.to_thread.run_sync(lambda: int8dot.SCORING.verdict)
         return verdict.describe()
 
+    def graph_view(self, caller: Caller, limit: int) -> dict[str, Any]:
+        """The topic graph's largest `limit` nodes `caller` may see, with their edges."""
+        return self.graph.view(caller.can_see, limit)
+
     async def stats(self, caller: Caller) -> dict[str, Any]:
         """What `stats` reports of the engine, as `caller` may see it (stats.py)."""
         return await stats.describe(self, caller)

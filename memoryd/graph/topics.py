@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -303,6 +304,20 @@ class TopicGraph:
         with self.lock:
             return {"nodes": len(self.nodes), "episodes": len(self.episodes),
                     "edges": len(self.edges)}
+
+    def view(self, can_see: Callable[[str], bool], limit: int) -> dict[str, Any]:
+        """The graph as the web view draws it: the `limit` largest nodes of the scopes
+        `can_see` lets through (their episode counts), and the co_occurs edges
+        between them."""
+        with self.lock:
+            seen = sorted((n for n in self.nodes.values() if can_see(n.scope)),
+                          key=lambda n: -len(n.members))
+            nodes = [{"id": n.id, "label": n.label, "scope": n.scope,
+                      "members": len(n.members)} for n in seen]
+            shown = {n["id"] for n in nodes[:limit]}
+            edges = [{"source": a, "target": b, "weight": round(w, 4)}
+                     for (a, b), w in self.edges.items() if a in shown and b in shown]
+        return {"nodes": nodes[:limit], "edges": edges, "truncated": len(nodes) > limit}
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:

@@ -185,17 +185,7 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
         """The topic graph as the web view draws it: nodes (their episode counts) and
         co_occurs edges, of the scopes the caller may see; the largest GRAPH_NODES."""
         decode_params(raw, NoParams)
-        graph = app.engine.graph
-        with graph.lock:
-            seen = sorted((n for n in graph.nodes.values() if conn.caller.can_see(n.scope)),
-                          key=lambda n: -len(n.members))
-            nodes = [{"id": n.id, "label": n.label, "scope": n.scope,
-                      "members": len(n.members)} for n in seen]
-            shown = {n["id"] for n in nodes[:GRAPH_NODES]}
-            edges = [{"source": a, "target": b, "weight": round(w, 4)}
-                     for (a, b), w in graph.edges.items() if a in shown and b in shown]
-        return {"nodes": nodes[:GRAPH_NODES], "edges": edges,
-                "truncated": len(nodes) > GRAPH_NODES}
+        return app.engine.graph_view(conn.caller, GRAPH_NODES)
 
     return {"initialize": initialize, "ping": ping, "health": health, "stats": stats,
             "graph/topics": graph_topics,
