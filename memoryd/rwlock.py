@@ -23,6 +23,18 @@ class RWLock:
         self._waiting = 0  # writers waiting
         self._mine = threading.local()  # this thread's read re-entries
 
+    @property
+    def readers(self) -> int:
+        """Threads holding a read now (what a test or `stats` may look at)."""
+        with self._cond:
+            return self._readers
+
+    @property
+    def writers_waiting(self) -> int:
+        """Writers waiting for the readers to leave."""
+        with self._cond:
+            return self._waiting
+
     @contextlib.contextmanager
     def read(self) -> Iterator[None]:
         me = threading.get_ident()

@@ -53,7 +53,7 @@ def test_writer_excludes_readers_and_goes_before_later_ones():
     r1 = run(first_reader)
     assert reading.wait(WAIT)
     w = run(writer)
-    while not lock._waiting:  # the writer is queued behind reader 1
+    while not lock.writers_waiting:  # the writer is queued behind reader 1
         threading.Event().wait(0.001)
     r2 = run(late_reader)
     threading.Event().wait(0.05)

@@ -128,6 +128,12 @@ class Client(ToolMethods):
         if self._subscribed:
             self.call("events/subscribe")
 
+    @property
+    def connected(self) -> bool:
+        """A connection is open and the daemon has not closed it (a closed one is
+        opened again by the next call that may reconnect)."""
+        return self._sock is not None and not self._peer_closed()
+
     def _peer_closed(self) -> bool:
         """True when the daemon has closed this connection (EOF waiting to be read)."""
         assert self._sock is not None

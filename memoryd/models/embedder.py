@@ -92,7 +92,7 @@ def load_tokenizer(path: Path, max_tokens: int = MAX_TOKENS, pad: bool = True) -
 
 
 @dataclass(frozen=True)
-class _Call:
+class ModelCall:
     """One model call: its texts and their token ids (unpadded)."""
 
     texts: list[str]
@@ -234,6 +234,16 @@ class OnnxEmbedder:
         self.hits = self.misses = 0
         self.model_file = model
 
+    @property
+    def inputs(self) -> list[str]:
+        """The model's input names (an int8 model keeps the fp32 one's)."""
+        return [i.name for i in self._session.get_inputs()]
+
+    def in_flight(self) -> int:
+        """Texts being embedded now (each is embedded once: a second call waits)."""
+        with self._cache_lock:
+            return len(self._flying)
+
     def describe(self) -> dict[str, Any]:
         """The model as status shows it: its id, file, and the pinned sha256 of the
         weights it was verified against at load (the int8 file is derived from them)."""
@@ -296,16 +306,16 @@ class OnnxEmbedder:
 
     def _embed_into(self, out: np.ndarray, texts: list[str], keys: list[bytes],
                     todo: list[int]) -> None:
-        ids = self._tokenize([texts[i] for i in todo])
+        ids = self.tokenize([texts[i] for i in todo])
         size = self._batch
         if self._workers > 1 and len(todo) >= 2 * MIN_SPLIT:  # every worker gets some
             size = min(size, max(MIN_SPLIT, -(-len(todo) // self._workers)))
         batches = by_tokens(ids, size)  # positions in `todo`
         chunks = [[todo[j] for j in batch] for batch in batches]
-        runs = [_Call([texts[i] for i in chunk], [ids[j] for j in batch])
+        runs = [ModelCall([texts[i] for i in chunk], [ids[j] for j in batch])
                 for chunk, batch in zip(chunks, batches, strict=True)]
-        results = (self._pool.map(self._run, runs) if self._workers > 1 and len(runs) > 1
-                   else map(self._run, runs))
+        results = (self._pool.map(self.run_model, runs) if self._workers > 1 and len(runs) > 1
+                   else map(self.run_model, runs))
         for chunk, vectors in zip(chunks, results, strict=True):
             out[chunk] = vectors
             self._keep([keys[i] for i in chunk], vectors)
@@ -367,7 +377,7 @@ class OnnxEmbedder:
             landed(chunk, call)
 
         try:
-            ids = self._tokenize([todo[key] for key in keys])
+            ids = self.tokenize([todo[key] for key in keys])
         except Exception as exc:
             failed(keys, exc)
             return
@@ -376,16 +386,17 @@ class OnnxEmbedder:
         for chunk in chunks:
             texts, chunk_keys = [todo[keys[i]] for i in chunk], [keys[i] for i in chunk]
             try:
-                call = self._pool.submit(self._run, _Call(texts, [ids[i] for i in chunk]))
+                call = self._pool.submit(self.run_model, ModelCall(texts, [ids[i] for i in chunk]))
             except RuntimeError as exc:  # the pool is shut down
                 failed(chunk_keys, exc)
                 continue
             call.add_done_callback(partial(landed, chunk_keys))
 
-    def _tokenize(self, texts: list[str]) -> list[list[int]]:
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids (clipped to the model's limit, unpadded)."""
         return [e.ids for e in self.tokenizer.encode_batch([clip(t, MAX_TOKENS) for t in texts])]
 
-    def _run(self, call: _Call) -> np.ndarray:
+    def run_model(self, call: ModelCall) -> np.ndarray:
         """The vectors of one call's texts, which all have one token count: the model
         has no attention mask (`onnx.unmasked`), so nothing may be padded."""
         if len({len(ids) for ids in call.ids}) != 1:

@@ -29,6 +29,7 @@ from memoryd.graph.expand import GraphMatch, match
 from memoryd.graph.topics import TopicGraph
 from memoryd.retrieval import scoring, text
 from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
+from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.shared_work import Beside, SharedWork
 from memoryd.retrieval.stages import stages
@@ -133,7 +134,7 @@ class SmartSearch:
                 clock.lap("filter")
                 lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
                 # The keywords' share of the candidates, while the other thread embeds.
-                lex_top = _best(lex, pool_size) if ann else None
+                lex_top = best_rows(lex, pool_size) if ann else None
                 clock.lap("lexical")
                 (query_vec, topics), near = beside.result()
                 if idle_core:
@@ -148,7 +149,7 @@ class SmartSearch:
             else:
                 assert lex_top is not None
                 mode = "ann"
-                rows = np.union1d(self._ann_candidates(near, lex_top, mask), graph_rows)
+                rows = np.union1d(ann_candidates(corpus, near, lex_top, mask), graph_rows)
             clock.lap("candidates")
             ranking = self._pool(req, now, rows, lex, query_vec, graph_rows, pool_size,
                                  clock)
@@ -206,19 +207,25 @@ class SmartSearch:
         rows.update(c.chunk_rows(query_vec, pool_size))
         return rows
 
-    def _ann_candidates(self, near: set[int], lex_top: np.ndarray, mask: np.ndarray
-                        ) -> np.ndarray:
-        """The nearest rows and the keywords' best, with their turns' neighbours, within
-        `mask`, ascending."""
-        c = self.hybrid.corpus
-        base = np.union1d(np.fromiter(near, dtype=np.int64, count=len(near)), lex_top)
-        around = np.concatenate([base, c.prev[base], c.next[base]])
-        picked = np.unique(around[around >= 0])
-        kept: np.ndarray = picked[mask[picked]]
-        return kept
+    @property
+    def in_demand(self) -> int:
+        """Searches running or waiting for their turn now (`wanted`)."""
+        with self._running_lock:
+            return self._wanted
 
 
-def _best(lex: np.ndarray, n: int) -> np.ndarray:
+def ann_candidates(corpus: Corpus, near: set[int], lex_top: np.ndarray, mask: np.ndarray
+                   ) -> np.ndarray:
+    """The nearest rows and the keywords' best, with their turns' neighbours, within
+    `mask`, ascending."""
+    base = np.union1d(np.fromiter(near, dtype=np.int64, count=len(near)), lex_top)
+    around = np.concatenate([base, corpus.prev[base], corpus.next[base]])
+    picked = np.unique(around[around >= 0])
+    kept: np.ndarray = picked[mask[picked]]
+    return kept
+
+
+def best_rows(lex: np.ndarray, n: int) -> np.ndarray:
     """The `n` rows with the best keyword scores, of those with any (in no order)."""
     reached = np.flatnonzero(lex != 0)
     if len(reached) > n:

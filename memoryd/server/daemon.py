@@ -81,7 +81,7 @@ async def _accept(listener: trio.SocketListener, app: App, dispatcher: Dispatche
     await accept_forever(listener, handle, nursery)
 
 
-async def _keep_watching(engine: Engine, quiet_period: float, stop: trio.Event,
+async def keep_watching(engine: Engine, quiet_period: float, stop: trio.Event,
                          started: trio.Event) -> None:
     """Hand-edit watching that never takes the daemon down: on failure, log and retry.
     Each time the watches are up, and start-up has ended, the files changed while
@@ -216,7 +216,7 @@ class _Lifecycle:
         async with trio.open_nursery() as services:
             services.start_soon(self._on_signal, signals)
             if self.config.watcher.enabled:
-                services.start_soon(_keep_watching, self.engine,
+                services.start_soon(keep_watching, self.engine,
                                     self.config.watcher.quiet_period, self.stop_watching,
                                     self.indexed)
             listener, app = await self._listen()

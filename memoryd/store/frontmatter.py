@@ -198,7 +198,7 @@ def _fast_scalar(value: Any) -> str | None:
     return None
 
 
-def _fast_head(fields: dict[str, Any]) -> str | None:
+def fast_head(fields: dict[str, Any]) -> str | None:
     """The front matter as `_dump` writes it, for fields of plain values and lists of
     them (PyYAML's representer is most of a write's rendering time); None when any
     value is not simple (tests check both give the same bytes)."""
@@ -225,7 +225,7 @@ def _fast_head(fields: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
-def _fields(memory: Memory) -> dict[str, Any]:
+def fields_of(memory: Memory) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key in FRONT_MATTER_FIELDS:
         value = getattr(memory, key)
@@ -239,7 +239,7 @@ def _fields(memory: Memory) -> dict[str, Any]:
     return fields
 
 
-def _yaml_head(fields: dict[str, Any]) -> str:
+def yaml_head(fields: dict[str, Any]) -> str:
     head = _dump(fields, allow_unicode=True)
     if any(ch in head for ch in _YAML_BREAKS):
         head = _dump(fields, allow_unicode=False)
@@ -249,14 +249,14 @@ def _yaml_head(fields: dict[str, Any]) -> str:
 def check_readable(memory: Memory) -> None:
     """FrontMatterError unless the file `render` makes would be read back: a user's own
     keys (`extra`) could make a front matter past MAX_FRONT_MATTER."""
-    if memory.extra and len(_yaml_head(_fields(memory))) > MAX_FRONT_MATTER:
+    if memory.extra and len(yaml_head(fields_of(memory))) > MAX_FRONT_MATTER:
         raise FrontMatterError(f"the front matter would be over {MAX_FRONT_MATTER} "
                                "characters (its `extra` keys): the file could not be read")
 
 
 def render(memory: Memory) -> bytes:
-    fields = _fields(memory)
-    head = _fast_head(fields) if not memory.extra else None
+    fields = fields_of(memory)
+    head = fast_head(fields) if not memory.extra else None
     if head is None:
-        head = _yaml_head(fields)
+        head = yaml_head(fields)
     return f"---\n{head}---\n{memory.content}\n".encode()

@@ -100,7 +100,7 @@ def stamped(root: Path, under: Iterable[str]) -> tuple[dict[str, str | None], li
     return out, temps
 
 
-def _encode(files: dict[str, str | None], temps: list[str]) -> bytes:
+def encode(files: dict[str, str | None], temps: list[str]) -> bytes:
     """How many files, each file's path and stamp ("" for None), how many temps, their
     paths, and the end."""
     fields = [str(len(files))]
@@ -110,7 +110,7 @@ def _encode(files: dict[str, str | None], temps: list[str]) -> bytes:
 
 
 def _decode(data: bytes) -> tuple[dict[str, str | None], list[str]]:
-    """An answer of `_encode`'s: its files and its list of paths; WalkFailed unless
+    """An answer of `encode`'s: its files and its list of paths; WalkFailed unless
     it is whole."""
     fields = data.decode(*_FS_CODEC).split("\0")
     count = fields[0]
@@ -174,9 +174,15 @@ class ChildWalk:
         compare = [] if catalog is None else [_COMPARE, os.fsdecode(catalog)]
         command = [sys.executable, "-I", "-S", __file__, *compare, niceness,
                    os.fsdecode(root), *under]
+        self.niceness = int(niceness)  # what the child runs at
         self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._answer: tuple[bytes, bytes] | None = None  # stdout, stderr once it ended
+
+    @property
+    def running(self) -> bool:
+        """The child has not ended (nor been stopped by `close`)."""
+        return self._proc.poll() is None
 
     def wait(self) -> tuple[bytes, bytes]:
         """Wait for the child to end: what it wrote (kept for `result`)."""
@@ -219,7 +225,7 @@ def main(argv: list[str]) -> int:
     files, temps = stamped(Path(root), under)
     if known is not None:
         files, temps = differences(files, known)  # what differs, and the gone paths
-    sys.stdout.buffer.write(_encode(files, temps))
+    sys.stdout.buffer.write(encode(files, temps))
     return 0
 
 

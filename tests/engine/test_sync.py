@@ -216,7 +216,7 @@ async def test_the_daemon_catches_up_once_watching_and_once_started(rig, monkeyp
     monkeypatch.setattr(rig.engine.sync, "catch_up", catch_up)
     stop, indexed = trio.Event(), trio.Event()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(daemon._keep_watching, rig.engine, 0.05, stop, indexed)
+        nursery.start_soon(daemon.keep_watching, rig.engine, 0.05, stop, indexed)
         with trio.fail_after(30):
             while not resumed.is_set():
                 await trio.sleep(0.01)

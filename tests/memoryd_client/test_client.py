@@ -151,13 +151,13 @@ def test_a_closed_socket_is_connection_lost_never_a_broken_pipe(short_tmp, capsy
     try:
         memory = Client(path, retries=0)
         deadline = time.monotonic() + 10
-        while not memory._peer_closed():  # the close has reached this end
+        while memory.connected:  # until the close has reached this end
             assert time.monotonic() < deadline
             time.sleep(0.01)
         with pytest.raises(ConnectionLost):
             memory.send_line(b'{"jsonrpc": "2.0", "id": 1, "method": "health"}',
                              reconnect=False)
-        assert memory._sock is None
+        assert not memory.connected
         capsys.readouterr()
         assert main(["--socket", str(path), "call", "health"]) == 1
         assert "failed: the daemon closed the connection" in capsys.readouterr().err

@@ -21,7 +21,7 @@ def reference() -> OnnxEmbedder:
 
 def _gated(embedder: OnnxEmbedder, fail_first: bool = False):
     """Make the model wait for `release`; record what it was asked to embed."""
-    real = embedder._run
+    real = embedder.run_model
     runs: list[list[str]] = []
     release = threading.Event()
     lock = threading.Lock()
@@ -35,7 +35,7 @@ def _gated(embedder: OnnxEmbedder, fail_first: bool = False):
             raise RuntimeError("the model failed")
         return real(call)
 
-    embedder._run = run  # type: ignore[method-assign]
+    embedder.run_model = run  # type: ignore[method-assign]  # the model held
     return runs, release
 
 
@@ -69,7 +69,7 @@ def test_a_text_being_embedded_is_waited_for_not_embedded_twice(reference, fail_
         [["the tea"]] if fail_first else [])
     want = reference.embed(["the tea", "a kayak"])
     assert np.allclose(got, want, atol=1e-4)
-    assert embedder._flying == {}, "nothing is left marked as being embedded"
+    assert embedder.in_flight() == 0, "nothing is left marked as being embedded"
 
 
 def test_a_prefetch_returns_at_once_and_its_texts_are_not_embedded_again(reference) -> None:
@@ -90,7 +90,7 @@ def test_a_prefetch_returns_at_once_and_its_texts_are_not_embedded_again(referen
     assert sorted(t for run in runs for t in run) == sorted(
         ["the heron", "the tea", "a kayak", "the kayak club"]), "each text made once"
     assert np.allclose(got, reference.embed(["a kayak", "the heron"]), atol=1e-4)
-    assert embedder._flying == {}
+    assert embedder.in_flight() == 0
 
 
 def test_a_failed_prefetch_is_logged_and_its_texts_are_made_when_needed(reference) -> None:
@@ -102,7 +102,7 @@ def test_a_failed_prefetch_is_logged_and_its_texts_are_made_when_needed(referenc
         assert ahead is not None
         ahead.result(30)
     assert [e["event"] for e in logs] == ["embedder.prefetch_failed"]
-    assert embedder._flying == {}
+    assert embedder.in_flight() == 0
     got = embedder.embed(["the heron"])
     assert runs == [["the heron"], ["the heron"]]
     assert np.allclose(got, reference.embed(["the heron"]), atol=1e-4)
@@ -126,7 +126,7 @@ def test_a_model_call_holds_texts_of_one_token_count(reference) -> None:
             ahead = embedder.prefetch(texts)
             assert ahead is not None
             ahead.result(30)
-            assert embedder._flying == {}
+            assert embedder.in_flight() == 0
             got = embedder.embed(texts)
         assert sorted(t for run in runs for t in run) == sorted(texts), way
         assert all(len(run) <= 2 and len({tokens[t] for t in run}) == 1 for run in runs), way

@@ -8,7 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from memoryd.models.embedder import OnnxEmbedder, _Call, load_tokenizer, locate_assets
+from memoryd.models.embedder import ModelCall, OnnxEmbedder, load_tokenizer, locate_assets
 from memoryd.models.onnx import session, unmasked
 
 TEXTS = ["Anne prefers tea in the morning", "the Postgres migration is postponed",
@@ -44,10 +44,10 @@ def test_the_unmasked_model_makes_the_masked_models_vectors() -> None:
 
 def test_a_model_call_of_texts_with_different_token_counts_is_refused() -> None:
     embedder = OnnxEmbedder()
-    ids = embedder._tokenize(TEXTS[:2])
+    ids = embedder.tokenize(TEXTS[:2])
     assert len(ids[0]) != len(ids[1])
     with pytest.raises(ValueError, match="one token count"):
-        embedder._run(_Call(TEXTS[:2], ids))
+        embedder.run_model(ModelCall(TEXTS[:2], ids))
 
 
 def test_a_model_that_reads_its_mask_elsewhere_is_not_unmasked() -> None:

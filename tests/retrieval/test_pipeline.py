@@ -58,7 +58,7 @@ async def _search_watched(make_harness, monkeypatch, patience: float, others_wai
             waiting.enter_context(h.engine.reads.searcher.wanted())
         found = await h.call("memory_smart_search", query=QUERY)
     assert [m["id"] for m in found["memories"]][:1] == [key]
-    assert h.engine.reads.searcher._wanted == 0, "the search's own count was not released"
+    assert h.engine.reads.searcher.in_demand == 0, "the search's own count was not released"
     return embedder.query_threads
 
 
@@ -113,7 +113,7 @@ class _Near:
 
     def __call__(self, *args, **kwargs):
         self.before()
-        self.calls.append((threading.current_thread().name, self.corpus.lock._readers))
+        self.calls.append((threading.current_thread().name, self.corpus.lock.readers))
         return self.inner(*args, **kwargs)
 
 
@@ -156,7 +156,7 @@ async def test_a_failing_keyword_stage_waits_for_the_nearest_rows(make_harness, 
     with pytest.raises(RuntimeError, match="no keywords today"):
         h.engine.reads.searcher.run(SearchRequest(query=QUERY))
     assert near.calls == [(near.calls[0][0], 1)], "the hold outlived the nearest rows"
-    assert corpus.lock._readers == 0
+    assert corpus.lock.readers == 0
 
 
 async def test_with_a_core_idle_the_search_scores_a_share_of_the_nearest_rows(
@@ -204,18 +204,12 @@ def test_ann_candidates_are_the_nearest_and_best_rows_with_their_turns_neighbour
     mask = np.ones(c.size, dtype=bool)
     mask[10] = False
     near = {5, 12}
-
-    class _Hybrid:
-        corpus = c
-
-    search = pipeline.SmartSearch.__new__(pipeline.SmartSearch)
-    search.hybrid = _Hybrid()
-    top = pipeline._best(lex, 3)
+    top = pipeline.best_rows(lex, 3)
     assert sorted(top.tolist()) == [3, 9, 22]
     expected = set()
     for r in [*near, *top.tolist()]:
         expected |= {r} | {int(x) for x in (c.prev[r], c.next[r]) if x >= 0}
-    got = search._ann_candidates(near, top, mask)
+    got = pipeline.ann_candidates(c, near, top, mask)
     assert got.tolist() == sorted(r for r in expected if mask[r])
     # 9's turns are 7 (past the note 8) and 10 (masked); 12 is a note, alone
     assert 10 not in got.tolist() and {6, 7, 12, 21, 23} <= set(got.tolist())

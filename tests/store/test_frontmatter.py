@@ -114,14 +114,14 @@ _scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _tric
 @given(st.dictionaries(st.sampled_from(["id", "tags", "source", "importance", "x_y"]),
                        _scalars | st.lists(_scalars, max_size=4), max_size=5))
 def test_the_fast_front_matter_writes_what_pyyaml_writes(fields):
-    fast = frontmatter._fast_head(fields)
-    assert fast is None or fast == frontmatter._yaml_head(fields)
+    fast = frontmatter.fast_head(fields)
+    assert fast is None or fast == frontmatter.yaml_head(fields)
 
 
 def test_a_written_memorys_front_matter_takes_the_fast_path():
     m = memory(content="x", content_hash=content_hash("x"), tags=["ui", "2026", "a b"],
                created_at=datetime(2026, 11, 23, 15, 9, 2, 5, tzinfo=UTC),
                updated_at=datetime(2026, 11, 23, 15, 9, 2, 5, tzinfo=UTC), importance=0.35)
-    fields = frontmatter._fields(m)
-    fast = frontmatter._fast_head(fields)
-    assert fast is not None and fast == frontmatter._yaml_head(fields)
+    fields = frontmatter.fields_of(m)
+    fast = frontmatter.fast_head(fields)
+    assert fast is not None and fast == frontmatter.yaml_head(fields)

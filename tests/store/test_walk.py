@@ -64,9 +64,9 @@ def test_the_child_walk_finds_what_the_walk_in_process_finds(tmp_path):
 def test_an_answer_that_is_not_whole_is_refused(tmp_path):
     root = tmp_path / "root"
     _odd_root(root)
-    whole = walk._encode(*walk.stamped(root, INDEXED_DIRS))
+    whole = walk.encode(*walk.stamped(root, INDEXED_DIRS))
     assert walk.decode(whole) == walk.stamped(root, INDEXED_DIRS)
-    assert walk.decode(walk._encode({}, [])) == ({}, [])
+    assert walk.decode(walk.encode({}, [])) == ({}, [])
     for broken in (b"", whole[:-3], whole[:len(whole) // 2], b"9\0a\0b\0end",
                    b"1\0a\0b\0\x30\0end\0end", whole.replace(b"\0end", b"\0and"),
                    b"0\x001\0categories/a.md\0end",  # a memory file named as a temp
@@ -111,7 +111,7 @@ def test_a_child_walk_that_is_not_waited_for_is_stopped(tmp_path, monkeypatch):
     monkeypatch.setattr(walk, "__file__", str(slow))
     child = ChildWalk(tmp_path, INDEXED_DIRS)
     child.close()
-    assert child._proc.returncode is not None
+    assert not child.running
     child.close()  # twice is harmless
 
 
@@ -147,7 +147,7 @@ def test_a_background_walk_runs_at_the_lowest_priority(tmp_path, monkeypatch, ca
     assert asked == [19]
     background, foreground = ChildWalk(root, INDEXED_DIRS, background=True), ChildWalk(
         root, INDEXED_DIRS)
-    assert background._proc.args[4] == "19" and foreground._proc.args[4] == "0"
+    assert (background.niceness, foreground.niceness) == (19, 0)
     assert background.result() == foreground.result() == walk.stamped(root, INDEXED_DIRS)
 
 
