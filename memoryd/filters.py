@@ -19,7 +19,7 @@ inclusive `to` date, an `as_of` date or time) are read by the functions below, w
 the params call.
 
 The value is compiled twice: to SQL over the catalog (store/catalog_sql.py, `where`)
-and to a mask over the corpus's columns (retrieval/corpus.py, `Corpus.mask`); and
+and to a mask over the corpus's columns (retrieval/columns.py, `mask`); and
 read a memory at a time by `admits` where no index holds the memory (the trash, for
 an export). A property test keeps all three selecting the same ids for any filter
 over any store. Each refuses
@@ -38,6 +38,11 @@ import msgspec
 
 if TYPE_CHECKING:
     from memoryd.schema import Memory
+
+
+# The fields filtered by equality: each the memory's field, and the catalog's column, of
+# that name (the SQL, the mask and `admits` each compile them in one loop).
+EQUAL = ("phase", "category", "kind", "type", "session", "source")
 
 
 class Filters(msgspec.Struct, kw_only=True):
@@ -65,10 +70,8 @@ class Filters(msgspec.Struct, kw_only=True):
     def admits(self, memory: Memory) -> bool:
         """Whether the narrowing fields (all but liveness) hold for `memory`."""
         return ((self.scopes is None or memory.scope in self.scopes)
-                and all(want is None or want == have for want, have in (
-                    (self.phase, memory.phase), (self.category, memory.category),
-                    (self.kind, memory.kind), (self.type, memory.type),
-                    (self.session, memory.session), (self.source, memory.source)))
+                and all(getattr(self, f) is None or getattr(self, f) == getattr(memory, f)
+                        for f in EQUAL)
                 and (self.not_kind is None or memory.kind != self.not_kind)
                 and set(self.tags) <= set(memory.tags)
                 and (self.since is None or memory.created_at >= self.since)

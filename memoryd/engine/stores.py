@@ -3,7 +3,7 @@ each change through a UnitOfWork in the writer thread, then publishes its events
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -12,6 +12,7 @@ from memoryd.engine.unit import UnitOfWork
 from memoryd.engine.workers import Workers
 from memoryd.events import EventBus
 from memoryd.retrieval.hybrid import HybridIndex
+from memoryd.schema import Memory
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
 
@@ -35,10 +36,17 @@ class Stores:
                           defer_vectors)
 
     async def change(self, fn: Callable[[UnitOfWork], T], *, vectors: bool = True,
-                     abandon: bool = False, defer_vectors: bool = False) -> T:
-        """Run `fn` on a fresh unit in the writer thread, commit it, publish its events."""
+                     abandon: bool = False, defer_vectors: bool = False,
+                     staged: Sequence[Memory] = ()) -> T:
+        """Run `fn` on a fresh unit in the writer thread, commit it, publish its events.
+        `staged`: the new memories the unit will write, known before it runs: their
+        embedding starts now, while the unit waits for the writer, not at its commit."""
+        if vectors and staged:
+            self.hybrid.embed_ahead(list(staged))
+
         def run() -> tuple[T, UnitOfWork]:
             uow = self.unit(vectors, defer_vectors)
+            uow.staged = {m.id for m in staged}
             result = fn(uow)
             uow.commit()
             return result, uow

@@ -92,6 +92,7 @@ class UnitOfWork:
         self.defer_vectors = defer_vectors  # see HybridIndex.upsert_many(defer=)
         self.events: list[Event] = []
         self.touched: set[str] = set()  # files its commits changed, moved or indexed
+        self.staged: set[str] = set()  # ids whose embedding began when it was queued
         self._reset()
 
     def discard(self) -> None:
@@ -224,7 +225,7 @@ class UnitOfWork:
             gone = catalog.writer.load([r.id for r in records if r is not None])
         fresh = [w.memory for w in writes] + [m for m, _, _, _ in indexed]
         if self.vectors and fresh:  # made while the files are (upsert_many waits for them)
-            self.hybrid.embed_ahead(fresh)
+            self.hybrid.embed_ahead([m for m in fresh if m.id not in self.staged])
         files = _FileChanges(self.files)
         try:
             # Shelved first: a kept version shares its memory's id, and the sha recorded

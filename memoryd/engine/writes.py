@@ -94,7 +94,7 @@ class Writes:
             except RpcError as exc:
                 results.append(exc)
         stored = iter(await self.stores.change(lambda uow: self._store(uow, built),
-                                               defer_vectors=defer_vectors)
+                                               defer_vectors=defer_vectors, staged=built)
                       if built else [])
         return [next(stored) if slot is None else slot for slot in results]
 

@@ -54,42 +54,46 @@ class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
 
 
 
-def mask(corpus: Corpus, filters: Filters) -> np.ndarray:
-        """`filters` as a mask over the rows (hold `lock.read()`): the compilation that
-        the catalog's SQL (store/catalog.py `where`) must agree with."""
-        if filters.source is not None:
-            raise ValueError("the corpus keeps no memory's source: filter by it in SQL")
-        n = corpus.size
-        if filters.as_of is None:
-            mask = corpus.alive[:n] & ~corpus.superseded[:n]
-        else:
-            mask = (corpus.alive[:n] & (corpus.created[:n] <= filters.as_of)
-                    & (corpus.valid_until[:n] > filters.as_of))
-        mask &= corpus.expires[:n] > filters.at()
-        if not filters.include_compressed:
-            mask &= ~corpus.compressed[:n]
-        if filters.scopes is not None:
-            codes = [corpus.scope_codes[s] for s in filters.scopes if s in corpus.scope_codes]
-            mask &= np.isin(corpus.scope[:n], codes)
-        for column, names in (("category", CATEGORIES), ("type", TYPES), ("kind", KINDS)):
-            value = getattr(filters, column)
-            if value is not None:
-                mask &= getattr(corpus, column)[:n] == names.index(value)
-        if filters.not_kind is not None:
-            mask &= corpus.kind[:n] != KINDS.index(filters.not_kind)
-        if filters.phase is not None:
-            mask &= corpus.organized[:n] == (filters.phase == "organized")
-        if filters.since is not None:
-            mask &= corpus.created[:n] >= filters.since.timestamp()
-        if filters.until is not None:
-            mask &= corpus.created[:n] < filters.until.timestamp()
-        if filters.tags or filters.session is not None:  # rarer: a pass over the survivors
-            wanted = set(filters.tags)
-            for row in np.flatnonzero(mask).tolist():
-                meta = corpus.meta[row]
-                if meta is None or (wanted and not wanted <= meta.tags) or (
-                        filters.session is not None and meta.session != filters.session):
-                    mask[row] = False
-        narrowed: np.ndarray = mask
-        return narrowed
+# The filterable fields kept as codes: the column of that name holds the index of the
+# memory's value in its enumeration (Corpus._describe writes them, `mask` reads them).
+CODED: dict[str, tuple[str, ...]] = {"category": CATEGORIES, "kind": KINDS, "type": TYPES}
 
+
+def mask(corpus: Corpus, filters: Filters) -> np.ndarray:
+    """`filters` as a mask over the corpus's rows (the caller holds its read lock):
+    the compilation the catalog's SQL (store/catalog_sql.py `where`) must agree with."""
+    if filters.source is not None:
+        raise ValueError("the corpus keeps no memory's source: filter by it in SQL")
+    n = corpus.size
+    if filters.as_of is None:
+        mask = corpus.alive[:n] & ~corpus.superseded[:n]
+    else:
+        mask = (corpus.alive[:n] & (corpus.created[:n] <= filters.as_of)
+                & (corpus.valid_until[:n] > filters.as_of))
+    mask &= corpus.expires[:n] > filters.at()
+    if not filters.include_compressed:
+        mask &= ~corpus.compressed[:n]
+    if filters.scopes is not None:
+        codes = [corpus.scope_codes[s] for s in filters.scopes if s in corpus.scope_codes]
+        mask &= np.isin(corpus.scope[:n], codes)
+    for column, names in CODED.items():
+        value = getattr(filters, column)
+        if value is not None:
+            mask &= getattr(corpus, column)[:n] == names.index(value)
+    if filters.not_kind is not None:
+        mask &= corpus.kind[:n] != KINDS.index(filters.not_kind)
+    if filters.phase is not None:
+        mask &= corpus.organized[:n] == (filters.phase == "organized")
+    if filters.since is not None:
+        mask &= corpus.created[:n] >= filters.since.timestamp()
+    if filters.until is not None:
+        mask &= corpus.created[:n] < filters.until.timestamp()
+    if filters.tags or filters.session is not None:  # rarer: a pass over the survivors
+        wanted = set(filters.tags)
+        for row in np.flatnonzero(mask).tolist():
+            meta = corpus.meta[row]
+            if meta is None or (wanted and not wanted <= meta.tags) or (
+                    filters.session is not None and meta.session != filters.session):
+                mask[row] = False
+    narrowed: np.ndarray = mask
+    return narrowed

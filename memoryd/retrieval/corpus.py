@@ -23,7 +23,7 @@ from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.postings import Postings
 from memoryd.retrieval.shared_work import SharedWork
 from memoryd.rwlock import RWLock
-from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
+from memoryd.schema import Memory
 
 # Rows scored at once by `similarity` (at most; the blocks are of equal size): 0.75 MB
 # of int8 codes, which stay in the core's cache (13,000 rows: 2.0 ms, in blocks of
@@ -175,9 +175,8 @@ class Corpus:
             superseded=_superseded(memory), text_hash=text_hash)
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
-        self.category[row] = CATEGORIES.index(memory.category)
-        self.kind[row] = KINDS.index(memory.kind)
-        self.type[row] = TYPES.index(memory.type)
+        for column, names in columns.CODED.items():
+            getattr(self, column)[row] = names.index(getattr(memory, column))
         self.organized[row] = memory.phase == "organized"
         self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
         self.superseded[row] = _superseded(memory)

@@ -88,20 +88,34 @@ class HybridIndex:
     def embed_ahead(self, memories: list[Memory]) -> Future[None] | None:
         """Start embedding the texts `upsert_many` will need for `memories` (the one
         place a write's embedding starts early): a unit of work stages its memories
-        here while the writer thread makes their files durable, so a commit costs about
-        the longer of the two, not their sum; a connection's writes still waiting
-        behind others are staged here too (Writes.prepare). Which texts are new is read
-        in a thread of its own (the corpus may be locked); they are queued for the
-        embedder's model threads (`Embedder.prefetch`). `upsert_many` finds the vectors
-        in the embedder's cache, or waits for those still being made. Safe from any
-        thread; the future of the texts' queueing (None: no memory)."""
-        if not memories:
-            return None
-        made: Future[None] = Future()
-        self._ahead.submit(self._prefetch_new_texts, memories, made)
-        return made
+        here, when it is queued or else at its commit, so the model runs while the
+        writer makes their files durable and a commit costs about the longer of the
+        two, not their sum; a connection's writes still waiting behind others are
+        staged here too (Writes.prepare). A new memory's text is queued for the
+        embedder's model threads at once (`Embedder.prefetch`); which texts of known
+        memories changed is read in a thread of its own (the corpus may be locked).
+        `upsert_many` finds the vectors in the embedder's cache, or waits for those
+        still being made. Safe from any thread; the future of the texts' embedding
+        (None: nothing to embed)."""
+        # A memory without a row is new: nothing to compare. The row map is read
+        # without the lock: a stale answer costs a cache hit or an embedding in
+        # upsert_many, never a wrong vector.
+        new = [m for m in memories if m.id not in self.corpus.row_of]
+        known = [m for m in memories if m.id in self.corpus.row_of] if len(new) < len(
+            memories) else []
+        fresh = self.embedder.prefetch([text.index_text(m) for m in new]) if new else None
+        if not known:
+            return fresh
+        changed: Future[None] = Future()
+        self._ahead.submit(self._prefetch_changed_texts, known, changed)
+        if fresh is None:
+            return changed
+        both: Future[None] = Future()  # done when both are; failed if either failed
+        fresh.add_done_callback(lambda f: changed.add_done_callback(
+            lambda c: _settle(both, f if f.exception() is not None else c)))
+        return both
 
-    def _prefetch_new_texts(self, memories: list[Memory], made: Future[None]) -> None:
+    def _prefetch_changed_texts(self, memories: list[Memory], made: Future[None]) -> None:
         try:
             texts = [text.index_text(m) for m in memories]
             with self.corpus.lock.read():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import msgspec
 from msgspec.structs import replace
 
-from memoryd.filters import Filters
+from memoryd.filters import EQUAL, Filters
 from memoryd.schema import Memory
 
 # A memory's rowid orders it by its creation second: second * ROWID_SLOTS + n, n counting
@@ -67,7 +67,7 @@ def where(filters: Filters, table: str = "m", rowid: str | None = None
     if filters.scopes is not None:
         clauses.append(f"{table}.scope IN ({','.join('?' * len(filters.scopes))})")
         args.extend(filters.scopes)
-    for column in ("phase", "category", "kind", "type", "session", "source"):
+    for column in EQUAL:
         value = getattr(filters, column)
         if value is not None:
             clauses.append(f"m.{column} = ?")

@@ -15,6 +15,7 @@ from datetime import datetime
 
 import msgspec
 
+from memoryd.filters import EQUAL
 from memoryd.schema import Memory
 from memoryd.store import catalog_stamps
 from memoryd.store.catalog_sql import ROWID_SLOTS, by_ids, decode, rowid_second, spaced
@@ -40,9 +41,8 @@ def _stamp(moment: datetime | None) -> float | None:
 def _row(memory: Memory) -> dict[str, object]:
     """The memories row's columns that come from the memory itself, by name."""
     return {
-        "id": memory.id, "content_hash": memory.content_hash, "kind": memory.kind,
-        "phase": memory.phase, "category": memory.category, "type": memory.type,
-        "scope": memory.scope, "session": memory.session, "source": memory.source,
+        **{column: getattr(memory, column) for column in EQUAL},
+        "id": memory.id, "content_hash": memory.content_hash, "scope": memory.scope,
         "source_path": memory.source_path, "created_at": memory.created_at.timestamp(),
         "updated_at": memory.updated_at.timestamp(), "expires_at": _stamp(memory.expires_at),
         "due_at": _stamp(memory.due_at), "notified": int(memory.notified_at is not None),
