@@ -43,8 +43,8 @@ def _superseded(memory: Memory) -> bool:
 
 
 class Corpus:
-    # The COLUMNS, made by `_alloc` (declared here for the type checker; a test keeps
-    # this list and COLUMNS the same).
+    # The COLUMNS, made by `_alloc`, declared here for the type checker: every one the
+    # code reads by name (a test checks; a coded filter column is read through CODED).
     own: np.ndarray
     own_scale: np.ndarray
     ctx: np.ndarray
