@@ -122,7 +122,7 @@ class RecallConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class ConversationConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """memory_remember and memory_add (seeds 000, 002, 004)."""
+    """memory_remember and memory_add: the gate, the ring of recent turns, facts."""
 
     min_chars: int = 8  # shorter turns are skipped by the relevance gate
     duplicate_cosine: float = 0.92  # a turn this close to a recent memory is a duplicate

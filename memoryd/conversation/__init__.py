@@ -1,4 +1,4 @@
-"""Conversation memory: what the daemon learns from what is said (seeds 000, 002, 004).
+"""Conversation memory: what the daemon learns from what is said.
 
 Pure functions, no I/O: cleaning and the relevance gate (`text`, `gate`), importance
 and type routing (`signals`), facts and their reconciliation with what is known

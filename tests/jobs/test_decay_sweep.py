@@ -1,4 +1,4 @@
-"""decay-sweep and the topic graph (seed 002), on the real model and files, with an
+"""decay-sweep and the topic graph, on the real model and files, with an
 injected clock."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ REDIS = [
 ]
 MONGO = ("Can I use MongoDB for session caching?",
          "You can, but Redis is the usual choice for a session cache.")
-# The MongoDB exchange sits just under the 0.70 join threshold (seed 002, calibrated on
+# The MongoDB exchange sits just under the 0.70 join threshold (calibrated on
 # fp32 vectors): 0.68 from the Redis talk with fp32, 0.707 with int8, where it joins it.
 # The tests of that boundary pin the model they were calibrated on.
 FP32 = {"embedder": {"variant": "fp32"}}
@@ -71,7 +71,7 @@ async def test_cold_turns_pair_into_episodes_clustered_by_topic(make_harness):
         assert turns[user].topic == turns[reply].topic is not None
     redis_topic = turns[redis[0][0]].topic
     assert all(turns[u].topic == redis_topic for u, _ in redis)  # one topic (cos >= 0.70)
-    # "when do we use MongoDB" is near the Redis talk but a topic of its own (seed 002)
+    # "when do we use MongoDB" is near the Redis talk but a topic of its own
     assert turns[mongo[0]].topic != redis_topic
     assert turns[cake[0]].topic not in (redis_topic, turns[mongo[0]].topic)
     assert engine.graph.nodes[redis_topic].label == REDIS[0][0]

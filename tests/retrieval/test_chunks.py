@@ -1,4 +1,4 @@
-"""Long notes are indexed by their semantic chunks (seed 004 §1.3): the rules, and a
+"""Long notes are indexed by their semantic chunks: the rules, and a
 question about a late section finding its note with the real model."""
 
 from __future__ import annotations
