@@ -11,7 +11,7 @@ import msgspec
 import numpy as np
 
 from memoryd.filters import Filters
-from memoryd.schema import CATEGORIES, KINDS, TYPES
+from memoryd.schema import CATEGORIES, KINDS, TYPES, Memory
 
 if TYPE_CHECKING:
     from memoryd.retrieval.corpus import Corpus
@@ -51,6 +51,13 @@ class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     expires_at: float | None
     superseded: bool
     text_hash: str = ""
+
+    def holds(self, memory: Memory, own_hash: str) -> bool:
+        """The row holds `memory`'s text as it is now (its index text's hash `own_hash`,
+        its scope and session): its vectors need not be made again."""
+        return (self.text_hash == own_hash and self.scope == memory.scope
+                and self.session == memory.session
+                and self.is_turn == (memory.kind == "turn" and memory.session is not None))
 
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,8 +18,8 @@ import structlog
 
 from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval import chunks, neighbours, snapshot, text
+from memoryd.retrieval.ahead import Ahead
 from memoryd.retrieval.chunks import Span
-from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.neighbours import Neighbour
 from memoryd.retrieval.vectors import text_hash  # chromadb loads on use
@@ -49,7 +49,7 @@ class HybridIndex:
         # A change reached the catalog but not the corpus (the vectors failed): no
         # snapshot may record this corpus; the next start catches up from an older one.
         self.diverged = False
-        self._ahead = ThreadPoolExecutor(1, thread_name_prefix="embed-ahead")  # see embed_ahead
+        self._ahead = Ahead(lambda: self.corpus, embedder)
 
     def adopt(self, corpus: Corpus, stale_context: Iterable[str]) -> None:
         """Serve `corpus` (a snapshot's; start-up, writer thread)."""
@@ -86,50 +86,10 @@ class HybridIndex:
 
     # -- one memory at a time (writer thread) -----------------------------------
     def embed_ahead(self, memories: list[Memory]) -> Future[None] | None:
-        """Start embedding the texts `upsert_many` will need for `memories` (the one
-        place a write's embedding starts early): a unit of work stages its memories
-        here, when it is queued or else at its commit, so the model runs while the
-        writer makes their files durable and a commit costs about the longer of the
-        two, not their sum; a connection's writes still waiting behind others are
-        staged here too (Writes.prepare). A new memory's text is queued for the
-        embedder's model threads at once (`Embedder.prefetch`); which texts of known
-        memories changed is read in a thread of its own (the corpus may be locked).
-        `upsert_many` finds the vectors in the embedder's cache, or waits for those
-        still being made. Safe from any thread; the future of the texts' embedding
-        (None: nothing to embed)."""
-        # A memory without a row is new: nothing to compare. The row map is read
-        # without the lock: a stale answer costs a cache hit or an embedding in
-        # upsert_many, never a wrong vector.
-        new = [m for m in memories if m.id not in self.corpus.row_of]
-        known = [m for m in memories if m.id in self.corpus.row_of] if len(new) < len(
-            memories) else []
-        fresh = self.embedder.prefetch([text.index_text(m) for m in new]) if new else None
-        if not known:
-            return fresh
-        changed: Future[None] = Future()
-        self._ahead.submit(self._prefetch_changed_texts, known, changed)
-        if fresh is None:
-            return changed
-        both: Future[None] = Future()  # done when both are; failed if either failed
-        fresh.add_done_callback(lambda f: changed.add_done_callback(
-            lambda c: _settle(both, f if f.exception() is not None else c)))
-        return both
-
-    def _prefetch_changed_texts(self, memories: list[Memory], made: Future[None]) -> None:
-        try:
-            texts = [text.index_text(m) for m in memories]
-            with self.corpus.lock.read():
-                wanted = [t for m, t in zip(memories, texts, strict=True)
-                          if (meta := self.corpus.meta_of(m.id)) is None
-                          or not _same_text(meta, m, text_hash(t))]
-            queued = self.embedder.prefetch(wanted)
-        except BaseException as failure:
-            made.set_exception(failure)
-            raise
-        if queued is None:
-            made.set_result(None)
-        else:  # ends with the model's work, which this thread does not wait for
-            queued.add_done_callback(lambda f: _settle(made, f))
+        """Start embedding the texts `upsert_many` will need for `memories`, the one
+        place a write's embedding starts early (retrieval/ahead.py). Safe from any
+        thread; the future of the texts' embedding (None: nothing to embed)."""
+        return self._ahead.stage(memories)
 
     def upsert_many(self, memories: list[Memory], fetch: Fetch, defer: bool = False) -> int:
         """Index these memories: one model call for their texts, one for the contexts.
@@ -142,7 +102,7 @@ class HybridIndex:
         with self.corpus.lock.write():
             for memory in memories:
                 meta = self.corpus.meta_of(memory.id)
-                if meta is not None and _same_text(meta, memory, hashes[memory.id]):
+                if meta is not None and meta.holds(memory, hashes[memory.id]):
                     self.corpus.refresh(memory)  # tags, category, access counts: same vectors
                 else:
                     fresh.append(memory)
@@ -406,18 +366,3 @@ def _pieces(memories: list[Memory], spans: dict[str, list[Span]]) -> list[Piece]
 def _chunked(memory: Memory) -> bool:
     """Notes are indexed by their chunks too when long (turns have their context)."""
     return memory.kind == "note"
-
-
-def _settle(made: Future[None], done: Future[None]) -> None:
-    """`made` ends as `done` did."""
-    failure = done.exception()
-    if failure is not None:
-        made.set_exception(failure)
-    else:
-        made.set_result(None)
-
-
-def _same_text(meta: RowMeta, memory: Memory, own_hash: str) -> bool:
-    return (meta.text_hash == own_hash and meta.scope == memory.scope
-            and meta.session == memory.session
-            and meta.is_turn == (memory.kind == "turn" and memory.session is not None))
