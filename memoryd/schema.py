@@ -55,6 +55,9 @@ Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
                             description="global, agent:<name> or user:<name>.")]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
 Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
+# The source of a memory ingested from another tool's notes or transcripts: this, then
+# the reader's name (`ingest:logseq`).
+INGEST_PREFIX = "ingest:"
 MAX_SOURCE_PATH = 1024  # characters
 # Line breaks and NUL cannot stand in a front-matter line; a lone surrogate (a file
 # name that is not UTF-8, as Python reads it) cannot be written at all.

@@ -2,6 +2,12 @@
 
 Each category has cue words; a text's category is the one with the most cue hits
 (ties go to the earlier entry, the more specific). No hit: it stays in the inbox.
+
+Two things come before the cues. A note kept under a folder or namespace that says
+what it is about (`people/Ann`, `Projects/Atlas`, `决策/…`) is of that category:
+the source's own structure. And preferences and habits are the user's: a cue whose
+clause has another person as its subject ("She prefers…", "Ann always…", "他喜欢…")
+counts for `people` (a note about that person), not for the user's preferences.
 """
 
 from __future__ import annotations
@@ -47,11 +53,78 @@ def _hits(text: str, cue: str) -> int:
     return text.count(cue)
 
 
-def classify(content: str) -> str | None:
+# A folder or namespace of the note's source that names what its notes are about.
+PLACES: dict[str, str] = {
+    **dict.fromkeys(("people", "person", "persons", "contacts", "contact", "family",
+                     "friends", "人物", "联系人", "家人", "朋友"), "people"),
+    **dict.fromkeys(("projects", "project", "项目"), "project"),
+    **dict.fromkeys(("decisions", "decision", "adr", "adrs", "决策", "决定"), "decisions"),
+    **dict.fromkeys(("lessons", "postmortems", "postmortem", "retros", "retrospectives",
+                     "教训", "复盘"), "lessons"),
+    **dict.fromkeys(("habits", "routines", "习惯"), "habits"),
+    **dict.fromkeys(("skills", "技能"), "skills"),
+}
+_PARTS = re.compile(r"/|\\|___|%2f|\.", re.I)  # folders, Logseq namespaces
+# The user's own: a clause with another subject is about that person.
+_THEIRS = ("preferences", "habits")
+_FIRST = re.compile(r"(?<![a-z])(?:i|i'm|i've|i'd|me|my|we|our|the user|user)(?![a-z])|我")
+_OTHER = re.compile(r"(?<![a-z])(?:she|he|they|her|his|their|them)(?![a-z])|她|他")
+_NAME = re.compile(r"\b[A-Z][a-z]+\b")  # a capitalised word: a person named...
+_NOT_NAMES = frozenset((  # ...unless it is a word that starts sentences
+    "The This That These Those It Its A An Every Each Our My Your There Here Then Now "
+    "Also Usually Always Often Sometimes Never Most Some All Many When If In On At For "
+    "After Before During Since While Today Tomorrow Yesterday").split())
+_CLAUSE_START = re.compile(r"[.!?;。！？；\n]")
+
+
+def place_of(source_path: str | None) -> str | None:
+    """The category a note's folder or namespace names, if any (not its file name)."""
+    if not source_path:
+        return None
+    parts = [p.strip().casefold() for p in _PARTS.split(source_path)[:-1]]
+    return next((PLACES[p] for p in parts if p in PLACES), None)
+
+
+def _whose(content: str, text: str, at: int) -> str:
+    """Whom the cue at `at` is about, read in its clause before it: `mine`, `theirs`
+    (another person), or `unsaid`."""
+    start = max((m.end() for m in _CLAUSE_START.finditer(text, 0, at)), default=0)
+    before, original = text[start:at], content[start:at]
+    if _FIRST.search(before):
+        return "mine"
+    if _OTHER.search(before) or any(w not in _NOT_NAMES for w in _NAME.findall(original)):
+        return "theirs"
+    return "unsaid"
+
+
+def _count(content: str, text: str, category: str, cue: str) -> tuple[int, int]:
+    """(hits for `category`, hits that are about another person instead)."""
+    if _ASCII.search(cue):  # English cues match whole words
+        spots = [m.start() for m in re.finditer(
+            rf"(?<![a-z]){re.escape(cue)}(?![a-z])", text)]
+    else:
+        spots = [m.start() for m in re.finditer(re.escape(cue), text)]
+    if category not in _THEIRS:
+        return len(spots), 0
+    theirs = sum(_whose(content, text, at) == "theirs" for at in spots)
+    return len(spots) - theirs, theirs
+
+
+def classify(content: str, source_path: str | None = None) -> str | None:
+    """The category of a note (None: no cue, it stays in the inbox); `source_path`:
+    where an ingested note was kept in its source."""
+    placed = place_of(source_path)
+    if placed is not None:
+        return placed
     text = content.casefold()
-    best, best_hits = None, 0
+    hits = dict.fromkeys(CUES, 0)
     for category, cues in CUES.items():
-        hits = sum(_hits(text, cue) for cue in cues)
-        if hits > best_hits:
-            best, best_hits = category, hits
+        for cue in cues:
+            own, theirs = _count(content, text, category, cue)
+            hits[category] += own
+            hits["people"] += theirs
+    best, best_hits = None, 0
+    for category in CUES:  # in order: the earlier wins a tie
+        if hits[category] > best_hits:
+            best, best_hits = category, hits[category]
     return best

@@ -31,7 +31,7 @@ from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams, RpcError
 from memoryd.ingest.document import Document, Scan
 from memoryd.ingest.sources import SOURCES, IngestSource
-from memoryd.schema import MAX_CONTENT, MAX_LINKS, MAX_TAGS, content_hash
+from memoryd.schema import INGEST_PREFIX, MAX_CONTENT, MAX_LINKS, MAX_TAGS, content_hash
 from memoryd.scopes import Caller
 
 log = structlog.get_logger("memoryd.ingest")
@@ -136,7 +136,7 @@ class Ingest:
         report.skipped += scan.skipped
         report.failed += scan.failed
         report.noted += scan.noted
-        label = f"ingest:{source.name}"
+        label = f"{INGEST_PREFIX}{source.name}"
         known = await self.stores.workers.read(self.stores.catalog.reader.ingested, label)
         seen = {d.path for d in scan.documents} | {t.path for t in scan.turns}
         seen |= {p for p, _ in scan.skipped + scan.failed}

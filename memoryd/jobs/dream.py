@@ -5,8 +5,10 @@
 2 medium: 1 + merge similar memories (consolidate) + resolve [[wikilinks]] into
           bidirectional links (memory_backlinks sees them)
 3 deep:   2 + link memories about the same entity across categories, and turn
-          notes that name a future time ("tomorrow at 9", "明天下午三点") into
-          reminders linked to the note
+          notes and facts the user gave an agent into reminders linked to them, where
+          a sentence names a future time ("tomorrow at 9", "明天下午三点") and asks
+          for or commits to an action there (reminders/intent.py); never ingested
+          notes, whose times describe rather than plan
 
 Run by idle detection (no requests for dream.idle_after: level 1, three times as
 long: 2, six times: 3) or by hand (`memoryctl dream --level N`).
@@ -19,14 +21,15 @@ from datetime import datetime
 
 from memoryd.config import zone
 from memoryd.dream import llm_classify
-from memoryd.dream.classify import classify
+from memoryd.dream.classify import classify, place_of
 from memoryd.dream.links import cross_category_pairs, wikilink_targets
 from memoryd.engine.requests import NewMemory
 from memoryd.errors import NotFound, RpcError
 from memoryd.jobs import consolidate
 from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
-from memoryd.reminders import when
+from memoryd.reminders import intent, when
+from memoryd.schema import INGEST_PREFIX, Memory
 from memoryd.scopes import Caller
 
 
@@ -52,8 +55,12 @@ async def _classify(engine: JobEngine, dry_run: bool) -> list[Change]:
                                               engine.config.llm.batch_size)
     changes = []
     for memory, answer in zip(inbox, answers, strict=True):
-        by = "heuristic" if answer is None else "llm"
-        category = classify(memory.content) if answer is None else answer
+        # The source's own structure first (a note under people/ is about a person),
+        # then the model's answer, then the cues.
+        category, by = place_of(memory.source_path), "source"
+        if category is None:
+            by = "heuristic" if answer is None else "llm"
+            category = classify(memory.content) if answer is None else answer
         if category is None or category == "inbox":
             continue
         if not dry_run:
@@ -80,17 +87,25 @@ async def _link(engine: JobEngine, dry_run: bool, why: str,
     return changes
 
 
+def _said_to_an_agent(memory: Memory) -> bool:
+    """A note or fact the user gave an agent: not one ingested from notes or documents
+    (a time they name is a description, not a plan), nor one dream made itself."""
+    return memory.kind in ("note", "fact") and not memory.source.startswith(
+        (INGEST_PREFIX, "dream"))
+
+
 async def _reminders(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
     notes = await engine.reads.notes()
     reminder_ids = {m.id for m in notes if m.kind == "reminder"}
     tz = zone(engine.config.timezone)
     changes = []
     for memory in notes:
-        if memory.kind != "note" or any(link in reminder_ids for link in memory.links):
+        if not _said_to_an_agent(memory) or any(link in reminder_ids for link in memory.links):
             continue
         # "tomorrow" means the day after the note was written, not after tonight's dream
         found = when.find(memory.content, memory.created_at.astimezone(tz))
-        if found is None or found.when <= now:
+        if found is None or found.when <= now or not intent.asks_or_commits(
+                intent.sentence_at(memory.content, found.span)):
             continue
         reminder_id = None
         if not dry_run:

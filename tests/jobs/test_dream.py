@@ -104,3 +104,35 @@ async def test_idle_detection_deepens_the_level(harness, monkeypatch, autojump_c
         await trio.sleep(11 * 60)
         assert levels == [1, 2, 3, 1]
         nursery.cancel_scope.cancel()
+
+
+async def test_reminders_come_from_what_the_user_said_never_from_ingested_notes(make_harness):
+    """An ingested note's time is a description (a cutover window, a lunch), and so is
+    a user's note that only says when something happens; a note or fact that asks for
+    or commits to an action is a plan."""
+    h = await make_harness({"timezone": "UTC"})
+    ingested = [await h.write(text, source="ingest:logseq", category="knowledge")
+                for text in ("Remind me to rotate the keys tomorrow at 9",
+                             "The cutover window is Saturday night",
+                             "Lunch with the platform team on Friday")]
+    described = await h.write("The office is closed tomorrow", category="knowledge")
+    plan = await h.write("I need to renew the passport tomorrow at 10", category="date")
+    changes = await dream.run(h.engine, datetime.now(UTC), dry_run=True, level=3)
+    proposed = {c.id for c in changes if c.action == "remind"}
+    assert proposed == {plan}
+    assert not proposed & {*ingested, described}
+
+
+async def test_a_note_about_a_person_is_filed_under_people(make_harness):
+    """Preferences and habits are the user's; another person's ("She prefers…") make a
+    note about that person, and a note kept under people/ in its source is one."""
+    h = await make_harness()
+    theirs = await h.write("Maria prefers oat milk and hates early meetings.")
+    hers = await h.write("She always takes the 7:40 train.")
+    mine = await h.write("I prefer aisle seats on long flights.")
+    placed = await h.write("Met at the offsite; works on billing.", source="ingest:logseq",
+                           source_path="pages/people___Jonas Weber.md")
+    changes = await dream.run(h.engine, NOW, dry_run=True, level=1)
+    got = {c.id: (c.after["category"], c.after["by"]) for c in changes}
+    assert got == {theirs: ("people", "heuristic"), hers: ("people", "heuristic"),
+                   mine: ("preferences", "heuristic"), placed: ("people", "source")}

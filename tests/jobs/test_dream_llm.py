@@ -60,7 +60,8 @@ async def test_a_failing_or_unreachable_llm_falls_back_to_the_heuristics(make_ha
         changes = await dream.run(h.engine, NOW, dry_run=True, level=1)
         assert len(llm.requests) == 4  # two batches, each tried twice (HTTP 500 retried)
     assert {c.id: (c.after["category"], c.after["by"]) for c in changes} == {
-        ids[0]: ("lessons", "heuristic"), ids[1]: ("preferences", "heuristic")}
+        ids[0]: ("lessons", "heuristic"),
+        ids[1]: ("people", "heuristic")}  # Alice's preference: a note about Alice
     assert h.engine.llm.failures == 2
     # Nothing listens there any more: refused at once, same fallback.
     changes = await dream.run(h.engine, NOW, dry_run=False, level=1)
