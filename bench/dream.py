@@ -24,9 +24,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.protocol import start_daemon  # noqa: E402
-from bench.remember import LOCOMO, params, turns_of  # noqa: E402
-from memoryd_client import Client  # noqa: E402
+from bench.protocol import start_daemon
+from bench.remember import LOCOMO, params, turns_of
+from memoryd_client import Client
 
 LOGSEQ = Path(__file__).resolve().parents[2] / "shared" / "bench" / "ingest" / "logseq-docs"
 
