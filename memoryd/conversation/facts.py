@@ -23,6 +23,18 @@ _REQUEST_START = re.compile(
     r"thanks|thank you|ok|okay|sure|yes|no|hi|hello|hey|sorry|i wonder|i was wondering|"
     r"i'm (just )?(curious|wondering)|i think so|i guess|i hope you)\b", re.I)
 _CJK_QUESTION = re.compile(r"[吗呢？?]$|^(请|帮我|能不能|可以|怎么|为什么|什么)")
+# What a statement may open with that is not part of it: "Thanks, I always floss",
+# "Big news: I moved to Berlin", "haha yes I did", "嗯，我结婚了". Stripped before the
+# statement test (alone, such words are no statement: the request test still says so).
+_LEAD_WORDS = (r"thanks|thank you|thx|ok|okay|yes|yeah|yep|yup|no|nope|sure|well|so|oh|ah|"
+               r"wow|haha+|hah|lol|hmm+|great|cool|nice|alright|right|anyway|btw|"
+               r"by the way|big news|good news|bad news|news|guess what|fun fact|update|fyi|"
+               r"actually|honestly|you know what|oh and|also")
+# A lead-in word ends at punctuation, or before "I"/"my"/"we" or another lead-in word.
+_LEAD_IN = re.compile(rf"^(?:(?:{_LEAD_WORDS})\b(?:\s*[,.!:;-]+\s*|\s+(?=(?:i|i'm|i've|"
+                      rf"i'd|my|we|our|{_LEAD_WORDS})\b)))+(?=\S)", re.I)
+_CJK_LEAD_IN = re.compile(r"^(?:(?:谢谢|好的|好|嗯|哈哈+|是的|对|哦|噢|好消息|告诉你)"
+                          r"[\s，,。！!：:]*)+(?=\S)")
 # Where a sentence holds two facts: "..., and I hate mushrooms" / "...，我..."
 _CLAUSE_SPLIT = re.compile(
     r"\s*,?\s+(?:and|but|while|plus)\s+(?=(?:i|i'm|i've|my|we|our)\b)|\s*;\s*", re.I)
@@ -35,6 +47,7 @@ _IRREGULAR = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does",
 _UNCHANGED = frozenset("""
 can could will would should shall may might must did was had went got made said saw
 bought ate drank took gave came ran met left felt kept lost found thought told knew
+quit cut hit let shut hurt cost
 grew began wrote read built became brought caught fell flew forgot held heard paid
 put sat sold sent set slept spent stood swam taught won wore used also really just
 still never always usually often sometimes recently finally already actually now
@@ -42,6 +55,19 @@ still never always usually often sometimes recently finally already actually now
 _ADVERBS = frozenset("also really just still never always usually often sometimes "
                      "recently finally already actually now even only".split())
 _NEGATIONS = {"don't": "doesn't"}
+# A verb of the user's after "and" ("I sold my car and now drive a Tesla"): conjugated
+# when an adverb says it is one, or when it is a verb people state facts with.
+_COORD = re.compile(r"\b(and|but|then|or)\s+(?:(now|also|still|then|later|currently|"
+                    r"usually|often|sometimes|always|never|recently|just)\s+)?([a-z]+)\b")
+_VERBS = frozenset("""
+live work drive own have love like hate prefer enjoy use play teach study speak cook
+ride walk run eat drink go visit travel write read sing dance paint build make keep
+take want need plan hope volunteer collect swim hike bike commute rent sell buy
+""".split())
+_NOT_VERBS = frozenset("the a an their it i he she they we my his her this that".split())
+# Two words that say nothing on their own: "I did", "I see", "I guess".
+_EMPTY_SECOND = frozenset("""did do does am was were have had will would can could should
+is are too not know see agree guess think mean suppose bet""".split())
 
 
 def _third_person(verb: str) -> str:
@@ -80,7 +106,19 @@ def _rewrite_english(sentence: str) -> str:
             break
         return f"{match.group(1)}the user {' '.join(out)}"
 
+    starts_with_i = bool(re.match(r"\s*I\b", text))
     text = re.sub(r"(^|[^\w'])I ([\w']+(?: [\w']+){0,2})", subject, text)
+    if starts_with_i:  # the user is the subject: a verb after "and" is the user's too
+        def coordinated(match: re.Match[str]) -> str:
+            joint, adverb, verb = match.groups()
+            if (adverb is None and verb not in _VERBS) or verb in _NOT_VERBS:
+                return match.group()
+            return f"{joint} {adverb + ' ' if adverb else ''}{_third_person(verb)}"
+
+        text = _COORD.sub(coordinated, text)
+        # "my" once the user is the subject: "The user sold their car" (a sentence that
+        # starts with "My ..." keeps "The user's ...", which facts' frames read).
+        text = re.sub(r"\bmy\b", "their", text, flags=re.I)
     text = re.sub(r"\bmy\b", "the user's", text, flags=re.I)
     text = re.sub(r"\bmine\b", "the user's", text, flags=re.I)
     text = re.sub(r"\b(me|myself)\b", "the user", text, flags=re.I)
@@ -95,16 +133,28 @@ def _rewrite_chinese(sentence: str) -> str:
     return text.strip().rstrip("。！!；;，,") + "。"
 
 
+def _without_lead_in(sentence: str) -> str:
+    """The sentence without words that open it but say nothing ("Thanks, ", "Big news:
+    ", "嗯，"), when something is left."""
+    stripped = sentence.strip()
+    lead = _CJK_LEAD_IN if has_cjk(stripped) and not re.search(r"[A-Za-z]{3,}", stripped) \
+        else _LEAD_IN
+    return lead.sub("", stripped) or stripped
+
+
 def _is_statement(sentence: str) -> bool:
     stripped = sentence.strip()
     if has_cjk(stripped) and not re.search(r"[A-Za-z]{3,}", stripped):
-        return "我" in stripped and not _CJK_QUESTION.search(stripped) and len(stripped) >= 4
+        return "我" in stripped and not _CJK_QUESTION.search(stripped) and len(stripped) >= 3
     if stripped.endswith("?") or _QUESTION_START.match(stripped):
         return False
     if _REQUEST_START.match(stripped):
         return False
     words = re.findall(r"[\w']+", stripped)
-    return len(words) >= 3 and bool(_FIRST_PERSON.search(stripped))
+    # Two words are a statement when one is its subject: "I'm vegetarian", "I resigned".
+    if len(words) == 2 and words[1].casefold() in _EMPTY_SECOND:
+        return False
+    return len(words) >= 2 and bool(_FIRST_PERSON.search(stripped))
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -116,7 +166,8 @@ def extract(text: str, limit: int = MAX_FACTS) -> list[str]:
     """Up to `limit` facts from a user's text, in order, in the third person."""
     facts: list[str] = []
     for sentence in sentences(clean(text)):
-        for clause in _clauses(sentence):
+        for clause in _clauses(_without_lead_in(sentence)):
+            clause = _without_lead_in(clause)
             if not _is_statement(clause):
                 continue
             chinese = has_cjk(clause) and not re.search(r"[A-Za-z]{3,}", clause)

@@ -38,7 +38,36 @@ class Decision:
 
 
 # -- the subject and attribute a fact is about ------------------------------------------
-_TAIL = re.compile(r"\s+(now|anymore|any more|these days|nowadays|instead)$|[.!。！]+$")
+_TAIL = re.compile(r"\s+(now|anymore|any more|these days|nowadays|instead|recently|"
+                   r"yesterday|today|last (?:week|month|year|summer|winter|spring|fall)|"
+                   r"this (?:week|month|year)|(?:a few|a couple of|\d+|two|three) "
+                   r"(?:days|weeks|months|years) ago)$|[.!。！]+$")
+# Words that say a value changed: with one, two facts in one frame are an update even
+# where the frame alone cannot tell ("The user now drives a Tesla").
+_CHANGE_CUE = re.compile(r"\b(now|no longer|not any more|anymore|instead|switched|"
+                         r"changed|new|these days|from now on|started|stopped|quit|"
+                         r"sold|gave up|replaced)\b|现在|不再|换成|改成|新的")
+# "switched from X to Y", "used to X but now Y", "no longer X": the old value, named.
+_OLD_VALUE = (
+    re.compile(r"\b(?:switched|changed|moved|went|upgraded|converted|migrated) from "
+               r"(?:the |a |an |their )?(?P<old>.+?) to (?P<new>.+)$"),
+    re.compile(r"\bused to (?:\w+ )?(?:in |at |a |an |the )?(?P<old>.+?),? but "
+               r"(?:now )?(?P<new>.+)$"),
+    re.compile(r"\b(?:sold|gave up|quit|left|stopped using|got rid of) "
+               r"(?:the |a |an |their )?(?P<old>.+?) and (?:now )?(?P<new>.+)$"),
+    re.compile(r"\bno longer \w+ (?:in |at |a |an |the )?(?P<old>.+)$"),
+)
+_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+            "ten", "eleven", "twelve")
+# How many of a thing: "The user has three kids" (a/an is an item, not a count:
+# "The user also has a cat" is one more, an ADD).
+_COUNT = re.compile(rf"^the user (?:now |also |still )*(?:has|owns|keeps) (?:got )?"
+                    rf"(?P<v>\d+|{'|'.join(_NUMBERS)}) (?P<k>[a-z]+?)(?:s|es)?(?: now)?$")
+# A verb frame that holds one value at a time, decided only with a change cue.
+_ONE_AT_A_TIME = re.compile(r"^the user (?:now |currently |also |still )*(?P<k>drives|rides|"
+                            r"uses|is using|studies|is studying|is learning|plays for|"
+                            r"works on|is dating|is married to|is engaged to|supports|"
+                            r"banks with|votes for|owns) (?:a |an |the |their )?(?P<v>.+)$")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("location", re.compile(r"^the user (?:now |currently |recently |just |has )*(?:lives|"
                             r"lived|moved|relocated|is living|is based|resides|stays|is "
@@ -52,7 +81,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"(?P<v>loves|likes|enjoys|adores|hates|dislikes|detests|"
                              r"prefers|doesn't like|does not like|can't stand|cannot "
                              r"stand|no longer likes) (?P<k>.+)$")),
-    ("attribute", re.compile(r"^the user's (?P<k>.+?) (?:is|are|was|were) (?:named |called"
+    ("attribute", re.compile(r"^the user's (?:new |current |latest |updated |present )?"
+                             r"(?P<k>.+?) (?:is|are|was|were) (?:named |called"
                              r" |now )?(?P<v>.+)$")),
     ("location", re.compile(r"^用户(?:现在|目前|已经)*"
                             r"(?:住在|搬到了|搬到|搬去了|搬去|定居在|生活在)(?P<v>.+?)了?$")),
@@ -65,8 +95,14 @@ KEY_TERMS = {"location": ["lives", "moved", "住在", "搬到"], "employer": ["w
              "job": ["works as"], "age": ["years old"], "name": ["name"]}
 
 
+_LEAD = re.compile(r"^(?:these days|nowadays|now|currently|recently|today|lately),? ")
+_SPELLING = {"favourite": "favorite", "colour": "color", "the user and family": "the user"}
+
+
 def _normal(text: str) -> str:
-    text = " ".join(text.casefold().split())
+    text = _LEAD.sub("", " ".join(text.casefold().split()))
+    for variant, spelling in _SPELLING.items():
+        text = text.replace(variant, spelling)
     while True:
         trimmed = _TAIL.sub("", text).strip()
         if trimmed == text:
@@ -74,15 +110,44 @@ def _normal(text: str) -> str:
         text = trimmed
 
 
-def key_of(fact: str) -> tuple[tuple[str, str], str] | None:
-    """((attribute, subject), value) of a fact, when it has that shape."""
+def key_of(fact: str, cued: bool = False) -> tuple[tuple[str, str], str] | None:
+    """((attribute, subject), value) of a fact, when it has that shape. With `cued`
+    (the fact says a value changed), frames that hold one value at a time are read
+    too ("drives", "uses"...): without a cue two such facts may both hold."""
     text = _normal(fact)
     for attribute, rule in _RULES:
         match = rule.match(text)
         if match:
             groups = match.groupdict()
             return (attribute, groups.get("k") or ""), groups["v"].strip()
+    count = _COUNT.match(text)
+    if count:
+        return ("count", count["k"]), count["v"]
+    one = _ONE_AT_A_TIME.match(text) if cued else None
+    if one:
+        return ("one", one["k"]), one["v"].strip()
     return None
+
+
+def changes(fact: str) -> bool:
+    """Whether a fact says a value changed ("now", "no longer", "switched"...)."""
+    return bool(_CHANGE_CUE.search(" ".join(fact.casefold().split())))
+
+
+def old_value(fact: str) -> str | None:
+    """The value a fact says was replaced ("switched from vim to VS Code": "vim")."""
+    text = _normal(fact)
+    for rule in _OLD_VALUE:
+        found = rule.search(text)
+        if found:
+            old = found["old"].strip(" ,")
+            return old if 2 <= len(old) <= 80 else None
+    return None
+
+
+def _mentions(text: str, value: str) -> bool:
+    """Whether `text` names `value` (as words, case aside)."""
+    return bool(re.search(rf"(?<!\w){re.escape(value)}(?!\w)", _normal(text)))
 
 
 def search_terms(fact: str) -> list[str]:
@@ -107,11 +172,19 @@ def heuristic(new_facts: list[str], vectors: list[np.ndarray | None], known: lis
     decisions: list[Decision] = []
     taken: set[str] = set()
     for fact, vector in zip(new_facts, vectors, strict=True):
-        found = key_of(fact)
+        cued = changes(fact)
+        found = key_of(fact, cued)
         decision = None
-        if found is not None:
+        replaced = old_value(fact)
+        if replaced is not None:  # it names the value it replaces: the fact holding it
             for k in known:
-                other = key_of(k.text)
+                if k.id not in taken and _mentions(k.text, replaced) and \
+                        _normal(k.text) != _normal(fact):
+                    decision = Decision(fact, "UPDATE", k.id, f"replaces {replaced!r}")
+                    break
+        if decision is None and found is not None:
+            for k in known:
+                other = key_of(k.text, cued)
                 if other is None or other[0] != found[0] or k.id in taken:
                     continue
                 if other[1] != found[1]:

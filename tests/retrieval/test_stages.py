@@ -9,8 +9,10 @@ import numpy as np
 from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
 from memoryd.retrieval.stages import stages
 from memoryd.retrieval.stages.blend import Blend
+from memoryd.retrieval.stages.current import Current
 from memoryd.retrieval.stages.diversity import Diversity
 from memoryd.retrieval.stages.relevance import Relevance
+from memoryd.schema import Memory
 
 NOW = 1_800_000_000.0
 DAY = 86400.0
@@ -35,7 +37,7 @@ def _ranked(ranking: Ranking) -> Ranking:
 
 def test_the_stages_run_in_the_order_of_the_list_and_name_themselves():
     assert [s.name for s in stages(None, lambda ids: [])] == [
-        "topics", "relevance", "blend", "mmr"]
+        "topics", "relevance", "blend", "current", "mmr"]
 
 
 def test_below_the_threshold_is_dropped_with_its_reason_and_never_picked():
@@ -86,3 +88,49 @@ async def test_a_new_stage_is_run_timed_and_explained_with_no_other_change(harne
     assert "length" in out["timings_ms"]
     shown = {c["id"]: c["scores"]["length"] for c in out["candidates"]}
     assert shown == {i: float(len(t)) for i, t in zip(ids, texts, strict=True)}
+
+
+def _facts(*said: tuple[str, float, float]) -> tuple[Ranking, dict[str, Memory]]:
+    """A pool of facts: (text, score, age in days)."""
+    ranking = _pool([1.0] * len(said), [age for _, _, age in said],
+                    [[1, 0]] * len(said))
+    memories = {}
+    for c, (text, score, _) in zip(ranking.candidates, said, strict=True):
+        c.score = score
+        memories[c.id] = Memory(id=c.id, content=text, kind="fact")
+    return ranking, memories
+
+
+def test_the_newer_fact_on_a_frame_ranks_above_the_older():
+    """Reconciliation kept both (it could not tell): the current value comes first."""
+    ranking, memories = _facts(("The user lives in Paris.", 0.9, 400),
+                               ("The user moved to Berlin last month.", 0.7, 20),
+                               ("The user likes jazz.", 0.8, 500))
+    Current(lambda ids: [memories[i] for i in ids]).run(ranking)
+    paris, berlin, jazz = ranking.candidates
+    assert paris.score < berlin.score and "current" in paris.scores()
+    assert jazz.score == 0.8, "another frame is left alone"
+
+
+def test_a_question_about_the_past_keeps_the_old_fact_where_it_ranked():
+    for query in ("where did the user live before?", "where was the user in 2019",
+                  "用户以前住在哪里"):
+        ranking, memories = _facts(("The user lives in Paris.", 0.9, 400),
+                                   ("The user lives in Berlin.", 0.7, 20))
+        ranking.request.query = query
+        Current(lambda ids, known=memories: [known[i] for i in ids]).run(ranking)
+        assert ranking.candidates[0].score == 0.9, query
+
+
+async def test_big_news_of_a_move_replaces_the_old_city(harness):
+    """Said the way people say it, the move is an update, and the answer is the new
+    city; one more pet is one more fact."""
+    for text in ("I live in Paris.", "Big news: I moved to Berlin last month.",
+                 "I have a dog named Rex.", "Thanks! I also have a cat."):
+        await harness.call("memory_add", text=text)
+    where = await harness.call("memory_smart_search", query="where does the user live?")
+    assert "Berlin" in where["memories"][0]["content"]
+    assert not any("Paris" in m["content"] for m in where["memories"])
+    pets = await harness.call("memory_smart_search", query="what pets does the user have")
+    shown = " ".join(m["content"] for m in pets["memories"])
+    assert "dog" in shown and "cat" in shown

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from memoryd.retrieval.candidates import Ranking
 from memoryd.retrieval.stages.blend import Blend
+from memoryd.retrieval.stages.current import Current
 from memoryd.retrieval.stages.diversity import Diversity
 from memoryd.retrieval.stages.relevance import Relevance
 from memoryd.retrieval.stages.topics import Topics
@@ -32,4 +33,4 @@ class Stage(Protocol):
 def stages(reranker: Reranker | None, fetch: Callable[[list[str]], list[Memory]]
            ) -> list[Stage]:
     """The stages, in the order they run."""
-    return [Topics(), Relevance(reranker, fetch), Blend(), Diversity()]
+    return [Topics(), Relevance(reranker, fetch), Blend(), Current(fetch), Diversity()]
