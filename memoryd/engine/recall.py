@@ -17,7 +17,7 @@ from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.filters import Filters
 from memoryd.retrieval import recall
-from memoryd.schema import Memory
+from memoryd.schema import Memory, utcnow
 from memoryd.scopes import Caller
 
 PROCEDURAL_LIMIT = 20
@@ -50,7 +50,7 @@ class Recall:
         tail = self.config.tail if tail is None else tail
         req = self.ranking.request(query, where, top_k * 2, given)
         result, memories = await self.reads.smart_search(req)
-        ranked = [memories[c.id] for c in result.selected if c.id in memories]
+        ranked = [(memories[c.id], c.relevance) for c in result.selected if c.id in memories]
         procedural: list[Memory] = []
         scopes = req.where.scopes
         if req.where.kind is None and req.where.as_of is None:
@@ -60,8 +60,9 @@ class Recall:
         summary = await self.reads.session_summary(session, caller) if session else None
         recent = (await self.conversation.recent(session, tail, scopes)
                   if session and tail else [])
+        shown, kept = recall.choose(procedural, ranked, utcnow())
         block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the loop
-            recall.assemble, procedural, ranked, summary, token_budget, top_k,
+            recall.assemble, shown, kept, summary, token_budget, top_k,
             self.count_tokens, recent)
         return Block(block, {c.id: round(c.score, 4) for c in result.selected},
                      token_budget)

@@ -1,6 +1,7 @@
 """Recall: what a model should see for a query, as a `<memory>` block under a budget.
 
-Procedural memories first (how to behave), then the ranked rest, then the
+Procedural memories first (how to behave: the few most important, and those the query
+ranked relevant; `choose`), then the ranked rest, then the
 session's rolling summary when there is one, then the session's last turns verbatim
 under [RECENT], oldest first. The budget goes to procedural memories first, then the
 recent turns, the ranked memories and the summary; tokens are counted with the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from memoryd.schema import Memory
 
@@ -48,6 +50,36 @@ def line_for(memory: Memory) -> str:
     if memory.type == "episodic":
         return f"[{label}] {memory.created_at:%Y-%m-%d}: {text}"
     return f"[{label}] {text}"
+
+
+# What goes into a block beside the ranked memories, and what of the ranked stays out.
+ALWAYS_PROCEDURAL = 3  # procedural memories marked important, shown whatever the query
+IMPORTANT = 0.7  # ...from this importance on
+RELEVANT = 0.3  # a procedural memory, or a reminder not yet due, this relevant is shown
+RELATIVE = 0.5  # a ranked memory below this share of the best one's relevance is left out
+
+
+def choose(procedural: list[Memory], ranked: list[tuple[Memory, float]], now: datetime
+           ) -> tuple[list[Memory], list[Memory]]:
+    """(the procedural memories to show first, the ranked memories to show) of a
+    block, `ranked` with each memory's relevance (0-1). How to behave only when it
+    matters: the few marked important and those the query ranked relevant, never every
+    one. Of the ranked: none far below the best answer (under RELATIVE of its
+    relevance: in a small store everything passes the search's threshold); a reminder
+    only when due or about the query; a conversation's turn not when a fact shown
+    says what it said (the fact learned from it, `derived_from`)."""
+    best = max((relevance for _, relevance in ranked), default=0.0)
+    relevant = {m.id for m, relevance in ranked if relevance >= RELEVANT}
+    by_weight = sorted(procedural, key=lambda m: (-m.importance, -m.created_at.timestamp()))
+    shown = [m for m in by_weight if m.importance >= IMPORTANT][:ALWAYS_PROCEDURAL]
+    shown += [m for m in by_weight if m.id in relevant and m not in shown]
+    told = {turn for m, _ in ranked if m.kind == "fact" for turn in m.derived_from}
+    kept = [m for m, relevance in ranked
+            if relevance >= RELATIVE * best
+            and not (m.kind == "turn" and m.id in told)
+            and not (m.kind == "reminder" and relevance < RELEVANT
+                     and (m.due_at is None or m.due_at > now))]
+    return shown, kept
 
 
 def _costs(count: Callable[[str, int], int]) -> Callable[[str, int], int]:

@@ -66,3 +66,54 @@ def test_the_budget_holds_for_text_the_tokenizer_undercounts():
     out = block(dump, small, budget=2000)
     assert out.memories == [small] and out.total_tokens <= 2000
     assert len(out.text) <= 2000 * recall.CHARS_PER_TOKEN
+
+
+def test_a_block_shows_what_the_question_needs_not_everything_that_passed():
+    """In a small store every memory passes the search's threshold: the block keeps
+    what is near the best answer, procedural memories only when marked important or
+    relevant, a reminder only when due or about the question, and not a turn whose
+    fact it already shows."""
+    from datetime import UTC, datetime, timedelta
+
+    from memoryd.retrieval.recall import choose
+    from memoryd.schema import Memory
+
+    now = datetime(2026, 11, 26, 9, tzinfo=UTC)
+
+    def m(i: str, kind: str = "fact", **kw) -> Memory:
+        return Memory(id=i, content=i, kind=kind, created_at=now, **kw)
+
+    dog = m("dog", derived_from=["turn-dog"])
+    turn = m("turn-dog", kind="turn", session="s", role="user")
+    pizza = m("pizza", type="procedural")
+    english = m("english", type="procedural", importance=0.9)
+    jazz = m("jazz", type="procedural")
+    call_ann = m("call-ann", kind="reminder", due_at=now + timedelta(days=3))
+    pay_rent = m("pay-rent", kind="reminder", due_at=now - timedelta(hours=1))
+    shown, kept = choose(
+        [pizza, english, jazz],
+        [(dog, 0.5), (turn, 0.45), (jazz, 0.35), (call_ann, 0.28), (pay_rent, 0.26),
+         (pizza, 0.12)], now)
+    assert [x.id for x in shown] == ["english", "jazz"]  # important; relevant
+    assert [x.id for x in kept] == ["dog", "jazz", "pay-rent"]
+    # the reminder about the question stays
+    _, asked = choose([], [(call_ann, 0.5), (dog, 0.4)], now)
+    assert [x.id for x in asked] == ["call-ann", "dog"]
+
+
+async def test_a_question_about_a_pet_is_answered_by_the_pet(harness):
+    """The new user's store: preferences, a pet, a city, a reminder. The block for a
+    question about the pet opens with the pet, carries no preference it does not need
+    and no reminder that is not due."""
+    for text in ("My favourite colour is blue.", "I love pizza.", "I drink coffee every "
+                 "morning.", "I prefer dark mode in every editor.", "I like jazz.",
+                 "I hate cilantro.", "I have a dog named Rex.", "I live in Berlin.",
+                 "I work at Acme.", "My sister is called Mia.", "I usually cycle to work."):
+        await harness.call("memory_add", text=text)
+    await harness.call("memory_remind", content="call Ann", when="next friday 3pm")
+    for question, answer in (("what pet does the user have?", "dog named Rex"),
+                             ("where does the user live?", "Berlin")):
+        block = await harness.call("memory_recall", query=question)
+        lines = block["text"].splitlines()[1:-1]
+        assert answer in lines[0], block["text"]
+        assert len(lines) <= 3 and "call Ann" not in block["text"], block["text"]

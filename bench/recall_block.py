@@ -1,0 +1,87 @@
+"""What `memory_recall`'s block holds for LoCoMo's questions: how many lines, and how
+many of them are the question's evidence (precision), at what recall.
+
+    .venv/bin/python bench/recall_block.py [--convs 0-9] [--via write|remember]
+
+Each conversation is written as `bench/locomo.py` writes it (through a real daemon),
+then each non-adversarial question is one `memory_recall` with default parameters in
+the conversation's scope; a fact counts for the turns it was learned from. Printed:
+lines a block, evidence precision (the share of the block's memories that are
+evidence), evidence recall (the share of the evidence the block holds), and the
+question's evidence found at all (any of it), overall and by category.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from bench.locomo import LOCOMO, VIA_ENV, DaemonRetriever  # noqa: E402
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def load() -> list[dict]:
+    """LoCoMo as the official evaluator reads it (its turns, captions and evidence)."""
+    spec = importlib.util.spec_from_file_location("eval_retrieval", LOCOMO / "eval_retrieval.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no evaluator at {LOCOMO} (set LOCOMO_DIR)")
+    evaluator = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(LOCOMO))
+    spec.loader.exec_module(evaluator)
+    convs: list[dict] = evaluator.load_locomo(LOCOMO / "locomo10.json")
+    return convs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--convs", default="0-9")
+    ap.add_argument("--via", default="write", choices=["write", "remember"])
+    args = ap.parse_args()
+    os.environ[VIA_ENV] = args.via
+    first, _, last = args.convs.partition("-")
+    data = load()[int(first):int(last or first) + 1]
+    daemon = DaemonRetriever()
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0] * 5)  # n, lines, prec, rec, any
+    try:
+        for conv in data:
+            conv_id = conv["conv_id"]
+            daemon.ingest(conv_id, conv["turns"])
+            for qa in conv["qa"]:
+                category = CATEGORIES.get(qa.get("category", 0))
+                evidence = set(qa.get("evidence", []))
+                if category is None or not evidence:
+                    continue
+                block = daemon.client.call("memory_recall", {"query": qa["question"],
+                                                             "scope": f"user:{conv_id}"})
+                shown: list[str] = []
+                for m in block["memories"]:
+                    shown += ([daemon.dia_of[m["id"]]] if m["id"] in daemon.dia_of
+                              else daemon.derived.get(m["id"], []))
+                lines = len(block["memories"])
+                hit = evidence & set(shown)
+                for key in ("overall", category):
+                    row = sums[key]
+                    row[0] += 1
+                    row[1] += lines
+                    row[2] += (sum(d in evidence for d in shown) / len(shown)) if shown else 0
+                    row[3] += len(hit) / len(evidence)
+                    row[4] += bool(hit)
+    finally:
+        daemon.close()
+    print(f"{'':14} {'lines':>6} {'precision':>10} {'recall':>7} {'any':>6} {'n':>6}")
+    for key in ("overall", *CATEGORIES.values()):
+        n, lines, prec, rec, anyhit = sums[key]
+        if n:
+            print(f"{key:14} {lines / n:6.2f} {prec / n:10.3f} {rec / n:7.3f} "
+                  f"{anyhit / n:6.3f} {int(n):6}")
+
+
+if __name__ == "__main__":
+    main()
