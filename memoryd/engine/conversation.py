@@ -255,9 +255,20 @@ class Conversation:
         """Facts from `text` (Facts.add), then, when a fact of a session was added or
         changed, that session's summary (memory_add and user turns alike)."""
         learned = await self.facts.add(text, caller, scope=scope, session=session, **more)
-        if session and learned.changed() and self.config.conversation.summaries:
+        if not self.config.conversation.summaries:
+            return learned
+        if session and learned.changed():
             await self.update_summary(session, scope or caller.default_scope,
                                       learned.changed())
+        # A summary that states a fact now replaced or deleted is written again, in
+        # whatever session that fact was learned ("The user lives in Paris" is gone
+        # from it once the move to Berlin is known).
+        gone = [f["replaces"] if f["event"] == "UPDATE" else f["id"] for f in learned.facts
+                if f["event"] == "DELETE" or (f["event"] == "UPDATE" and f.get("replaces"))]
+        stale = {(m.session, m.scope) for m in await self.reads.peek(gone)
+                 if m.session and m.session != session}
+        for other, its_scope in sorted(stale):
+            await self.update_summary(other, its_scope, learned.changed())
         return learned
 
     # -- the session summary ----------------------------------------------------------------

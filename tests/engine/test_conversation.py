@@ -205,3 +205,20 @@ async def test_compression_folds_the_oldest_half_and_deletes_nothing(tmp_path):
                              kind="turn", include_compressed=True)
     assert len(shown["memories"]) == 4
     rig.close()
+
+
+async def test_a_summary_that_states_a_replaced_fact_is_written_again(rig):
+    """Paris was learned in one session, the move to Berlin in another: the first
+    session's summary no longer says the user lives in Paris (a dated quote of what
+    the user said then may stay: it is what was said, not what is)."""
+    await rig.result("memory_remember", session="first", role="user",
+                     content="Hi! I live in Paris and I work at Acme.")
+    await rig.engine.conversation.drain()
+    assert "The user lives in Paris." in (await rig.engine.reads.session_summary("first")
+                                          or "")
+    await rig.result("memory_remember", session="second", role="user",
+                     content="Big news: I moved to Berlin last month.")
+    await rig.engine.conversation.drain()
+    first = await rig.engine.reads.session_summary("first") or ""
+    assert "The user lives in Paris." not in first and "works at Acme" in first, first
+    assert "Berlin" in (await rig.engine.reads.session_summary("second") or "")
