@@ -53,8 +53,7 @@ def line_for(memory: Memory) -> str:
 
 
 # What goes into a block beside the ranked memories, and what of the ranked stays out.
-ALWAYS_PROCEDURAL = 3  # procedural memories marked important, shown whatever the query
-IMPORTANT = 0.7  # ...from this importance on
+ALWAYS_PROCEDURAL = 2  # the most important procedural memories, shown whatever the query
 RELEVANT = 0.3  # a procedural memory, or a reminder not yet due, this relevant is shown
 RELATIVE = 0.5  # a ranked memory below this share of the best one's relevance is left out
 
@@ -63,15 +62,15 @@ def choose(procedural: list[Memory], ranked: list[tuple[Memory, float]], now: da
            ) -> tuple[list[Memory], list[Memory]]:
     """(the procedural memories to show first, the ranked memories to show) of a
     block, `ranked` with each memory's relevance (0-1). How to behave only when it
-    matters: the few marked important and those the query ranked relevant, never every
-    one. Of the ranked: none far below the best answer (under RELATIVE of its
+    matters: the few most important (then the newest) and those the query ranked
+    relevant, never every one. Of the ranked: none far below the best answer (under RELATIVE of its
     relevance: in a small store everything passes the search's threshold); a reminder
     only when due or about the query; a conversation's turn not when a fact shown
     says what it said (the fact learned from it, `derived_from`)."""
     best = max((relevance for _, relevance in ranked), default=0.0)
     relevant = {m.id for m, relevance in ranked if relevance >= RELEVANT}
     by_weight = sorted(procedural, key=lambda m: (-m.importance, -m.created_at.timestamp()))
-    shown = [m for m in by_weight if m.importance >= IMPORTANT][:ALWAYS_PROCEDURAL]
+    shown = by_weight[:ALWAYS_PROCEDURAL]
     shown += [m for m in by_weight if m.id in relevant and m not in shown]
     told = {turn for m, _ in ranked if m.kind == "fact" for turn in m.derived_from}
     kept = [m for m, relevance in ranked

@@ -94,7 +94,7 @@ def test_a_block_shows_what_the_question_needs_not_everything_that_passed():
         [pizza, english, jazz],
         [(dog, 0.5), (turn, 0.45), (jazz, 0.35), (call_ann, 0.28), (pay_rent, 0.26),
          (pizza, 0.12)], now)
-    assert [x.id for x in shown] == ["english", "jazz"]  # important; relevant
+    assert [x.id for x in shown] == ["english", "pizza", "jazz"]  # 2 most important; relevant
     assert [x.id for x in kept] == ["dog", "jazz", "pay-rent"]
     # the reminder about the question stays
     _, asked = choose([], [(call_ann, 0.5), (dog, 0.4)], now)
@@ -115,5 +115,7 @@ async def test_a_question_about_a_pet_is_answered_by_the_pet(harness):
                              ("where does the user live?", "Berlin")):
         block = await harness.call("memory_recall", query=question)
         lines = block["text"].splitlines()[1:-1]
-        assert answer in lines[0], block["text"]
-        assert len(lines) <= 3 and "call Ann" not in block["text"], block["text"]
+        ranked = [line for line in lines if not line.startswith("[PROCEDURAL]")]
+        assert answer in ranked[0], block["text"]
+        assert len(lines) - len(ranked) <= 2, "never every preference"
+        assert len(lines) <= 4 and "call Ann" not in block["text"], block["text"]
