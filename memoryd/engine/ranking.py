@@ -17,7 +17,8 @@ from memoryd.retrieval.pipeline import SearchRequest, SearchResult
 from memoryd.schema import Memory
 
 # What a caller may set per call; each read from `given` by name, None: the default.
-KNOBS = ("recency_weight", "importance_weight", "score_threshold", "mmr_lambda")
+KNOBS = ("recency_weight", "importance_weight", "score_threshold", "mmr_lambda",
+         "reference")
 
 
 @dataclass

@@ -11,6 +11,7 @@ import numpy as np
 
 from memoryd.filters import Filters
 from memoryd.graph.expand import GraphMatch
+from memoryd.retrieval.timewords import Window
 
 
 @dataclass
@@ -22,6 +23,9 @@ class SearchRequest:
     importance_weight: float = 0.1
     score_threshold: float = 0.0
     mmr_lambda: float = 0.7
+    # What a time in the query is read against (epoch seconds): "last weekend" of a
+    # replayed conversation is its own; None: `as_of`, else the moment it runs.
+    reference: float | None = None
 
     def filters(self, now: float) -> Filters:
         """Which memories the search ranks, judged at `now`. Session summaries are
@@ -80,4 +84,5 @@ class Ranking:
     created: np.ndarray
     importance: np.ndarray
     topics: GraphMatch | None = None  # the topic nodes the query matched
+    window: Window | None = None  # the time the query names, if any
     selected: list[Candidate] = field(default_factory=list)  # the answer, in rank order

@@ -27,7 +27,7 @@ import numpy as np
 
 from memoryd.graph.expand import GraphMatch, match
 from memoryd.graph.topics import TopicGraph
-from memoryd.retrieval import scoring, text
+from memoryd.retrieval import scoring, text, timewords
 from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
 from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.hybrid import HybridIndex
@@ -118,6 +118,7 @@ class SmartSearch:
         so two cores halve it. With every core busy with searches, the handing over
         only costs: then it all runs here, the query embedded before the hold."""
         pool_size = max(req.top_k * self.factor, 20)
+        window = timewords.find_at(req.query, req.reference or req.where.as_of or now)
         beside: Beside[Near, tuple[np.ndarray, bool], set[int] | None] = Beside(
             self._ahead if idle_core else None, lambda: self._embed(req, now),
             lambda made, handed, shared: self._nearest(made[0], *handed, pool_size, shared))
@@ -126,7 +127,7 @@ class SmartSearch:
         corpus = self.hybrid.corpus
         with corpus.lock.read():
             try:
-                query_terms = text.terms(req.query)
+                query_terms = text.terms(timewords.without(req.query, window))
                 mask = corpus.mask(req.filters(now))
                 allowed = int(mask.sum())
                 ann = allowed > self.exact_limit  # the cells, not every allowed row
@@ -153,7 +154,7 @@ class SmartSearch:
             clock.lap("candidates")
             ranking = self._pool(req, now, rows, lex, query_vec, graph_rows, pool_size,
                                  clock)
-            ranking.topics = topics
+            ranking.topics, ranking.window = topics, window
         clock.lap("pool")
         return ranking, mode, allowed
 

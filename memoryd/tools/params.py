@@ -154,25 +154,36 @@ MmrLambda = Annotated[Weight, Meta(description="MMR: 1 ranks by score only, lowe
 TopK = Annotated[int, Meta(ge=1, le=100, description="How many results.")]
 
 
+_MOMENT = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
 AsOf = Annotated[str, Meta(
-    pattern=r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$",
+    pattern=_MOMENT,
     description="What was known then (a date, the end of that day, or an ISO 8601 "
                 "time): memories created by then, facts current then.")]
+ReferenceTime = Annotated[str, Meta(
+    pattern=_MOMENT,
+    description="What a time in the query is read against (a date or an ISO 8601 "
+                "time; default: as_of, else now): a replayed conversation's own day.")]
 
 
 class ReadsAsOf:
-    """For params with an `as_of` (held as `when`): checked when the call is decoded,
-    offered to the filter as epoch seconds."""
+    """For params with an `as_of` (held as `when`) and a `reference_time`: checked when
+    the call is decoded, offered as epoch seconds (the filter's, the ranking's)."""
 
     __slots__ = ()
     when: str | None
+    reference_time: str | None
 
     def __post_init__(self) -> None:
-        try:
-            filters.moment(self.when)
-        except ValueError:
-            raise InvalidParams("as_of", f"{self.when!r} is not a date or an ISO 8601 "
-                                "time") from None
+        for field, value in (("as_of", self.when), ("reference_time", self.reference_time)):
+            try:
+                filters.moment(value)
+            except ValueError:
+                raise InvalidParams(field, f"{value!r} is not a date or an ISO 8601 "
+                                    "time") from None
+
+    @property
+    def reference(self) -> float | None:
+        return filters.moment(self.reference_time)
 
     @property
     def as_of(self) -> float | None:
@@ -194,6 +205,7 @@ class SmartSearchParams(Params, ReadsAsOf):
     kind: Kind | None = None
     session: Session | None = None
     when: AsOf | None = msgspec.field(default=None, name="as_of")
+    reference_time: ReferenceTime | None = None
     recency_weight: RecencyWeight | None = None
     importance_weight: ImportanceWeight | None = None
     score_threshold: ScoreThreshold | None = None
@@ -211,6 +223,7 @@ class RecallParams(Params, ReadsAsOf):
     top_k: TopK | None = None
     kind: Kind | None = None
     when: AsOf | None = msgspec.field(default=None, name="as_of")
+    reference_time: ReferenceTime | None = None
     tail: Tail | None = None
     recency_weight: RecencyWeight | None = None
     score_threshold: ScoreThreshold | None = None

@@ -17,6 +17,7 @@ from memoryd.retrieval.stages.current import Current
 from memoryd.retrieval.stages.diversity import Diversity
 from memoryd.retrieval.stages.relevance import Relevance
 from memoryd.retrieval.stages.topics import Topics
+from memoryd.retrieval.stages.when import When
 from memoryd.schema import Memory
 
 if TYPE_CHECKING:
@@ -33,4 +34,5 @@ class Stage(Protocol):
 def stages(reranker: Reranker | None, fetch: Callable[[list[str]], list[Memory]]
            ) -> list[Stage]:
     """The stages, in the order they run."""
-    return [Topics(), Relevance(reranker, fetch), Blend(), Current(fetch), Diversity()]
+    return [Topics(), Relevance(reranker, fetch), Blend(), When(), Current(fetch),
+            Diversity()]

@@ -1,0 +1,94 @@
+"""Time in a question: the window each expression names, read against a reference,
+English and Chinese, absolute and relative; and ranking that boosts (never filters)
+the memories of that window, against `reference_time` for a replayed conversation."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from memoryd.retrieval.timewords import find, find_at, without
+
+REF = datetime(2023, 10, 20, 15, tzinfo=UTC)  # a Friday
+
+
+@pytest.mark.parametrize(("question", "start", "end"), [
+    ("What did Melanie show Caroline on October 13, 2023?", date(2023, 10, 13), date(2023, 10, 14)),
+    ("what happened on 13 October 2023", date(2023, 10, 13), date(2023, 10, 14)),
+    ("what did I buy on the 1st of February, 2023", date(2023, 2, 1), date(2023, 2, 2)),
+    ("anything from 2023-05-03?", date(2023, 5, 3), date(2023, 5, 4)),
+    ("2023年5月3日吃了什么", date(2023, 5, 3), date(2023, 5, 4)),
+    ("What setback did Melanie face in October 2023?", date(2023, 10, 1), date(2023, 11, 1)),
+    ("plans for Dec 2022", date(2022, 12, 1), date(2023, 1, 1)),
+    ("2022年12月的账单", date(2022, 12, 1), date(2023, 1, 1)),
+    ("How often did she go to the beach in 2022?", date(2022, 1, 1), date(2023, 1, 1)),
+    ("2021年的旅行", date(2021, 1, 1), date(2022, 1, 1)),
+    ("When did Melanie go camping in June?", date(2023, 6, 1), date(2023, 7, 1)),
+    ("what did we do in November", date(2022, 11, 1), date(2022, 12, 1)),  # the last one
+    ("what did I eat yesterday", date(2023, 10, 19), date(2023, 10, 20)),
+    ("昨天吃了什么", date(2023, 10, 19), date(2023, 10, 20)),
+    ("前天去了哪", date(2023, 10, 18), date(2023, 10, 19)),
+    ("who did I meet last week", date(2023, 10, 9), date(2023, 10, 16)),
+    ("上周见了谁", date(2023, 10, 9), date(2023, 10, 16)),
+    ("what did we do last weekend", date(2023, 10, 14), date(2023, 10, 16)),
+    ("which book did I read last month", date(2023, 9, 1), date(2023, 10, 1)),
+    ("上个月读了什么书", date(2023, 9, 1), date(2023, 10, 1)),
+    ("Where did John travel last year?", date(2022, 1, 1), date(2023, 1, 1)),
+    ("去年去了哪里", date(2022, 1, 1), date(2023, 1, 1)),
+    ("what did we do last summer", date(2023, 6, 1), date(2023, 9, 1)),
+    ("我们去年夏天去了哪里", date(2022, 6, 1), date(2022, 9, 1)),
+])
+def test_each_expression_names_its_window(question, start, end):
+    window = find(question, REF)
+    assert window is not None and (window.start.date(), window.end.date()) == (start, end)
+
+
+@pytest.mark.parametrize(("question", "around"), [
+    ("what did I do two weeks ago", date(2023, 10, 6)),
+    ("where did Caroline move from 4 years ago?", date(2019, 10, 21)),
+    ("三天前说了什么", date(2023, 10, 17)),
+])
+def test_so_long_ago_is_a_window_around_that_day(question, around):
+    window = find(question, REF)
+    assert window is not None and window.start.date() <= around < window.end.date()
+
+
+def test_the_most_specific_wins_and_no_time_is_none():
+    window = find("in 2023, what did I do on May 3, 2023?", REF)
+    assert window is not None and window.start.date() == date(2023, 5, 3)
+    for question in ("what pets does the user have?", "May I ask something?",
+                     "room 2023b is booked", "用户喜欢什么"):
+        assert find(question, REF) is None, question
+    no_such_day = find("what happened on February 30, 2023?", REF)
+    assert no_such_day is not None and no_such_day.start.date() == date(2023, 1, 1), \
+        "no such day: the year it names"
+    assert find_at("last year", 1e15) is None, "past what a date holds: none, no error"
+
+
+def test_a_relative_expression_is_no_keyword_a_date_stays_one():
+    assert without("what did we do last weekend?", find("what did we do last weekend?", REF)
+                   ).split() == ["what", "did", "we", "do", "?"]
+    dated = "what happened in May 2023?"
+    assert without(dated, find(dated, REF)) == dated  # indexed text carries the day
+
+
+async def test_a_memory_of_the_named_time_ranks_first(harness):
+    """Three alike memories of three days; each question about a day finds its own
+    first, read against the replayed conversation's reference time."""
+    days = {"hiking": datetime(2023, 10, 14, 10, tzinfo=UTC),
+            "museum": datetime(2023, 10, 7, 10, tzinfo=UTC),
+            "cinema": datetime(2023, 9, 9, 10, tzinfo=UTC)}
+    ids = {what: await harness.write(f"We spent the day together, the {what} was fun",
+                                     created_at=when) for what, when in days.items()}
+    ref = "2023-10-20T12:00:00Z"
+    for question, want in (("what did we do last weekend?", "hiking"),
+                           ("what did we do two weeks ago?", "museum"),
+                           ("what did we do in September?", "cinema"),
+                           ("what did we do on October 7, 2023?", "museum")):
+        out = await harness.call("memory_smart_search", query=question, reference_time=ref)
+        assert out["memories"][0]["id"] == ids[want], question
+        assert out["memories"][0]["scores"]["when"] > 0
+    # without a reference, "last weekend" is this week's: no memory is boosted
+    out = await harness.call("memory_smart_search", query="what did we do last weekend?")
+    assert all(m["scores"]["when"] < 0.01 for m in out["memories"])
