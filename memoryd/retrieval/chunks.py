@@ -53,6 +53,19 @@ def _sized(text: str, span: Span) -> list[Span]:
     return out
 
 
+def title_span(text: str) -> Span | None:
+    """Where a note's title is (its first line, a Markdown heading), without the `#`s."""
+    start = len(text) - len(text.lstrip())
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    line = text[start:end]
+    if not line.startswith("#"):
+        return None
+    inner = start + len(line) - len(line.lstrip("#"))
+    inner += len(text[inner:end]) - len(text[inner:end].lstrip())
+    return (inner, end) if text[inner:end].strip() else None
+
+
 def chunk(text: str) -> list[Span]:
     """The chunks of `text`; [] when it fits in one (it is indexed whole)."""
     if tokens(text) <= MAX_TOKENS:

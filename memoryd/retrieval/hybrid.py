@@ -109,7 +109,7 @@ class HybridIndex:
         if not fresh:
             return 0
         self.vectors.warm()  # their vectors go to the store: it opens while they embed
-        spans = {m.id: chunks.chunk(m.content) for m in fresh if _chunked(m)}
+        spans = {m.id: found for m in fresh if (found := _spans(m))}
         pieces = _pieces(fresh, spans)
         embedded = self.embedder.embed([texts[m.id] for m in fresh] + [p[2] for p in pieces])
         vectors, chunk_vectors = embedded[:len(fresh)], embedded[len(fresh):]
@@ -124,7 +124,7 @@ class HybridIndex:
                     stale_chunks.setdefault(memory.scope, []).extend(
                         f"{memory.id}#{n}" for n in range(keep, len(old[0])))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
-                rows.append(self.corpus.put(memory, text.terms(texts[memory.id]), own,
+                rows.append(self.corpus.put(memory, text.index_terms(memory), own,
                                             hashes[memory.id], place=False))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
@@ -269,7 +269,7 @@ class HybridIndex:
                 by_id[memory.id] = memory
                 own_text = text.index_text(memory)
                 own_hash = text_hash(own_text)
-                corpus.put(memory, text.terms(own_text), zero, own_hash)
+                corpus.put(memory, text.index_terms(memory), zero, own_hash)
                 hit = stored.pop(("own", memory.scope, memory.id), None)
                 if hit is not None and hit[1] == own_hash:
                     corpus.set_vectors(memory.id, own=hit[0], ctx=hit[0])
@@ -315,7 +315,7 @@ class HybridIndex:
         returns the spans of the notes whose chunks must be embedded."""
         todo: dict[str, list[Span]] = {}
         for memory in memories:
-            spans = chunks.chunk(memory.content) if _chunked(memory) else []
+            spans = _spans(memory)
             hits = [stored.pop(("chunk", memory.scope, f"{memory.id}#{n}"), None)
                     for n in range(len(spans))]
             if not spans:
@@ -363,6 +363,11 @@ def _pieces(memories: list[Memory], spans: dict[str, list[Span]]) -> list[Piece]
             for n, (a, b) in enumerate(spans.get(m.id, []))]
 
 
-def _chunked(memory: Memory) -> bool:
-    """Notes are indexed by their chunks too when long (turns have their context)."""
-    return memory.kind == "note"
+def _spans(memory: Memory) -> list[Span]:
+    """What of a note is embedded apart from the whole: its title, when it has one (a
+    question that paraphrases a title finds the note by it, however long the note), and
+    its chunks when long. Turns have their context instead."""
+    if memory.kind != "note":
+        return []
+    title = chunks.title_span(memory.content)
+    return ([title] if title else []) + chunks.chunk(memory.content)

@@ -30,7 +30,7 @@ from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.postings import Postings
 
 MAGIC = b"memoryd corpus snapshot\n"
-VERSION = 2  # 2: the dense index's cells (centroids, a column, `trained`)
+VERSION = 3  # 2: the dense index's cells (centroids, a column, `trained`); 3: titles
 _LENGTH = 8  # bytes of the header's length, little-endian
 _DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64

@@ -66,6 +66,27 @@ def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+# A note's title (its first line, when a Markdown heading: an ingested page's name, a
+# note's own heading) is a field of its own in keyword scoring: its terms count this
+# many times, so a question that names a note's subject finds that note before a long
+# one that only mentions the words.
+TITLE_WEIGHT = 3
+
+
+def title_of(content: str) -> str | None:
+    """A note's title: its first line, when that is a Markdown heading."""
+    first = content.lstrip().split("\n", 1)[0]
+    title = first.lstrip("#").strip() if first.startswith("#") else ""
+    return title or None
+
+
+def index_terms(memory: Memory) -> list[str]:
+    """The keyword field of a memory: its index text's terms, its title's again."""
+    found = terms(index_text(memory))
+    title = title_of(memory.content)
+    return found + terms(title) * (TITLE_WEIGHT - 1) if title else found
+
+
 def terms(text: str) -> list[str]:
     out: list[str] = []
     for token in _WORD.findall(text.lower()):
