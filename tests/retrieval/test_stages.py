@@ -62,7 +62,9 @@ def test_mmr_prefers_a_different_memory_to_a_near_copy():
     ranking = _ranked(_pool([1.3, 1.28, 1.0], [0, 0, 0],
                             [[1, 0], [0.999, 0.045], [0, 1]], mmr_lambda=0.5))
     assert [c.id for c in ranking.selected] == ["m0", "m2"]
-    assert ranking.candidates[1].reason == "not picked by MMR within top_k"
+    # stronger than the one picked in its place: explain says which it was like
+    assert ranking.candidates[1].reason == \
+        "pushed down by MMR: like m0 (cosine 1.00), picked before it"
 
 
 class _Length:

@@ -22,6 +22,15 @@ class Diversity:
             c = candidates[survivors[p]]
             c.kept, c.rank, c.reason = True, rank + 1, "selected"
             ranking.selected.append(c)
+        lowest = min((c.score for c in ranking.selected), default=0.0)
+        picked = [survivors[p] for p in picks]
         for i in survivors:
-            if not candidates[i].kept:
-                candidates[i].reason = "not picked by MMR within top_k"
+            c = candidates[i]
+            if c.kept:
+                continue
+            c.reason = "not picked by MMR within top_k"
+            if picked and c.score > lowest:  # a weaker one was picked: say why
+                sims = ranking.vectors[picked] @ ranking.vectors[i]
+                like = int(np.argmax(sims))
+                c.reason = (f"pushed down by MMR: like {candidates[picked[like]].id} "
+                            f"(cosine {float(sims[like]):.2f}), picked before it")
