@@ -35,6 +35,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -187,13 +188,19 @@ def make_retriever() -> DaemonRetriever:
     return DaemonRetriever()
 
 
-def main() -> None:
+def load_evaluator() -> Any:
+    """The official evaluator (`eval_retrieval.py` beside the data), as a module."""
     spec = importlib.util.spec_from_file_location("eval_retrieval", LOCOMO / "eval_retrieval.py")
     if spec is None or spec.loader is None:
         raise SystemExit(f"no evaluator at {LOCOMO} (set LOCOMO_DIR)")
     evaluator = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(LOCOMO))
     spec.loader.exec_module(evaluator)
+    return evaluator
+
+
+def main() -> None:
+    evaluator = load_evaluator()
     args = list(sys.argv[1:])
     if "--daemon-config" in args:
         at = args.index("--daemon-config")

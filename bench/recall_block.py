@@ -14,7 +14,6 @@ question's evidence found at all (any of it), overall and by category.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from collections import defaultdict
@@ -22,21 +21,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.locomo import LOCOMO, VIA_ENV, DaemonRetriever  # noqa: E402
+from bench.locomo import LOCOMO, VIA_ENV, DaemonRetriever, load_evaluator  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-
-
-def load() -> list[dict]:
-    """LoCoMo as the official evaluator reads it (its turns, captions and evidence)."""
-    spec = importlib.util.spec_from_file_location("eval_retrieval", LOCOMO / "eval_retrieval.py")
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"no evaluator at {LOCOMO} (set LOCOMO_DIR)")
-    evaluator = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(LOCOMO))
-    spec.loader.exec_module(evaluator)
-    convs: list[dict] = evaluator.load_locomo(LOCOMO / "locomo10.json")
-    return convs
 
 
 def main() -> None:
@@ -46,7 +33,8 @@ def main() -> None:
     args = ap.parse_args()
     os.environ[VIA_ENV] = args.via
     first, _, last = args.convs.partition("-")
-    data = load()[int(first):int(last or first) + 1]
+    data = load_evaluator().load_locomo(LOCOMO / "locomo10.json")[
+        int(first):int(last or first) + 1]
     daemon = DaemonRetriever()
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0] * 5)  # n, lines, prec, rec, any
     try:
