@@ -61,8 +61,12 @@ class Recall:
         recent = (await self.conversation.recent(session, tail, scopes)
                   if session and tail else [])
         shown, kept = recall.choose(procedural, ranked, utcnow())
+        replaced: dict[str, Memory] = {}
+        if recall.about_change(query):  # a fact shown says what it replaced
+            olds = {m.replaces[0]: m.id for m in kept if m.kind == "fact" and m.replaces}
+            replaced = {olds[old.id]: old for old in await self.reads.peek(list(olds))}
         block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the loop
             recall.assemble, shown, kept, summary, token_budget, top_k,
-            self.count_tokens, recent)
+            self.count_tokens, recent, replaced)
         return Block(block, {c.id: round(c.score, 4) for c in result.selected},
                      token_budget)

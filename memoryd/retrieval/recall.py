@@ -42,14 +42,30 @@ def said(memory: Memory) -> bool:
     return memory.kind == "turn" or bool(memory.derived_from)
 
 
-def line_for(memory: Memory) -> str:
+def line_for(memory: Memory, before: Memory | None = None) -> str:
+    """A memory's line; `before`: the fact it replaced, shown for a question about
+    change ("... (before: "The user lives in Paris." until 2024-03-01)")."""
     label = memory.type.upper()
     text = fenced(memory.content)
     if said(memory):
         text = f'{memory.role or "from a conversation"}: "{text}"'
+    if before is not None:
+        until = f" until {memory.created_at:%Y-%m-%d}"
+        text += f' (before: "{fenced(before.content)}"{until})'
     if memory.type == "episodic":
         return f"[{label}] {memory.created_at:%Y-%m-%d}: {text}"
     return f"[{label}] {text}"
+
+
+# A question about change: a fact shown for it says what it replaced.
+_CHANGE = re.compile(r"(?<![a-z])(?:used to|before|previous(?:ly)?|former(?:ly)?|change[ds]?|"
+                     r"moved|switch(?:ed)?|no longer|anymore|any more|still|until|since|"
+                     r"origin(?:al|ally)|old)(?![a-z])|以前|之前|原来|换|变")
+
+
+def about_change(question: str) -> bool:
+    """Whether a question asks about a change ("where did the user live before?")."""
+    return bool(_CHANGE.search(question.casefold()))
 
 
 # What goes into a block beside the ranked memories, and what of the ranked stays out.
@@ -97,7 +113,8 @@ class Recalled:
 
 def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None,
              budget: int, top_k: int, count: Callable[[str, int], int],
-             recent: list[Memory] | None = None) -> Recalled:
+             recent: list[Memory] | None = None,
+             replaced: dict[str, Memory] | None = None) -> Recalled:
     """Procedural memories (all of them, budget allowing), the recent turns, up to
     `top_k` of the ranked rest, then the session summary. `count(text, limit)` may
     stop counting past `limit` (a huge memory is never tokenized whole)."""
@@ -136,7 +153,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
             continue
         if ranked_taken >= top_k:
             break
-        line = line_for(memory)
+        line = line_for(memory, (replaced or {}).get(memory.id))
         cost = count(line, budget - used)
         if used + cost > budget:
             continue  # a smaller memory further down may still fit

@@ -119,3 +119,16 @@ async def test_a_question_about_a_pet_is_answered_by_the_pet(harness):
         assert answer in ranked[0], block["text"]
         assert len(lines) - len(ranked) <= 2, "never every preference"
         assert len(lines) <= 4 and "call Ann" not in block["text"], block["text"]
+
+
+async def test_a_question_about_change_sees_what_a_fact_replaced(harness):
+    """The replaced fact is history, out of every search; a question about the change
+    sees it beside the fact that replaced it, one about now does not."""
+    await harness.call("memory_add", text="I live in Paris.")
+    await harness.call("memory_add", text="Big news: I moved to Berlin last month.")
+    for question in ("where did the user live before?", "has the user moved?",
+                     "did the user live somewhere else previously?"):
+        block = await harness.call("memory_recall", query=question)
+        assert 'before: "The user lives in Paris."' in block["text"], question
+    now = await harness.call("memory_recall", query="where does the user live?")
+    assert "Berlin" in now["text"] and "Paris" not in now["text"]
