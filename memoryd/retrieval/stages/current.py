@@ -16,7 +16,7 @@ from memoryd.retrieval.candidates import Candidate, Ranking
 from memoryd.schema import Memory
 
 _PAST = re.compile(r"(?<![a-z])(?:did|was|were|used to|before|previously|formerly|"
-                   r"back then|earlier|originally|ago|first|old|\d{4})(?![a-z])|"
+                   r"back then|earlier|originally|ago|\d{4})(?![a-z])|"
                    r"以前|之前|原来|当时")
 
 
