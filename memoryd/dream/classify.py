@@ -47,12 +47,6 @@ CUES: dict[str, tuple[str, ...]] = {
 _ASCII = re.compile(r"[a-z]")
 
 
-def _hits(text: str, cue: str) -> int:
-    if _ASCII.search(cue):  # English cues match whole words
-        return len(re.findall(rf"(?<![a-z]){re.escape(cue)}(?![a-z])", text))
-    return text.count(cue)
-
-
 # A folder or namespace of the note's source that names what its notes are about.
 PLACES: dict[str, str] = {
     **dict.fromkeys(("people", "person", "persons", "contacts", "contact", "family",
@@ -99,11 +93,9 @@ def _whose(content: str, text: str, at: int) -> str:
 
 def _count(content: str, text: str, category: str, cue: str) -> tuple[int, int]:
     """(hits for `category`, hits that are about another person instead)."""
-    if _ASCII.search(cue):  # English cues match whole words
-        spots = [m.start() for m in re.finditer(
-            rf"(?<![a-z]){re.escape(cue)}(?![a-z])", text)]
-    else:
-        spots = [m.start() for m in re.finditer(re.escape(cue), text)]
+    # English cues match whole words
+    pattern = rf"(?<![a-z]){re.escape(cue)}(?![a-z])" if _ASCII.search(cue) else re.escape(cue)
+    spots = [m.start() for m in re.finditer(pattern, text)]
     if category not in _THEIRS:
         return len(spots), 0
     theirs = sum(_whose(content, text, at) == "theirs" for at in spots)

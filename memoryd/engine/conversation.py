@@ -265,7 +265,7 @@ class Conversation:
         # from it once the move to Berlin is known).
         gone = [f["replaces"] if f["event"] == "UPDATE" else f["id"] for f in learned.facts
                 if f["event"] == "DELETE" or (f["event"] == "UPDATE" and f.get("replaces"))]
-        stale = {(m.session, m.scope) for m in await self.reads.peek(gone)
+        stale = {(m.session, m.scope) for m in (await self.reads.peek(gone) if gone else [])
                  if m.session and m.session != session}
         for other, its_scope in sorted(stale):
             await self.update_summary(other, its_scope, learned.changed())

@@ -48,12 +48,12 @@ class Recall:
         top_k = top_k or self.config.top_k
         token_budget = token_budget or self.config.token_budget
         tail = self.config.tail if tail is None else tail
-        req = self.ranking.request(query, where, top_k * 2, given)
-        result, memories = await self.reads.smart_search(req)
+        found = await self.ranking.search(query, where, top_k * 2, given)
+        result, memories = found.result, found.memories
         ranked = [(memories[c.id], c.relevance) for c in result.selected if c.id in memories]
         procedural: list[Memory] = []
-        scopes = req.where.scopes
-        if req.where.kind is None and req.where.as_of is None:
+        scopes = where.scopes
+        if where.kind is None and where.as_of is None:
             procedural, _ = await self.reads.list_memories(
                 Filters(scopes=scopes, type="procedural", not_kind="turn"),
                 limit=PROCEDURAL_LIMIT, offset=0)
@@ -64,7 +64,8 @@ class Recall:
         replaced: dict[str, Memory] = {}
         if recall.about_change(query):  # a fact shown says what it replaced
             olds = {m.replaces[0]: m.id for m in kept if m.kind == "fact" and m.replaces}
-            replaced = {olds[old.id]: old for old in await self.reads.peek(list(olds))}
+            replaced = {olds[old.id]: old for old in
+                        (await self.reads.peek(list(olds)) if olds else [])}
         block = await trio.to_thread.run_sync(  # tokenizing is CPU work: off the loop
             recall.assemble, shown, kept, summary, token_budget, top_k,
             self.count_tokens, recent, replaced)

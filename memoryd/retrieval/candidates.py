@@ -3,6 +3,7 @@ candidates struct the ranking stages read and write (retrieval/stages/)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 from memoryd.filters import Filters
 from memoryd.graph.expand import GraphMatch
 from memoryd.retrieval.timewords import Window
+from memoryd.schema import Memory
 
 
 @dataclass
@@ -86,3 +88,11 @@ class Ranking:
     topics: GraphMatch | None = None  # the topic nodes the query matched
     window: Window | None = None  # the time the query names, if any
     selected: list[Candidate] = field(default_factory=list)  # the answer, in rank order
+    _docs: dict[str, Memory] | None = field(default=None, repr=False)
+
+    def memories(self, fetch: Callable[[list[str]], list[Memory]]) -> dict[str, Memory]:
+        """The candidates' memories by id, read once for every stage that needs them
+        (`fetch`: ids -> memories, the catalog's read)."""
+        if self._docs is None:
+            self._docs = {m.id: m for m in fetch([c.id for c in self.candidates])}
+        return self._docs

@@ -124,8 +124,9 @@ class HybridIndex:
                     stale_chunks.setdefault(memory.scope, []).extend(
                         f"{memory.id}#{n}" for n in range(keep, len(old[0])))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
-                rows.append(self.corpus.put(memory, text.index_terms(memory), own,
-                                            hashes[memory.id], place=False))
+                rows.append(self.corpus.put(
+                    memory, text.index_terms(memory, texts[memory.id]), own,
+                    hashes[memory.id], place=False))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
             self.corpus.place(rows)
@@ -269,7 +270,7 @@ class HybridIndex:
                 by_id[memory.id] = memory
                 own_text = text.index_text(memory)
                 own_hash = text_hash(own_text)
-                corpus.put(memory, text.index_terms(memory), zero, own_hash)
+                corpus.put(memory, text.index_terms(memory, own_text), zero, own_hash)
                 hit = stored.pop(("own", memory.scope, memory.id), None)
                 if hit is not None and hit[1] == own_hash:
                     corpus.set_vectors(memory.id, own=hit[0], ctx=hit[0])

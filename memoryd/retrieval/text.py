@@ -80,9 +80,10 @@ def title_of(content: str) -> str | None:
     return title or None
 
 
-def index_terms(memory: Memory) -> list[str]:
-    """The keyword field of a memory: its index text's terms, its title's again."""
-    found = terms(index_text(memory))
+def index_terms(memory: Memory, indexed: str) -> list[str]:
+    """The keyword field of a memory: the terms of its index text (`indexed`, as
+    `index_text` made it), its title's again."""
+    found = terms(indexed)
     title = title_of(memory.content)
     return found + terms(title) * (TITLE_WEIGHT - 1) if title else found
 

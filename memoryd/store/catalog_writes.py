@@ -8,6 +8,7 @@ with it (see Catalog)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -51,6 +52,13 @@ def _row(memory: Memory) -> dict[str, object]:
         "compressed": int(memory.compressed), "doc": _encode(memory)}
 
 
+@functools.cache
+def _insert(columns: tuple[str, ...]) -> str:
+    """The memories INSERT naming `columns` (one statement, made once)."""
+    return (f"INSERT INTO memories ({', '.join(columns)})"
+            f" VALUES ({', '.join(':' + column for column in columns)})")
+
+
 class Writer:
     def __init__(self, conn: sqlite3.Connection, epoch: str, generation: int) -> None:
         self.conn = conn
@@ -80,8 +88,7 @@ class Writer:
         rowid = self._free_rowid(memory.created_at.timestamp())
         row = _row(memory) | {"rowid": rowid, "path": path, "file_sha": sha,
                               "stamp": stamp, "gen": self.generation}
-        conn.execute(f"INSERT INTO memories ({', '.join(row)})"
-                     f" VALUES ({', '.join(':' + column for column in row)})", row)
+        conn.execute(_insert(tuple(row)), row)
         if memory.superseded_at is not None:
             # A superseded fact is history (memory_history, `as_of`): kept out of the
             # keyword index and the list/search keys, so no search or job sees it.

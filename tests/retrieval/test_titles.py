@@ -23,8 +23,8 @@ def test_a_title_is_the_first_line_when_it_is_a_heading():
 def test_the_title_counts_again_among_the_keywords():
     titled = Memory(id="a", content="# Flashcards\n\nCards you review.")
     plain = Memory(id="b", content="Flashcards\n\nCards you review.")
-    assert text.index_terms(titled).count("flashcard") == text.TITLE_WEIGHT
-    assert text.index_terms(plain).count("flashcard") == 1
+    assert text.index_terms(titled, text.index_text(titled)).count("flashcard") == text.TITLE_WEIGHT
+    assert text.index_terms(plain, text.index_text(plain)).count("flashcard") == 1
 
 
 LONG = "\n\n".join(

@@ -30,7 +30,7 @@ class Current:
         if ranking.request.where.as_of is not None or len(ranking.candidates) < 2 \
                 or _PAST.search(ranking.request.query.casefold()):
             return
-        memories = {m.id: m for m in self.fetch([c.id for c in ranking.candidates])}
+        memories = ranking.memories(self.fetch)
         framed: list[tuple[Candidate, float, tuple[str, str], tuple[str, str] | None]] = []
         for i, c in enumerate(ranking.candidates):
             memory = memories.get(c.id)

@@ -33,7 +33,7 @@ class Relevance:
             for c in candidates:
                 c.relevance = min(1.0, max(0.0, c.combined / RELEVANCE_SCALE))
             return
-        docs = {m.id: m for m in self.fetch([c.id for c in candidates])}
+        docs = ranking.memories(self.fetch)
         pairs = [(ranking.request.query,
                   _passage(docs[c.id].content, c.chunk) if c.id in docs else "")
                  for c in candidates]
