@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
+from memoryd.daynames import WEEKDAYS
+
 DEFAULT_TIME = time(9, 0)
-WEEKDAYS_EN = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 WEEKDAYS_ZH = "一二三四五六日"
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
               "六": 6, "七": 7, "八": 8, "九": 9}
@@ -100,7 +101,7 @@ def _resolve_day(token: str, today: date) -> tuple[date, str | None]:
     if t in simple:
         days, part = simple[t]
         return today + timedelta(days=days), part
-    for i, name in enumerate(WEEKDAYS_EN):
+    for i, name in enumerate(WEEKDAYS):
         if t.endswith(name):
             return _next_weekday(today, i, t.startswith("next")), None
     weekday = WEEKDAYS_ZH.index(t[-1]) if t[-1] in WEEKDAYS_ZH else 6  # 天 = Sunday

@@ -59,6 +59,8 @@ class Candidate:
     chunk: tuple[int, tuple[int, int]] | None = None  # a long note's best chunk (index, span)
     # What a stage without a field of its own scored, by the stage's name.
     staged: dict[str, float] = field(default_factory=dict)
+    named: list[str] = field(default_factory=list)  # the query's entities it names
+    hop: list[str] = field(default_factory=list)  # entities it shares with their best
 
     def scores(self) -> dict[str, Any]:
         """Every score it has, as memory_explain and memory_smart_search show them."""
@@ -87,6 +89,7 @@ class Ranking:
     importance: np.ndarray
     topics: GraphMatch | None = None  # the topic nodes the query matched
     window: Window | None = None  # the time the query names, if any
+    named: list[str] = field(default_factory=list)  # the entities the query names
     selected: list[Candidate] = field(default_factory=list)  # the answer, in rank order
     _docs: dict[str, Memory] | None = field(default=None, repr=False)
 

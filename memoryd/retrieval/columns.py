@@ -51,6 +51,7 @@ class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     expires_at: float | None
     superseded: bool
     text_hash: str = ""
+    entities: tuple[str, ...] = ()  # the keys of the entities it names (entities/names.py)
 
     def holds(self, memory: Memory, own_hash: str) -> bool:
         """The row holds `memory`'s text as it is now (its index text's hash `own_hash`,

@@ -15,11 +15,13 @@ from collections import Counter
 
 import numpy as np
 
+from memoryd.entities.names import names
 from memoryd.filters import Filters
 from memoryd.retrieval import cells, columns, int8dot
 from memoryd.retrieval.cell_groups import CellGroups
 from memoryd.retrieval.chunk_vectors import ChunkVectors
 from memoryd.retrieval.columns import RowMeta
+from memoryd.retrieval.entity_rows import EntityRows
 from memoryd.retrieval.postings import Postings
 from memoryd.retrieval.shared_work import SharedWork
 from memoryd.rwlock import RWLock
@@ -76,6 +78,7 @@ class Corpus:
         self.meta: list[RowMeta | None] = []
         self._alloc(capacity)
         self.postings = Postings()
+        self.entities = EntityRows()
         self.scope_codes: dict[str, int] = {}
         self.sessions: dict[tuple[str, str], list[tuple[float, str]]] = {}
         self.session_codes: dict[tuple[str, str], int] = {}
@@ -135,7 +138,7 @@ class Corpus:
         self.row_of[memory.id] = row
         is_turn = memory.kind == "turn" and memory.session is not None
         self.meta.append(None)
-        self._describe(row, memory, is_turn, text_hash)
+        meta = self._describe(row, memory, is_turn, text_hash)
         self._store("own", row, own)
         if ctx is None:
             self.ctx[row], self.ctx_scale[row] = self.own[row], self.own_scale[row]
@@ -150,6 +153,7 @@ class Corpus:
             (memory.scope, memory.session), len(self.session_codes))
             if is_turn and memory.session is not None else -1)
         self.postings.add(row, Counter(terms).items())
+        self.entities.add(row, meta.entities)
         if is_turn:
             assert memory.session is not None
             turns = self.sessions.setdefault((memory.scope, memory.session), [])
@@ -166,23 +170,25 @@ class Corpus:
         self._describe(row, memory, meta.is_turn, meta.text_hash)
         return True
 
-    def _describe(self, row: int, memory: Memory, is_turn: bool, text_hash: str) -> None:
+    def _describe(self, row: int, memory: Memory, is_turn: bool, text_hash: str) -> RowMeta:
         """The row's metadata and filter columns from `memory`."""
-        self.meta[row] = RowMeta(
+        meta = self.meta[row] = RowMeta(
             id=memory.id, scope=memory.scope, session=memory.session, is_turn=is_turn,
             tags=frozenset(memory.tags), compressed=memory.compressed,
             expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
-            superseded=_superseded(memory), text_hash=text_hash)
+            superseded=_superseded(memory), text_hash=text_hash,
+            entities=tuple(e.key for e in names(memory.content)))
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
-        for column, names in columns.CODED.items():
-            getattr(self, column)[row] = names.index(getattr(memory, column))
+        for column, values in columns.CODED.items():
+            getattr(self, column)[row] = values.index(getattr(memory, column))
         self.organized[row] = memory.phase == "organized"
         self.expires[row] = memory.expires_at.timestamp() if memory.expires_at else np.inf
         self.superseded[row] = _superseded(memory)
         self.valid_until[row] = (memory.superseded_at.timestamp() if memory.superseded_at
                                  else np.inf)
         self.compressed[row] = memory.compressed
+        return meta
 
     def set_chunks(self, memory_id: str, vectors: np.ndarray,
                    spans: list[tuple[int, int]]) -> None:
@@ -378,6 +384,7 @@ class Corpus:
         self.meta = [self.meta[r] for r in keep]
         self.row_of = {m.id: r for r, m in enumerate(self.meta) if m is not None}
         self.postings.remap(remap)
+        self.entities.rebuild(self.meta)
         self.size = self.live = len(keep)
         self.chunks.unstack()  # it holds row numbers
         self._field_length = None
@@ -404,6 +411,18 @@ class Corpus:
         length.flags.writeable = False
         self._field_length = (neighbour_field, length)
         return length
+
+    def named(self, query: str) -> list[str]:
+        """The keys of the entities `query` names that rows name (EntityRows.in_query)."""
+        return self.entities.in_query(query)
+
+    def naming(self, keys: list[str], mask: np.ndarray) -> np.ndarray:
+        """The rows within `mask` that name any of `keys`, ascending."""
+        return self.entities.rows(keys, lambda rows: mask[rows])
+
+    def entities_of(self, row: int) -> tuple[str, ...]:
+        meta = self.meta[row]
+        return meta.entities if meta is not None else ()
 
     def posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The term's rows and frequencies (read-only)."""

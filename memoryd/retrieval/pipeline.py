@@ -27,7 +27,7 @@ import numpy as np
 
 from memoryd.graph.expand import GraphMatch, match
 from memoryd.graph.topics import TopicGraph
-from memoryd.retrieval import scoring, text, timewords
+from memoryd.retrieval import entity_hops, scoring, text, timewords
 from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
 from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.hybrid import HybridIndex
@@ -134,6 +134,9 @@ class SmartSearch:
                 beside.hand((mask, ann))
                 clock.lap("filter")
                 lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
+                named = corpus.named(req.query)
+                named_rows = (_bounded(corpus.naming(named, mask), lex, corpus.created,
+                                       2 * pool_size) if named else _NONE)
                 # The keywords' share of the candidates, while the other thread embeds.
                 lex_top = best_rows(lex, pool_size) if ann else None
                 clock.lap("lexical")
@@ -150,19 +153,22 @@ class SmartSearch:
             else:
                 assert lex_top is not None
                 mode = "ann"
-                rows = np.union1d(ann_candidates(corpus, near, lex_top, mask), graph_rows)
+                rows = np.union1d(ann_candidates(corpus, near, lex_top, mask),
+                                  np.union1d(graph_rows, named_rows))
             clock.lap("candidates")
             ranking = self._pool(req, now, rows, lex, query_vec, graph_rows, pool_size,
-                                 clock)
+                                 clock, (named, named_rows, mask))
             ranking.topics, ranking.window = topics, window
         clock.lap("pool")
         return ranking, mode, allowed
 
     def _pool(self, req: SearchRequest, now: float, rows: np.ndarray, lex: np.ndarray,
-              query_vec: np.ndarray, graph_rows: np.ndarray, pool_size: int, clock: _Clock
-              ) -> Ranking:
+              query_vec: np.ndarray, graph_rows: np.ndarray, pool_size: int, clock: _Clock,
+              naming: tuple[list[str], np.ndarray, np.ndarray]) -> Ranking:
         """Fusion over the candidate rows, and the best `pool_size` of them (with every
-        row the topic graph brought) as the candidates the stages rank."""
+        row the topic graph brought, and the best the query's entities reach: `naming`
+        is their keys, the rows that name them, the filters' mask) as the candidates
+        the stages rank."""
         corpus, recipe = self.hybrid.corpus, self.recipe
         dense, own, ctx, which = scoring.dense(corpus, query_vec, rows, recipe)
         fused = recipe.lexical_weight * lex[rows] + (1 - recipe.lexical_weight) * dense
@@ -178,6 +184,9 @@ class SmartSearch:
         if len(graph_rows):  # graph members join the pool whatever their rank
             extra = np.searchsorted(rows, graph_rows)
             order = np.concatenate([order, np.setdiff1d(extra, order)])
+        named, named_rows, mask = naming
+        found = entity_hops.hops(corpus, named, named_rows, rows, combined, mask, pool_size)
+        order = np.concatenate([order, np.setdiff1d(found.positions, order)])
         pool_rows = rows[order]
         meta = [corpus.meta[r] for r in pool_rows.tolist()]
         candidates = [
@@ -185,11 +194,14 @@ class SmartSearch:
                       dense_own=float(own[i]), dense_context=float(ctx[i]),
                       fused=float(fused[i]), neighbour_credit=float(credit[i]),
                       session_boost=float(boost[i]), combined=float(combined[i]),
-                      chunk=corpus.chunk_at(int(which[i])) if which[i] >= 0 else None)
+                      chunk=corpus.chunk_at(int(which[i])) if which[i] >= 0 else None,
+                      named=[k for k in found.named if k in m.entities],
+                      hop=[k for k in found.followed if k in m.entities])
             for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta, strict=True)
             if m is not None]
         return Ranking(req, now, candidates, corpus.vectors("own", pool_rows),
-                       corpus.created[pool_rows].copy(), corpus.importance[pool_rows].copy())
+                       corpus.created[pool_rows].copy(), corpus.importance[pool_rows].copy(),
+                       named=found.named)
 
     def _embed(self, req: SearchRequest, now: float) -> tuple[np.ndarray, GraphMatch | None]:
         """The query's vector and the topics it matches (takes no corpus lock)."""
@@ -224,6 +236,18 @@ def ann_candidates(corpus: Corpus, near: set[int], lex_top: np.ndarray, mask: np
     picked = np.unique(around[around >= 0])
     kept: np.ndarray = picked[mask[picked]]
     return kept
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _bounded(rows: np.ndarray, lex: np.ndarray, created: np.ndarray, n: int) -> np.ndarray:
+    """At most `n` of `rows`: those with the best keyword scores, then the newest
+    (ascending)."""
+    if len(rows) <= n:
+        return rows
+    best = np.lexsort((-created[rows], -lex[rows]))[:n]
+    return np.sort(rows[best])
 
 
 def best_rows(lex: np.ndarray, n: int) -> np.ndarray:

@@ -30,7 +30,8 @@ from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.postings import Postings
 
 MAGIC = b"memoryd corpus snapshot\n"
-VERSION = 3  # 2: the dense index's cells (centroids, a column, `trained`); 3: titles
+# 2: the dense index's cells (centroids, a column, `trained`); 3: titles; 4: entities
+VERSION = 4
 _LENGTH = 8  # bytes of the header's length, little-endian
 _DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64
@@ -222,6 +223,7 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
     if len(metas) != n:
         raise ValueError(f"{len(metas)} rows of metadata, not {n}")
     corpus.meta = list(metas)
+    corpus.entities.rebuild(corpus.meta)
     corpus.row_of = {m.id: row for row, m in enumerate(metas)}
     for row, m in enumerate(metas):
         if m.is_turn and m.session is not None:

@@ -15,6 +15,7 @@ from memoryd.retrieval.candidates import Ranking
 from memoryd.retrieval.stages.blend import Blend
 from memoryd.retrieval.stages.current import Current
 from memoryd.retrieval.stages.diversity import Diversity
+from memoryd.retrieval.stages.entities import Entities
 from memoryd.retrieval.stages.relevance import Relevance
 from memoryd.retrieval.stages.topics import Topics
 from memoryd.retrieval.stages.when import When
@@ -34,5 +35,5 @@ class Stage(Protocol):
 def stages(reranker: Reranker | None, fetch: Callable[[list[str]], list[Memory]]
            ) -> list[Stage]:
     """The stages, in the order they run."""
-    return [Topics(), Relevance(reranker, fetch), Blend(), When(), Current(fetch),
-            Diversity()]
+    return [Topics(), Relevance(reranker, fetch), Blend(), Entities(), When(),
+            Current(fetch), Diversity()]

@@ -1,0 +1,258 @@
+"""The entities a text names, read from its form, no model: people, places,
+organisations, products, pets.
+
+- Latin script: a run of capitalised words ("Ann Smith", "Bank of America", "LGBTQ"),
+  the speaker of a `Name: ` line, a `[[page]]` link. A capitalised word that only
+  opens a sentence is not taken for a name ("Painting is fun."), unless a possessive
+  or another capitalised word follows it ("Caroline's dog", "Ann Smith called"; then
+  the run without its first word is a name too: "Use Logseq daily" names Logseq).
+  Leading openers are not part of a name ("Hey Ann" names Ann); neither are months,
+  weekdays or "I".
+- Who is spoken *to* is not what a text is about: a name addressed on its own
+  ("Thanks, Melanie!", "Hey Caroline, ...", "That's great, Ann!") is left out.
+- Chinese: a common surname and one or two characters between word boundaries
+  ("张伟", "王小明"), and a title in 《》「」『』.
+
+Each has a key that matches it however it is written (case, accents, a possessive),
+and the name as first written.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+
+import msgspec
+
+from memoryd.daynames import MONTHS, WEEKDAYS
+
+
+class Entity(msgspec.Struct, frozen=True):
+    key: str  # what matches: casefolded, accents and a possessive dropped
+    name: str  # as the text first wrote it
+
+
+_SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (.+)$", re.S)
+
+
+def split_speaker(content: str) -> tuple[str | None, str]:
+    """A leading `Name: ` (a transcript's speaker) and the rest."""
+    match = _SPEAKER.match(content)
+    return (match.group(1), match.group(2)) if match else (None, content)
+
+
+# Words that open a sentence or address someone, capitalised but never a name
+# ("Thanks Ann", "The Beatles", "Dear Ann"), and honorifics, not part of the key.
+OPENERS = frozenset((
+    "a an the my our your his her their its this that these those some any every no "
+    "hey hi hello dear thanks thank thx ok okay yes yeah yep yup nope sure well so oh ah "
+    "aw aww wow haha lol omg hmm congrats congratulations sorry bye goodbye great cool "
+    "nice awesome amazing good morning evening night and but or if when while because "
+    "also just so then there here what who where why how which mr mrs ms miss dr prof "
+    "sir madam").split())
+# Capitalised, never a name: the first person, the calendar, chat abbreviations.
+NOT_NAMES = frozenset([
+    "i", "i'm", "i've", "i'd", "i'll", "im", "ive", "id", "ill", *MONTHS, *WEEKDAYS,
+    # ... and "It's", "Let's", "That's": capitalised and "'s", but no one's possessive
+    "it", "let", "that", "what", "who", "where", "how", "here", "there", "he", "she",
+    "now", "today", "tomorrow", "yesterday", "everyone", "everything", "nothing",
+    *(m[:3] for m in MONTHS), *(d[:3] for d in WEEKDAYS), "sept", "tues", "thurs",
+    "ok", "okay", "lol", "omg", "btw", "fyi", "imo", "tbh", "asap"])
+# Joins capitalised words into one name: "Bank of America", "Vincent van Gogh".
+_JOINERS = frozenset("of de van von der den da del di la le du y".split())
+
+_WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?")
+_POSSESSIVE = re.compile(r"['’]s?$", re.I)
+# What ends a sentence or starts one (a list item, a heading, a quote) before a word.
+_STARTS = frozenset(".!?:;\n\"“‘([>*#•|-–—+")
+_LAST_WORD = re.compile(r"[^\W\d_][\w'’]*$")
+_LINK = re.compile(r"\[\[([^\[\]\n|]{1,100})(?:\|[^\[\]\n]*)?\]\]")
+
+# Chinese: common surnames that are rarely the first character of an everyday word,
+# and the characters that end a name or may stand before one.
+_SURNAMES = ("王李张刘陈杨黄赵吴徐孙朱胡郭罗郑梁谢宋唐韩冯邓曹彭肖董袁潘蒋蔡杜苏魏吕丁沈姚卢"
+             "姜崔钟谭陆汪贾韦邹孟熊秦邱尹薛闫雷侯陶黎贺郝龚邵覃戴莫孔")
+_HAN = r"\u3400-\u4dbf\u4e00-\u9fff"
+_BEFORE_NAME = "和跟与给对是叫找问让被把的了说同及或请位个见"
+_AFTER_NAME = "的说是和在了也都去来跟与给对把被还就又要会让请吗呢吧啊呀家先老"
+_ZH_NAME = re.compile(
+    rf"(?:^|(?<=[^{_HAN}])|(?<=[{_BEFORE_NAME}]))([{_SURNAMES}][{_HAN}]{{1,2}}?)"
+    rf"(?=$|[^{_HAN}]|[{_AFTER_NAME}])")
+_ZH_TITLE = re.compile(r"[《「『]([^》」』\n]{1,40})[》」』]")
+
+
+def key(name: str) -> str:
+    """What a name matches by: accents dropped, casefolded, spaces collapsed, no
+    possessive."""
+    plain = name if name.isascii() else "".join(
+        c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    words = plain.casefold().split()
+    if words:
+        words[-1] = _POSSESSIVE.sub("", words[-1])
+    return " ".join(w for w in words if w)
+
+
+def names(content: str) -> list[Entity]:
+    """The entities `content` names, each once, in the order they first appear."""
+    found: dict[str, Entity] = {}
+
+    def add(name: str) -> None:
+        k = key(name)
+        if k and k not in NOT_NAMES and k not in found:
+            found[k] = Entity(k, _POSSESSIVE.sub("", name.strip()))
+
+    speaker, body = split_speaker(content)
+    if speaker:
+        add(speaker)
+    for link in _LINK.findall(body):
+        add(link)
+    for run in _runs(_LINK.sub(lambda m: " " * len(m.group()), body)):
+        add(run)
+    for match in _ZH_TITLE.finditer(body):
+        add(match.group(1))
+    for match in _ZH_NAME.finditer(body):
+        add(match.group(1))
+    return list(found.values())
+
+
+def _runs(text: str) -> list[str]:
+    """The capitalised runs of Latin-script `text` that name something."""
+    out: list[str] = []
+    words = list(_WORD.finditer(text))
+    i = 0
+    while i < len(words):
+        if not _capital(words[i].group()):
+            i += 1
+            continue
+        run = [words[i]]  # capitalised words one space apart, joiners between them
+        j = i + 1
+        while j < len(words):
+            gap = text[run[-1].end():words[j].start()]
+            if gap != " " or _possessive(run[-1].group()):
+                break
+            if _capital(words[j].group()):
+                run.append(words[j])
+                j += 1
+            elif (words[j].group() in _JOINERS and j + 1 < len(words)
+                  and text[words[j].end():words[j + 1].start()] == " "
+                  and _capital(words[j + 1].group())):
+                run += [words[j], words[j + 1]]
+                j += 2
+            else:
+                break
+        i = j
+        out.extend(_name_in(text, run))
+    return out
+
+
+def _name_in(text: str, run: list[re.Match[str]]) -> list[str]:
+    """The names in one capitalised run: openers and honorifics before it dropped,
+    split where a word is never a name, an opening word alone not taken."""
+    opens = _opens(text, run[0].start())
+    while run and key(run[0].group()) in OPENERS:
+        run = run[1:]
+        opens = False  # "Hey Ann": Ann is capitalised as a name, not as an opening
+    parts: list[list[re.Match[str]]] = [[]]
+    for word in run:
+        if key(word.group()) in NOT_NAMES:
+            parts.append([])
+        else:
+            parts[-1].append(word)
+    names_found = []
+    for n, part in enumerate(p for p in parts if p):
+        while part and part[-1].group() in _JOINERS:
+            part = part[:-1]
+        if not part:
+            continue
+        alone = len(part) == 1
+        first = part[0].group()
+        if (alone and opens and n == 0 and part[0].start() == run[0].start()
+                and not _possessive(first) and not _acronym(first)):
+            continue  # a sentence's first word, capitalised for that
+        start, end = part[0].start(), part[-1].end()
+        if len(part) <= 3 and _addressed(text, start, end):
+            continue
+        names_found.append(text[start:end])
+        if opens and n == 0 and not alone and part[0].start() == run[0].start():
+            # "Use Logseq daily": the first word may be capitalised for the sentence
+            # alone; the rest is a name either way.
+            tail = part[2:] if part[1].group() in _JOINERS else part[1:]
+            names_found.append(text[tail[0].start():end])
+    return names_found
+
+
+def _addressed(text: str, start: int, end: int) -> bool:
+    """The name at text[start:end] is someone spoken to: on its own between a
+    sentence's start (and openers) and punctuation, or after a comma at a sentence's
+    end ("That's great, Ann!")."""
+    after = text[end:end + 3].lstrip(" ")
+    # A line that is a name alone (a heading, a list item) is a title, not a call.
+    if not after or after[0] not in ",!?.;" or _possessive(text[start:end]):
+        return False
+    at = start
+    while True:  # back over openers and commas to the sentence's start, if so
+        at = _back(text, at, " \t,")
+        if at == 0 or text[at - 1] in _STARTS:
+            return True
+        word = _LAST_WORD.search(text, max(0, at - 20), at)
+        if word is None or word.group().lower() not in OPENERS:
+            break
+        at = word.start()
+    return text[_back(text, start, " ") - 1] == "," and (not after or after[0] in "!?.\n")
+
+
+def _opens(text: str, start: int) -> bool:
+    """A sentence (a line, a list item, a numbered one) starts at `start`."""
+    at = _back(text, start, " \t")
+    return at == 0 or text[at - 1] in _STARTS
+
+
+def _back(text: str, at: int, chars: str) -> int:
+    """Where the run of `chars` that ends at `at` starts."""
+    while at > 0 and text[at - 1] in chars:
+        at -= 1
+    return at
+
+
+def _capital(word: str) -> bool:
+    return word[0].isupper()
+
+
+def _acronym(word: str) -> bool:
+    return len(word) > 1 and word.isupper()
+
+
+def _possessive(word: str) -> bool:
+    return word.endswith(("'s", "’s", "'S"))
+
+
+_QUERY_WORD = re.compile(r"[^\W_][\w'’-]*")
+_QUERY_HAN = re.compile(rf"[{_HAN}]+")
+LONGEST = 4  # words in the longest name a query is read for
+
+
+def in_query(query: str, known: Callable[[str], bool]) -> list[str]:
+    """The keys of known entities a query names: its runs of up to LONGEST words,
+    longest first, however they are cased ("the bank of america"), a single word only
+    when capitalised ("Ann", not "feature" for a vault's [[Feature]] page); and its
+    Chinese runs' substrings."""
+    found: list[str] = []
+    for clause in re.split(r"[,.;:!?()\[\]\"“”]+", query):
+        raw = _QUERY_WORD.findall(clause)
+        words = [key(w) for w in raw]
+        i = 0
+        while i < len(words):
+            for n in range(min(LONGEST, len(words) - i), 0, -1):
+                candidate = " ".join(words[i:i + n])
+                if (n > 1 or (raw[i][0].isupper() and candidate not in OPENERS)) and known(
+                        candidate):
+                    found.append(candidate)
+                    i += n
+                    break
+            else:
+                i += 1
+    for run in _QUERY_HAN.findall(query):
+        for n in range(min(len(run), 8), 1, -1):
+            found += [run[i:i + n] for i in range(len(run) - n + 1) if known(run[i:i + n])]
+    return list(dict.fromkeys(found))

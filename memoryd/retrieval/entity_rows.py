@@ -1,0 +1,61 @@
+"""EntityRows: each entity key (entities/names.py) -> the corpus rows that name it,
+and the words of multi-word names, for aliases. Built as rows are put; made again
+from the rows' metadata after a compaction or a snapshot load (row numbers change)."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from memoryd.entities.names import in_query
+from memoryd.retrieval.columns import RowMeta
+
+
+class EntityRows:
+    def __init__(self) -> None:
+        self._rows: dict[str, array[int]] = {}  # ascending (put appends rows)
+        self._by_word: dict[str, set[str]] = {}  # first/last word -> multi-word keys
+
+    def add(self, row: int, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._rows.setdefault(key, array("i")).append(row)
+            words = key.split(" ")
+            if len(words) > 1:
+                for word in {words[0], words[-1]}:
+                    self._by_word.setdefault(word, set()).add(key)
+
+    def rebuild(self, metas: list[RowMeta | None]) -> None:
+        self._rows, self._by_word = {}, {}
+        for row, meta in enumerate(metas):
+            if meta is not None and meta.entities:
+                self.add(row, meta.entities)
+
+    def known(self, key: str) -> bool:
+        return key in self._rows
+
+    def count(self, key: str) -> int:
+        """Rows naming `key`, dead ones until the next compaction included."""
+        found = self._rows.get(key)
+        return len(found) if found is not None else 0
+
+    def in_query(self, query: str) -> list[str]:
+        """The known keys a query names, a single word with the multi-word names it
+        is the first or last word of ("Ann" -> "Ann Smith"): an alias resolved among
+        the names the store holds."""
+        named = in_query(query, lambda k: k in self._rows or k in self._by_word)
+        aliases = [k for key in named if " " not in key for k in self._by_word.get(key, ())]
+        return [k for k in dict.fromkeys([*named, *sorted(aliases)]) if k in self._rows]
+
+    def rows(self, keys: Iterable[str], keep: Callable[[np.ndarray], np.ndarray]
+             ) -> np.ndarray:
+        """The rows naming any of `keys`, ascending, those `keep` (a mask's test of
+        rows) admits."""
+        parts = [np.frombuffer(found, dtype=np.int32) for k in keys
+                 if (found := self._rows.get(k))]
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.unique(np.concatenate(parts)).astype(np.int64)
+        kept: np.ndarray = rows[keep(rows)]
+        return kept
