@@ -70,7 +70,7 @@ def memories(items: list[dict[str, Any]], total: int | None = None) -> str:
 def memory(item: dict[str, Any]) -> str:
     keys = ["id", "kind", "phase", "category", "type", "scope", "session", "role", "tags",
             "source", "importance", "created_at", "updated_at", "due_at", "expires_at",
-            "access_count", "links", "version"]
+            "access_count", "links", "version", "entities"]
     lines = []
     for key in keys:
         value = item.get(key)
@@ -82,6 +82,29 @@ def memory(item: dict[str, Any]) -> str:
             value = local_time(value)
         lines.append(f"{key + ':':<14}{value}")
     return "\n".join(lines) + "\n\n" + item.get("content", "")
+
+
+def entities(result: dict[str, Any]) -> str:
+    """`memoryctl entities`: a table of entities; with a name, that entity, its
+    memories oldest first and the entities named beside it."""
+    def rows(items: list[dict[str, Any]]) -> list[list[str]]:
+        return [[e["name"], str(e["memories"]), _short_time(e["first"]),
+                 _short_time(e["last"]), ", ".join(e["aliases"]) or "-"] for e in items]
+
+    headers = ["ENTITY", "MEMORIES", "FIRST", "LAST", "MAY BE SHORT FOR"]
+    if "memories" not in result:
+        if not result["entities"]:
+            return "no entities"
+        shown = table(rows(result["entities"]), headers, flex=4)
+        more = result["total"] - len(result["entities"])
+        return shown + (f"\n... {more} more (--offset)" if more > 0 else "")
+    if not result["entities"]:
+        return "no memory names it"
+    parts = [table(rows(result["entities"]), headers, flex=4), "",
+             memories(result["memories"])]
+    if result["beside"]:
+        parts += ["", "named beside it:", table(rows(result["beside"]), headers, flex=4)]
+    return "\n".join(parts)
 
 
 def _scalar(value: Any) -> str:
@@ -128,11 +151,16 @@ def explained(result: dict[str, Any]) -> str:
     head = (f"{result['searched']} memories searched ({result['mode']}), reranker "
             f"{'on' if result['reranker'] else 'off'}; stage ms: "
             + ", ".join(f"{k} {v}" for k, v in result["timings_ms"].items()))
+    if result.get("entities"):
+        head += "\nthe query names: " + ", ".join(result["entities"])
     rows = []
     for c in result["candidates"]:
         s = c["scores"]
+        why = c["reason"]
+        if c.get("entities") or c.get("via_entities"):  # the entities stage's boost
+            why += f" (names {', '.join(c.get('entities') or c['via_entities'])})"
         rows.append([str(c["rank"] or "-"), f"{s['lexical']:.3f}", f"{s['dense']:.3f}",
-                     f"{s['relevance']:.3f}", f"{s['score']:.3f}", c["reason"],
+                     f"{s['relevance']:.3f}", f"{s['score']:.3f}", why,
                      _one_line(c.get("content") or "")])
     return head + "\n" + table(rows, ["RANK", "LEXICAL", "DENSE", "RELEVANCE", "SCORE",
                                       "WHY", "CONTENT"], flex=6)

@@ -18,6 +18,8 @@ def show(command: str, result: Any) -> str:
         return data.show_import(result)
     if command in ("list", "search", "backlinks"):
         return render.memories(result["memories"], result.get("total"))
+    if command == "entities":
+        return render.entities(result)
     if command == "smart-search":
         return render.ranked(result["memories"])
     if command == "explain":

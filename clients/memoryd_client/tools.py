@@ -57,6 +57,10 @@ class ToolMethods:
         """Backlinks. See `tools/list` for the whole description."""
         return self.call("memory_backlinks", _given({"id": id}))
 
+    def memory_entities(self, *, name: str | None = None, scope: str | None = None, limit: int | None = None, offset: int | None = None) -> Any:
+        """Entities. See `tools/list` for the whole description."""
+        return self.call("memory_entities", _given({"name": name, "scope": scope, "limit": limit, "offset": offset}))
+
     def memory_upgrade(self, id: str, *, category: str | None = None) -> Any:
         """Organize an inbox memory. See `tools/list` for the whole description."""
         return self.call("memory_upgrade", _given({"id": id, "category": category}))
@@ -154,6 +158,10 @@ class AsyncToolMethods:
     async def memory_backlinks(self, id: str) -> Any:
         """Backlinks. See `tools/list` for the whole description."""
         return await self.call("memory_backlinks", _given({"id": id}))
+
+    async def memory_entities(self, *, name: str | None = None, scope: str | None = None, limit: int | None = None, offset: int | None = None) -> Any:
+        """Entities. See `tools/list` for the whole description."""
+        return await self.call("memory_entities", _given({"name": name, "scope": scope, "limit": limit, "offset": offset}))
 
     async def memory_upgrade(self, id: str, *, category: str | None = None) -> Any:
         """Organize an inbox memory. See `tools/list` for the whole description."""

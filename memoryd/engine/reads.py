@@ -14,6 +14,7 @@ import numpy as np
 
 from memoryd.access_counts import AccessCounts
 from memoryd.engine.workers import Workers
+from memoryd.entities.names import key
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
 from memoryd.graph.topics import TopicGraph
@@ -23,6 +24,7 @@ from memoryd.schema import Memory
 from memoryd.scopes import Caller
 from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog
+from memoryd.store.catalog_entities import Named
 from memoryd.store.files import MarkdownStore, UnreadableMemory, UnsafePath
 
 MIN_PREFIX = 4  # shorter id prefixes are not looked up
@@ -119,6 +121,19 @@ class Reads:
         memories, total = await self.workers.read(self.catalog.reader.search, query, filters, limit,
                                                   offset)
         return self._overlaid(memories), total
+
+    async def entities(self, filters: Filters, limit: int, offset: int
+                       ) -> tuple[list[Named], int]:
+        """The entities the memories `filters` admit name, most often named first."""
+        return await self.workers.read(self.catalog.reader.entities, filters, limit, offset)
+
+    async def entity(self, filters: Filters, name: str, limit: int
+                     ) -> tuple[Named | None, list[Memory], list[Named]]:
+        """One entity (by any spelling of its name), its newest `limit` memories oldest
+        first, and the entities most often named beside it."""
+        found, memories, beside = await self.workers.read(
+            self.catalog.reader.entity, filters, key(name), limit)
+        return found, self._overlaid(memories), beside
 
     async def backlinks(self, memory_id: str, caller: Caller) -> list[Memory]:
         await self.read(memory_id, caller, count_access=False)

@@ -3,9 +3,10 @@ organisations, products, pets.
 
 - Latin script: a run of capitalised words ("Ann Smith", "Bank of America", "LGBTQ"),
   the speaker of a `Name: ` line, a `[[page]]` link. A capitalised word that only
-  opens a sentence is not taken for a name ("Painting is fun."), unless a possessive
-  or another capitalised word follows it ("Caroline's dog", "Ann Smith called"; then
-  the run without its first word is a name too: "Use Logseq daily" names Logseq).
+  opens a sentence may be capitalised for that alone ("Painting is fun.", "Ann loves
+  tea."): it is a *weak* mention, which counts only for a name the store also holds
+  as a name elsewhere; so is the rest of a run that opens a sentence ("Use Logseq
+  daily": Logseq). A possessive makes it a name ("Caroline's dog").
   Leading openers are not part of a name ("Hey Ann" names Ann); neither are months,
   weekdays or "I".
 - Who is spoken *to* is not what a text is about: a name addressed on its own
@@ -31,6 +32,7 @@ from memoryd.daynames import MONTHS, WEEKDAYS
 class Entity(msgspec.Struct, frozen=True):
     key: str  # what matches: casefolded, accents and a possessive dropped
     name: str  # as the text first wrote it
+    weak: bool = False  # only where a sentence opens: a name if the store knows it
 
 
 _SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (.+)$", re.S)
@@ -74,7 +76,7 @@ _LINK = re.compile(r"\[\[([^\[\]\n|]{1,100})(?:\|[^\[\]\n]*)?\]\]")
 _SURNAMES = ("王李张刘陈杨黄赵吴徐孙朱胡郭罗郑梁谢宋唐韩冯邓曹彭肖董袁潘蒋蔡杜苏魏吕丁沈姚卢"
              "姜崔钟谭陆汪贾韦邹孟熊秦邱尹薛闫雷侯陶黎贺郝龚邵覃戴莫孔")
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff"
-_BEFORE_NAME = "和跟与给对是叫找问让被把的了说同及或请位个见"
+_BEFORE_NAME = "和跟与给对是叫找问让被把的了说同及或请位个见天上午后晚早"
 _AFTER_NAME = "的说是和在了也都去来跟与给对把被还就又要会让请吗呢吧啊呀家先老"
 _ZH_NAME = re.compile(
     rf"(?:^|(?<=[^{_HAN}])|(?<=[{_BEFORE_NAME}]))([{_SURNAMES}][{_HAN}]{{1,2}}?)"
@@ -97,28 +99,30 @@ def names(content: str) -> list[Entity]:
     """The entities `content` names, each once, in the order they first appear."""
     found: dict[str, Entity] = {}
 
-    def add(name: str) -> None:
+    def add(name: str, weak: bool = False) -> None:
         k = key(name)
-        if k and k not in NOT_NAMES and k not in found:
-            found[k] = Entity(k, _POSSESSIVE.sub("", name.strip()))
+        if k and k not in NOT_NAMES and (k not in found or found[k].weak > weak):
+            found[k] = Entity(k, _POSSESSIVE.sub("", name.strip()), weak)
 
     speaker, body = split_speaker(content)
     if speaker:
         add(speaker)
     for link in _LINK.findall(body):
         add(link)
-    for run in _runs(_LINK.sub(lambda m: " " * len(m.group()), body)):
-        add(run)
+    for run, weak in _runs(_LINK.sub(lambda m: " " * len(m.group()), body)):
+        add(run, weak)
     for match in _ZH_TITLE.finditer(body):
         add(match.group(1))
     for match in _ZH_NAME.finditer(body):
         add(match.group(1))
-    return list(found.values())
+    ordered = list(found.values())
+    return [e for e in ordered if not e.weak] + [e for e in ordered if e.weak]
 
 
-def _runs(text: str) -> list[str]:
-    """The capitalised runs of Latin-script `text` that name something."""
-    out: list[str] = []
+def _runs(text: str) -> list[tuple[str, bool]]:
+    """The capitalised runs of Latin-script `text` that name something, each with
+    whether it is a weak mention."""
+    out: list[tuple[str, bool]] = []
     words = list(_WORD.finditer(text))
     i = 0
     while i < len(words):
@@ -146,9 +150,9 @@ def _runs(text: str) -> list[str]:
     return out
 
 
-def _name_in(text: str, run: list[re.Match[str]]) -> list[str]:
-    """The names in one capitalised run: openers and honorifics before it dropped,
-    split where a word is never a name, an opening word alone not taken."""
+def _name_in(text: str, run: list[re.Match[str]]) -> list[tuple[str, bool]]:
+    """The names in one capitalised run, each with whether it is weak: openers and
+    honorifics before it dropped, split where a word is never a name."""
     opens = _opens(text, run[0].start())
     while run and key(run[0].group()) in OPENERS:
         run = run[1:]
@@ -159,26 +163,25 @@ def _name_in(text: str, run: list[re.Match[str]]) -> list[str]:
             parts.append([])
         else:
             parts[-1].append(word)
-    names_found = []
+    names_found: list[tuple[str, bool]] = []
     for n, part in enumerate(p for p in parts if p):
         while part and part[-1].group() in _JOINERS:
             part = part[:-1]
         if not part:
             continue
-        alone = len(part) == 1
         first = part[0].group()
-        if (alone and opens and n == 0 and part[0].start() == run[0].start()
-                and not _possessive(first) and not _acronym(first)):
-            continue  # a sentence's first word, capitalised for that
+        opening = opens and n == 0 and part[0].start() == run[0].start()
         start, end = part[0].start(), part[-1].end()
         if len(part) <= 3 and _addressed(text, start, end):
             continue
-        names_found.append(text[start:end])
-        if opens and n == 0 and not alone and part[0].start() == run[0].start():
+        alone = len(part) == 1
+        names_found.append((text[start:end], alone and opening and not _possessive(first)
+                            and not _acronym(first)))
+        if opening and not alone:
             # "Use Logseq daily": the first word may be capitalised for the sentence
-            # alone; the rest is a name either way.
+            # alone; the rest may be a name.
             tail = part[2:] if part[1].group() in _JOINERS else part[1:]
-            names_found.append(text[tail[0].start():end])
+            names_found.append((text[tail[0].start():end], True))
     return names_found
 
 

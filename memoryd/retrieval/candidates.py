@@ -89,7 +89,9 @@ class Ranking:
     importance: np.ndarray
     topics: GraphMatch | None = None  # the topic nodes the query matched
     window: Window | None = None  # the time the query names, if any
-    named: list[str] = field(default_factory=list)  # the entities the query names
+    # The entities the query names, each its keys (a name and the longer ones it may
+    # be short for: "ann", "ann smith").
+    named: list[tuple[str, ...]] = field(default_factory=list)
     selected: list[Candidate] = field(default_factory=list)  # the answer, in rank order
     _docs: dict[str, Memory] | None = field(default=None, repr=False)
 

@@ -52,6 +52,10 @@ class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     superseded: bool
     text_hash: str = ""
     entities: tuple[str, ...] = ()  # the keys of the entities it names (entities/names.py)
+    weak: tuple[str, ...] = ()  # ... and of those it may name (a sentence's first word)
+
+    def mentions(self, key: str) -> bool:
+        return key in self.entities or key in self.weak
 
     def holds(self, memory: Memory, own_hash: str) -> bool:
         """The row holds `memory`'s text as it is now (its index text's hash `own_hash`,

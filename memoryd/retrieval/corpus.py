@@ -40,6 +40,13 @@ def _top(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
     return rows[np.argpartition(-scores, n - 1)[:n]]
 
 
+def _entities(memory: Memory) -> dict[str, tuple[str, ...]]:
+    """RowMeta's `entities` and `weak`."""
+    found = names(memory.content)
+    return {"entities": tuple(e.key for e in found if not e.weak),
+            "weak": tuple(e.key for e in found if e.weak)}
+
+
 def _superseded(memory: Memory) -> bool:
     return memory.replaced_by is not None or memory.superseded_at is not None
 
@@ -153,7 +160,7 @@ class Corpus:
             (memory.scope, memory.session), len(self.session_codes))
             if is_turn and memory.session is not None else -1)
         self.postings.add(row, Counter(terms).items())
-        self.entities.add(row, meta.entities)
+        self.entities.add(row, meta.entities, meta.weak)
         if is_turn:
             assert memory.session is not None
             turns = self.sessions.setdefault((memory.scope, memory.session), [])
@@ -177,7 +184,7 @@ class Corpus:
             tags=frozenset(memory.tags), compressed=memory.compressed,
             expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
             superseded=_superseded(memory), text_hash=text_hash,
-            entities=tuple(e.key for e in names(memory.content)))
+            **_entities(memory))
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
         for column, values in columns.CODED.items():
@@ -412,8 +419,8 @@ class Corpus:
         self._field_length = (neighbour_field, length)
         return length
 
-    def named(self, query: str) -> list[str]:
-        """The keys of the entities `query` names that rows name (EntityRows.in_query)."""
+    def named(self, query: str) -> list[tuple[str, ...]]:
+        """The entities `query` names that rows name, each its keys (EntityRows.in_query)."""
         return self.entities.in_query(query)
 
     def naming(self, keys: list[str], mask: np.ndarray) -> np.ndarray:

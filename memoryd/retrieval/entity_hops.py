@@ -21,17 +21,18 @@ TOO_FEW = 20  # ... but in a small store, a handful of rows is not "everywhere"
 
 @dataclass
 class Hops:
-    named: list[str]  # the keys of the entities the query names
+    named: list[tuple[str, ...]]  # the entities the query names, each its keys
     positions: np.ndarray  # the rows (as positions in the candidate rows) to join
     followed: list[str] = field(default_factory=list)  # the second hop's keys
 
 
-def hops(corpus: Corpus, named: list[str], named_rows: np.ndarray, rows: np.ndarray,
+def hops(corpus: Corpus, named: list[tuple[str, ...]], named_rows: np.ndarray,
+         rows: np.ndarray,
          combined: np.ndarray, mask: np.ndarray, pool_size: int) -> Hops:
     """`named_rows` (within `rows`, ascending) name the query's entities `named`;
     `combined` is the fused score of each of `rows`."""
     first = _best(np.searchsorted(rows, named_rows), combined, pool_size // 2)
-    seen = set(named)
+    seen = {k for group in named for k in group}
     common = max(TOO_FEW, COMMON * corpus.live)
     followed = list(dict.fromkeys(
         key for p in first[:SEEDS].tolist() for key in corpus.entities_of(int(rows[p]))

@@ -1,5 +1,6 @@
 """EntityRows: each entity key (entities/names.py) -> the corpus rows that name it,
-and the words of multi-word names, for aliases. Built as rows are put; made again
+and those that may (a weak mention: it counts for a key some row names), and the
+words of multi-word names, for aliases. Built as rows are put; made again
 from the rows' metadata after a compaction or a snapshot load (row numbers change)."""
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from memoryd.retrieval.columns import RowMeta
 class EntityRows:
     def __init__(self) -> None:
         self._rows: dict[str, array[int]] = {}  # ascending (put appends rows)
+        self._weak: dict[str, array[int]] = {}
         self._by_word: dict[str, set[str]] = {}  # first/last word -> multi-word keys
 
-    def add(self, row: int, keys: Iterable[str]) -> None:
+    def add(self, row: int, keys: Iterable[str], weak: Iterable[str] = ()) -> None:
+        for key in weak:
+            self._weak.setdefault(key, array("i")).append(row)
         for key in keys:
             self._rows.setdefault(key, array("i")).append(row)
             words = key.split(" ")
@@ -27,10 +31,10 @@ class EntityRows:
                     self._by_word.setdefault(word, set()).add(key)
 
     def rebuild(self, metas: list[RowMeta | None]) -> None:
-        self._rows, self._by_word = {}, {}
+        self._rows, self._weak, self._by_word = {}, {}, {}
         for row, meta in enumerate(metas):
-            if meta is not None and meta.entities:
-                self.add(row, meta.entities)
+            if meta is not None and (meta.entities or meta.weak):
+                self.add(row, meta.entities, meta.weak)
 
     def known(self, key: str) -> bool:
         return key in self._rows
@@ -40,20 +44,23 @@ class EntityRows:
         found = self._rows.get(key)
         return len(found) if found is not None else 0
 
-    def in_query(self, query: str) -> list[str]:
-        """The known keys a query names, a single word with the multi-word names it
-        is the first or last word of ("Ann" -> "Ann Smith"): an alias resolved among
-        the names the store holds."""
-        named = in_query(query, lambda k: k in self._rows or k in self._by_word)
-        aliases = [k for key in named if " " not in key for k in self._by_word.get(key, ())]
-        return [k for k in dict.fromkeys([*named, *sorted(aliases)]) if k in self._rows]
+    def in_query(self, query: str) -> list[tuple[str, ...]]:
+        """The known keys a query names, each with the multi-word names a single word
+        is the first or last word of ("Ann" -> "Ann", "Ann Smith"): an alias resolved
+        among the names the store holds. One entity of the query, one group."""
+        return [(key, *sorted(self._by_word.get(key, ()) if " " not in key else ()))
+                for key in in_query(query, self._named)]
+
+    def _named(self, key: str) -> bool:
+        """Some row names `key` outright, or it is a word of a longer name one does."""
+        return key in self._rows or key in self._by_word
 
     def rows(self, keys: Iterable[str], keep: Callable[[np.ndarray], np.ndarray]
              ) -> np.ndarray:
-        """The rows naming any of `keys`, ascending, those `keep` (a mask's test of
-        rows) admits."""
-        parts = [np.frombuffer(found, dtype=np.int32) for k in keys
-                 if (found := self._rows.get(k))]
+        """The rows naming any of `keys` (weakly too, where it is a name: `_named`),
+        ascending, those `keep` (a mask's test of rows) admits."""
+        parts = [np.frombuffer(found, dtype=np.int32) for k in keys if self._named(k)
+                 for found in (self._rows.get(k), self._weak.get(k)) if found]
         if not parts:
             return np.zeros(0, dtype=np.int64)
         rows = np.unique(np.concatenate(parts)).astype(np.int64)

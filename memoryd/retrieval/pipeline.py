@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,6 +52,7 @@ class SearchResult:
     mode: str
     allowed: int
     graph: GraphMatch | None = None
+    named: list[tuple[str, ...]] = field(default_factory=list)  # Ranking.named
 
 
 class SmartSearch:
@@ -103,7 +104,7 @@ class SmartSearch:
             stage.run(ranking)
             clock.lap(stage.name)
         return SearchResult(ranking.selected, ranking.candidates, clock.laps, mode, allowed,
-                            ranking.topics)
+                            ranking.topics, ranking.named)
 
     def _gather(self, req: SearchRequest, now: float, idle_core: bool, clock: _Clock
                 ) -> tuple[Ranking, str, int]:
@@ -135,8 +136,9 @@ class SmartSearch:
                 clock.lap("filter")
                 lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
                 named = corpus.named(req.query)
-                named_rows = (_bounded(corpus.naming(named, mask), lex, corpus.created,
-                                       2 * pool_size) if named else _NONE)
+                named_rows = (_bounded(corpus.naming([k for g in named for k in g], mask),
+                                       lex, corpus.created, 2 * pool_size)
+                              if named else _NONE)
                 # The keywords' share of the candidates, while the other thread embeds.
                 lex_top = best_rows(lex, pool_size) if ann else None
                 clock.lap("lexical")
@@ -164,7 +166,7 @@ class SmartSearch:
 
     def _pool(self, req: SearchRequest, now: float, rows: np.ndarray, lex: np.ndarray,
               query_vec: np.ndarray, graph_rows: np.ndarray, pool_size: int, clock: _Clock,
-              naming: tuple[list[str], np.ndarray, np.ndarray]) -> Ranking:
+              naming: tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]) -> Ranking:
         """Fusion over the candidate rows, and the best `pool_size` of them (with every
         row the topic graph brought, and the best the query's entities reach: `naming`
         is their keys, the rows that name them, the filters' mask) as the candidates
@@ -195,8 +197,8 @@ class SmartSearch:
                       fused=float(fused[i]), neighbour_credit=float(credit[i]),
                       session_boost=float(boost[i]), combined=float(combined[i]),
                       chunk=corpus.chunk_at(int(which[i])) if which[i] >= 0 else None,
-                      named=[k for k in found.named if k in m.entities],
-                      hop=[k for k in found.followed if k in m.entities])
+                      named=[k for g in found.named for k in g if m.mentions(k)],
+                      hop=[k for k in found.followed if m.mentions(k)])
             for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta, strict=True)
             if m is not None]
         return Ranking(req, now, candidates, corpus.vectors("own", pool_rows),

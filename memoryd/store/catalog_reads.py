@@ -15,6 +15,7 @@ from msgspec.structs import replace
 
 from memoryd.filters import Filters
 from memoryd.schema import Memory
+from memoryd.store import catalog_entities
 from memoryd.store.catalog_sql import (
     EXPIRED,
     UNEXPIRED,
@@ -264,6 +265,17 @@ class Reader:
         return self.conn.execute(
             f"SELECT id, path, doc FROM memories m WHERE id > ?{condition} ORDER BY id"
             " LIMIT ?", (after, *args, limit)).fetchall()
+
+    def entities(self, filters: Filters, limit: int, offset: int
+                 ) -> tuple[list[catalog_entities.Named], int]:
+        """catalog_entities.listing."""
+        return catalog_entities.listing(self.conn, filters, limit, offset)
+
+    def entity(self, filters: Filters, key: str, limit: int
+               ) -> tuple[catalog_entities.Named | None, list[Memory],
+                          list[catalog_entities.Named]]:
+        """catalog_entities.one."""
+        return catalog_entities.one(self.conn, filters, key, limit)
 
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.conn.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))

@@ -9,6 +9,8 @@ import time
 import structlog
 
 from memoryd.store import sqlite
+from memoryd.store.catalog_entities import TABLE as ENTITIES
+from memoryd.store.catalog_entities import entities_table
 
 log = structlog.get_logger("memoryd.catalog")
 
@@ -85,6 +87,7 @@ CREATE INDEX IF NOT EXISTS search_keys_created ON search_keys (created_at);
 -- statements that insert and delete search_keys rows, not by triggers (no_count_triggers).
 CREATE TABLE IF NOT EXISTS scope_counts (scope TEXT PRIMARY KEY, n INTEGER NOT NULL)
     WITHOUT ROWID;
+{ENTITIES}
 """
 
 def live_keys(conn: sqlite3.Connection) -> None:
@@ -119,4 +122,5 @@ def no_count_triggers(conn: sqlite3.Connection) -> None:
 # The catalog's registered migrations (store/sqlite.py), in order: a catalog made anew
 # has the schema they lead to and is marked as having had them all. A change to the
 # schema is a new function at the end (never an edit of one that has run somewhere).
-MIGRATIONS: tuple[sqlite.Migration, ...] = (live_keys, stamps_index, no_count_triggers)
+MIGRATIONS: tuple[sqlite.Migration, ...] = (live_keys, stamps_index, no_count_triggers,
+                                            entities_table)

@@ -18,7 +18,7 @@ import msgspec
 
 from memoryd.filters import EQUAL
 from memoryd.schema import Memory
-from memoryd.store import catalog_stamps
+from memoryd.store import catalog_entities, catalog_stamps
 from memoryd.store.catalog_sql import ROWID_SLOTS, by_ids, decode, rowid_second, spaced
 
 _encode = msgspec.json.Encoder().encode
@@ -105,6 +105,7 @@ class Writer:
                          " ON CONFLICT (scope) DO UPDATE SET n = n + 1", (memory.scope,))
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in memory.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(memory.id, d) for d in memory.links])
+        catalog_entities.write(conn, rowid, memory)
 
     def _free_rowid(self, created_at: float) -> int:
         """The next rowid of the memory's creation second (see ROWID_SLOTS)."""
@@ -135,6 +136,7 @@ class Writer:
             conn.execute("UPDATE scope_counts SET n = n - 1 WHERE scope = ?", keyed)
             conn.execute("DELETE FROM scope_counts WHERE scope = ? AND n = 0", keyed)
         conn.execute("DELETE FROM tags WHERE mem = ?", (rowid,))
+        catalog_entities.forget(conn, rowid)
         conn.execute("DELETE FROM links WHERE src = ?", (mem_id,))
         conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from memoryd import filters
 from memoryd.engine import Changes, NewMemory
+from memoryd.entities.names import names
 from memoryd.errors import InvalidParams, RpcError
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
 from memoryd.tools.params import (
+    EntitiesParams,
     IdParams,
     LinkParams,
     ListParams,
@@ -23,6 +28,7 @@ from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
     from memoryd.server.app import App
+    from memoryd.store.catalog_entities import Named
 
 Result = dict[str, Any]
 
@@ -55,7 +61,8 @@ async def memory_write(app: App, caller: Caller, p: WriteParams) -> Result:
 
 @handler("memory_read")
 async def memory_read(app: App, caller: Caller, p: IdParams) -> Result:
-    return to_wire(await app.engine.reads.read(p.id, caller))
+    memory = await app.engine.reads.read(p.id, caller)
+    return {**to_wire(memory), "entities": [e.name for e in names(memory.content)]}
 
 
 @handler("memory_update")
@@ -110,6 +117,26 @@ async def memory_unlink(app: App, caller: Caller, p: LinkParams) -> Result:
 async def memory_backlinks(app: App, caller: Caller, p: IdParams) -> Result:
     memories = await app.engine.reads.backlinks(p.id, caller)
     return {"id": p.id, "memories": [to_wire(m) for m in memories]}
+
+
+@handler("memory_entities")
+async def memory_entities(app: App, caller: Caller, p: EntitiesParams) -> Result:
+    where = filters.of(p, caller.visible_scopes(p.scope))
+    reads = app.engine.reads
+    if p.name is None:
+        found, total = await reads.entities(where, p.limit, p.offset)
+        return {"entities": [_entity(e) for e in found], "total": total}
+    entity, memories, beside = await reads.entity(where, p.name, p.limit)
+    return {"entities": [_entity(entity)] if entity else [], "total": int(bool(entity)),
+            "memories": [to_wire(m) for m in memories],
+            "beside": [_entity(e) for e in beside]}
+
+
+def _entity(entity: Named) -> Result:
+    first, last = (msgspec.to_builtins(datetime.fromtimestamp(t, UTC))
+                   for t in (entity.first, entity.last))
+    return {"key": entity.key, "name": entity.name, "memories": entity.memories,
+            "first": first, "last": last, "aliases": entity.aliases}
 
 
 @handler("memory_upgrade")

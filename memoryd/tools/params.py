@@ -94,6 +94,18 @@ class ListParams(Params):
     offset: Offset = 0
 
 
+class EntitiesParams(Params):
+    """The entities the memories name, or one entity's memories over time."""
+
+    name: Annotated[str, Meta(min_length=1, max_length=200, description=(
+        "An entity's name (any case; a first or last name stands for the longer names "
+        "it begins or ends): its memories, oldest first, and the entities named beside "
+        "it. Without it: every entity, most often named first."))] | None = None
+    scope: Scope | None = None
+    limit: Limit = 50
+    offset: Offset = 0
+
+
 class SearchParams(Params):
     query: Query
     tags: Tags = []

@@ -37,10 +37,11 @@ MEMORY = obj(id=STR, content=STR, kind=STR, phase=STR, category=STR, type=STR, s
              links=array(STR), version=INT)
 MEMORIES = array(MEMORY)
 RANKED = more(MEMORY, score=NUM, scores=OBJ)
+ENTITY = obj(key=STR, name=STR, memories=INT, first=STR, last=STR, aliases=array(STR))
 
 OUTPUTS: dict[str, dict[str, Any]] = {
     "memory_write": more(MEMORY, duplicate=BOOL),
-    "memory_read": MEMORY,
+    "memory_read": more(MEMORY, entities=array(STR)),
     "memory_update": MEMORY,
     "memory_delete": obj(id=STR, deleted=BOOL, trash=STR),
     "memory_list": obj(memories=MEMORIES, total=INT),
@@ -50,6 +51,7 @@ OUTPUTS: dict[str, dict[str, Any]] = {
     "memory_unlink": obj(source=STR, target=STR, linked=BOOL),
     "memory_backlinks": obj(id=STR, memories=MEMORIES),
     "memory_upgrade": MEMORY,
+    "memory_entities": obj(entities=array(ENTITY), total=INT),
     "memory_smart_search": obj(memories=array(RANKED), query=STR, top_k=INT),
     "memory_explain": obj(query=STR, top_k=INT, mode=STR, searched=INT, reranker=BOOL,
                           params=OBJ, timings_ms=OBJ, topics=array(OBJ), candidates=array(obj(

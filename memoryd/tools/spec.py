@@ -122,6 +122,14 @@ TOOLS: tuple[ToolSpec, ...] = (
     _spec("memory_backlinks", "Backlinks", p.IdParams, "The memories that link to this one.",
           Cli("backlinks", "memories that link to ID", positional=("id",)),
           read_only=True, idempotent=True),
+    _spec("memory_entities", "Entities", p.EntitiesParams, """
+        The people, places, organisations and things the memories name (read from the
+        text: capitalised names, speakers, [[links]], Chinese names and titles), with how
+        many memories name each and when first and last; with `name`, that entity's
+        memories over time and the entities named beside it. Without `scope`: global
+        plus the caller's own scope.""",
+          Cli("entities", "the entities memories name, or one entity's memories",
+              positional=("name",)), read_only=True, idempotent=True),
     _spec("memory_upgrade", "Organize an inbox memory", p.UpgradeParams, """
         Promote an inbox memory to organized: its file moves to categories/<category>/
         (`knowledge` when no category is given) and its inbox TTL is cleared.""",

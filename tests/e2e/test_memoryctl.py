@@ -60,6 +60,21 @@ def test_readable_tables(daemon):
     assert "category:     knowledge" in shown and "note number 2 about tables" in shown
 
 
+def test_entities_as_a_table_and_one_entity_over_time(daemon):
+    ctl(daemon, "write", "I met Ann Smith at the Bank of America.")
+    ctl(daemon, "write", "Later I went sailing with Ann in Kiel.")
+    listed = ctl(daemon, "entities").stdout.splitlines()
+    assert listed[0].split()[:3] == ["ENTITY", "MEMORIES", "FIRST"]
+    assert {line.split("  ")[0] for line in listed[1:]} == {
+        "Ann", "Ann Smith", "Bank of America", "Kiel"}
+    one = ctl(daemon, "entities", "ann").stdout
+    assert one.splitlines()[1].startswith("Ann ") and "Ann Smith" in one.splitlines()[1]
+    assert one.index("I met Ann Smith") < one.index("sailing with Ann")  # oldest first
+    assert "named beside it:" in one and "Kiel" in one
+    assert "entities:     Ann Smith, Bank of America" in ctl(
+        daemon, "read", ok(daemon, "list")["memories"][-1]["id"]).stdout
+
+
 def test_errors_exit_nonzero_with_the_daemons_message(daemon):
     proc = ctl(daemon, "read", "no-such-id")
     assert proc.returncode == 1

@@ -29,10 +29,10 @@ class Harness:
                                                    caller or Caller())
         return memory.id
 
-    async def call(self, name: str, conn: Connection | None = None, **params):
+    async def call(self, tool_name: str, conn: Connection | None = None, **params):
         """A tool call as the dispatcher runs it (params encoded, decoded, validated);
         an error is raised as itself."""
-        tool = self.dispatcher.tools[name]
+        tool = self.dispatcher.tools[tool_name]
         args = decode_params(msgspec.Raw(msgspec.json.encode(params)), tool.params)
         return await tool.fn((conn or self.conn).caller, args)
 

@@ -22,9 +22,9 @@ def test_every_tool_declares_an_object_schema():
 async def _results(rig, tmp_path: Path) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {name: [] for name in SPECS}
 
-    async def call(name: str, **params) -> dict:
-        result = await rig.result(name, **params)
-        out[name].append(result)
+    async def call(tool: str, **params) -> dict:
+        result = await rig.result(tool, **params)
+        out[tool].append(result)
         return result
 
     a = await call("memory_write", content="Ann likes green tea", category="people",
@@ -36,6 +36,8 @@ async def _results(rig, tmp_path: Path) -> dict[str, list[dict]]:
     await call("memory_tag", id=a["id"], add=["tea"])
     await call("memory_link", source=a["id"], target=b["id"])
     await call("memory_backlinks", id=b["id"])
+    await call("memory_entities")
+    await call("memory_entities", name="ann")
     await call("memory_unlink", source=a["id"], target=b["id"])
     await call("memory_upgrade", id=b["id"])
     await call("memory_list")

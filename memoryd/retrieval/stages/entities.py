@@ -20,8 +20,8 @@ class Entities:
             return
         share = 1 / len(ranking.named)
         for c in ranking.candidates:
-            boost = WEIGHT * share * len(c.named) if c.named else (
-                HOP_WEIGHT if c.hop else 0.0)
+            named = sum(1 for group in ranking.named if any(k in c.named for k in group))
+            boost = WEIGHT * share * named if named else (HOP_WEIGHT if c.hop else 0.0)
             if boost:
                 c.staged[self.name] = round(boost, 4)
                 c.score += boost
