@@ -27,6 +27,7 @@ from collections.abc import Callable
 import msgspec
 
 from memoryd.daynames import MONTHS, WEEKDAYS
+from memoryd.schema import Memory
 
 
 class Entity(msgspec.Struct, frozen=True):
@@ -117,6 +118,13 @@ def names(content: str) -> list[Entity]:
         add(match.group(1))
     ordered = list(found.values())
     return [e for e in ordered if not e.weak] + [e for e in ordered if e.weak]
+
+
+def of_memory(memory: Memory) -> list[Entity]:
+    """The entities a memory names, as the indexes keep them: none yet for a turn
+    still pending (memory_remember's reply does not wait for them; the background
+    work that learns from the turn settles it, and its entities are indexed then)."""
+    return [] if memory.pending else names(memory.content)
 
 
 def _runs(text: str) -> list[tuple[str, bool]]:

@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 
-from memoryd.entities.names import names
+from memoryd.entities.names import of_memory
 from memoryd.filters import Filters
 from memoryd.retrieval import cells, columns, int8dot
 from memoryd.retrieval.cell_groups import CellGroups
@@ -42,7 +42,7 @@ def _top(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
 
 def _entities(memory: Memory) -> dict[str, tuple[str, ...]]:
     """RowMeta's `entities` and `weak`."""
-    found = names(memory.content)
+    found = of_memory(memory)
     return {"entities": tuple(e.key for e in found if not e.weak),
             "weak": tuple(e.key for e in found if e.weak)}
 
@@ -174,7 +174,10 @@ class Corpus:
         meta = self.meta[row] if row is not None else None
         if row is None or meta is None:
             return False
-        self._describe(row, memory, meta.is_turn, meta.text_hash)
+        now = self._describe(row, memory, meta.is_turn, meta.text_hash)
+        # Same text: its entities change only when a pending turn is settled (of_memory).
+        self.entities.add(row, set(now.entities) - set(meta.entities),
+                          set(now.weak) - set(meta.weak))
         return True
 
     def _describe(self, row: int, memory: Memory, is_turn: bool, text_hash: str) -> RowMeta:

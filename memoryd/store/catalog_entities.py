@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import msgspec
 import structlog
 
-from memoryd.entities.names import names
+from memoryd.entities.names import of_memory
 from memoryd.filters import Filters
 from memoryd.schema import Memory
 from memoryd.store.catalog_sql import decode, where
@@ -41,7 +41,7 @@ class Named(msgspec.Struct):
 
 def write(conn: sqlite3.Connection, rowid: int, memory: Memory) -> None:
     conn.executemany("INSERT INTO entities VALUES (?, ?, ?, ?)",
-                     [(rowid, e.key, e.name, int(e.weak)) for e in names(memory.content)])
+                     [(rowid, e.key, e.name, int(e.weak)) for e in of_memory(memory)])
 
 
 def forget(conn: sqlite3.Connection, rowid: int) -> None:

@@ -222,3 +222,18 @@ async def test_a_summary_that_states_a_replaced_fact_is_written_again(rig):
     first = await rig.engine.reads.session_summary("first") or ""
     assert "The user lives in Paris." not in first and "works at Acme" in first, first
     assert "Berlin" in (await rig.engine.reads.session_summary("second") or "")
+
+
+async def test_a_remembered_turns_entities_are_indexed_when_it_is_settled(rig):
+    """The reply does not wait for entity extraction: a pending turn has none yet;
+    the background work that settles it indexes them, in the catalog and for ranking."""
+    got = await remember(rig, "Yesterday I went sailing with Priya near Kiel.")
+    listed = await rig.result("memory_entities")
+    assert listed["entities"] == []
+    assert await rig.engine.conversation.drain() == 1
+    listed = await rig.result("memory_entities")
+    assert {e["name"] for e in listed["entities"]} >= {"Priya", "Kiel"}
+    explained = await rig.result("memory_explain", query="Where did Priya go sailing?")
+    assert explained["entities"] == ["priya"]
+    (turn,) = [c for c in explained["candidates"] if c["id"] == got["id"]]
+    assert turn["entities"] == ["priya"]
