@@ -9,6 +9,7 @@ import numpy as np
 
 from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.entity_rows import EntityRows
+from memoryd.retrieval.stages.entities import HOP_WEIGHT, WEIGHT
 
 TURNS = [  # a conversation: the questions below are about Melanie
     "Caroline: Wow, Melanie! That's great news about the new job.",
@@ -29,7 +30,7 @@ async def test_a_named_persons_own_words_rank_above_the_turns_that_speak_to_them
     assert explained["entities"] == ["melanie"]
     by_id = {c["id"]: c for c in explained["candidates"]}
     assert by_id[ids[1]]["entities"] == ["melanie"]
-    assert by_id[ids[1]]["scores"]["entities"] == 0.1
+    assert by_id[ids[1]]["scores"]["entities"] == WEIGHT
     assert by_id[ids[0]]["entities"] == [] and "entities" not in by_id[ids[0]]["scores"]
 
 
@@ -41,7 +42,7 @@ async def test_a_second_hop_follows_a_rarer_entity_beside_the_best_match(harness
     out = await harness.call("memory_explain", query="What did Ann see on her holiday?")
     (reached,) = [c for c in out["candidates"] if c["id"] == hop]
     assert reached["entities"] == [] and "porto" in reached["via_entities"]
-    assert reached["scores"]["entities"] == 0.05
+    assert reached["scores"]["entities"] == HOP_WEIGHT
 
 
 async def test_a_one_word_name_stands_for_the_longer_name_it_begins(harness):
@@ -51,7 +52,7 @@ async def test_a_one_word_name_stands_for_the_longer_name_it_begins(harness):
     assert out["entities"] == ["ann", "ann smith"]
     (found,) = [c for c in out["candidates"] if c["id"] == smith]
     assert found["entities"] == ["ann smith"]
-    assert found["scores"]["entities"] == 0.1  # the whole boost: Ann is one entity
+    assert found["scores"]["entities"] == WEIGHT  # the whole boost: Ann is one entity
 
 
 def _meta(i: int, entities: tuple[str, ...] = (), weak: tuple[str, ...] = ()) -> RowMeta:
