@@ -38,7 +38,7 @@ from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 READ = ("stats", "jobs/list", "graph/topics", "memory_list", "memory_search",
         "memory_smart_search", "memory_explain", "memory_read", "memory_history",
-        "memory_backlinks", "memory_trash")
+        "memory_backlinks", "memory_trash", "memory_entities")
 EDIT = ("memory_update", "memory_delete")
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/app.js": ("app.js", "text/javascript; charset=utf-8"),

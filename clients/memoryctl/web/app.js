@@ -158,7 +158,12 @@ async function showMemory(id) {
       }
       versions.append(item);
     }
+    const named = (m.entities || []).length ? el("p", {id: "memory-entities"},
+      ...m.entities.flatMap((name, i) => [i ? ", " : "",
+        el("a", {class: "link", onclick: () => showEntity(name)}, name)])) :
+      el("p", {class: "muted"}, "none");
     const parts = [kv, el("h3", {}, "Content"), el("pre", {id: "memory-content"}, m.content),
+      el("h3", {}, "Entities"), named,
       el("h3", {}, "Links"), links(m.links || []),
       el("h3", {}, "Linked from"), links(back.memories.map((b) => b.id)),
       el("h3", {}, history.git ? "History (git)" : "History"), versions];
@@ -180,6 +185,41 @@ function editor(m) {
     catch (error) { alert(error.message); }
   }}, "Delete");
   return el("div", {}, el("h3", {}, "Edit"), area, el("div", {}, save, " ", remove));
+}
+
+// -- entities: who and what the memories name -----------------------------------------
+async function loadEntities() {
+  const target = document.getElementById("entities");
+  try {
+    const r = await api("memory_entities", {limit: 100});
+    table(target, ["entity", "memories", "first", "last", "may be short for"], r.entities.map((e) =>
+      el("tr", {class: "clickable entity-row", onclick: () => showEntity(e.name)},
+        el("td", {}, e.name), el("td", {}, e.memories), el("td", {}, when(e.first)),
+        el("td", {}, when(e.last)), el("td", {}, e.aliases.join(", ") || "-"))));
+  } catch (error) { fail(target, error); }
+}
+
+async function showEntity(name) {
+  const target = document.getElementById("detail");
+  try {
+    const r = await api("memory_entities", {name});
+    if (!r.entities.length) {
+      target.replaceChildren(el("p", {class: "muted"}, `No memory names ${name}.`));
+      return;
+    }
+    const e = r.entities[0];
+    const beside = r.beside.length ? el("ul", {}, ...r.beside.map((b) => el("li", {},
+      el("a", {class: "link", onclick: () => showEntity(b.name)}, b.name), ` (${b.memories})`))) :
+      el("p", {class: "muted"}, "nothing");
+    target.replaceChildren(
+      el("h3", {id: "entity-name"}, e.name),
+      el("p", {}, `${e.memories} memor${e.memories === 1 ? "y" : "ies"}, ${when(e.first)} to ${when(e.last)}` +
+        (e.aliases.length ? `; may be short for ${e.aliases.join(", ")}` : "")),
+      el("ol", {id: "entity-memories"}, ...r.memories.map((m) => el("li", {},
+        el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.created_at)), " ",
+        oneLine(m.content, 200)))),
+      el("h3", {}, "Named beside it"), beside);
+  } catch (error) { fail(target, error); }
 }
 
 // -- the topic graph ------------------------------------------------------------------
@@ -252,6 +292,6 @@ document.addEventListener("DOMContentLoaded", async () => {
     event.preventDefault();
     loadMemories();
   });
-  await Promise.all([loadStats(), loadMemories(), loadTopics(), loadJobs()]);
+  await Promise.all([loadStats(), loadMemories(), loadEntities(), loadTopics(), loadJobs()]);
   document.body.dataset.loaded = "yes";
 });
