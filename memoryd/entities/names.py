@@ -52,7 +52,7 @@ OPENERS = frozenset((
     "hey hi hello dear thanks thank thx ok okay yes yeah yep yup nope sure well so oh ah "
     "aw aww wow haha lol omg hmm congrats congratulations sorry bye goodbye great cool "
     "nice awesome amazing good morning evening night and but or if when while because "
-    "also just so then there here what who where why how which mr mrs ms miss dr prof "
+    "also just then there here what who where why how which mr mrs ms miss dr prof "
     "sir madam").split())
 # Capitalised, never a name: the first person, the calendar, chat abbreviations.
 NOT_NAMES = frozenset([

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import Stemmer
 
+from memoryd.entities.names import split_speaker
 from memoryd.schema import Memory
 
 # The LoCoMo evaluator's stopword list (query- and index-side).
@@ -26,15 +27,9 @@ STOPWORDS = frozenset((
     "both more most other such only own same too s t d ll m re ve "
 ).split())
 
-_SPEAKER = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}): (.+)$", re.S)
 _WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _stemmer = Stemmer.Stemmer("english")
-
-
-def split_speaker(content: str) -> tuple[str | None, str]:
-    match = _SPEAKER.match(content)
-    return (match.group(1), match.group(2)) if match else (None, content)
 
 
 def day(when: datetime) -> str:
