@@ -89,6 +89,7 @@ class Ranking:
     importance: np.ndarray
     topics: GraphMatch | None = None  # the topic nodes the query matched
     window: Window | None = None  # the time the query names, if any
+    terms: list[str] = field(default_factory=list)  # the query's keyword terms
     # The entities the query names, each its keys (a name and the longer ones it may
     # be short for: "ann", "ann smith").
     named: list[tuple[str, ...]] = field(default_factory=list)

@@ -4,12 +4,12 @@ The pool is gathered from the corpus under its read hold:
 1. candidates: dense (query embedding; exact over the allowed rows when they are
    few, else over the nearest cells of the dense index, top k*4: cells.py) and lexical
    (BM25F top k*4), plus the turns next to them, plus the turns of the best episodes
-   of the query's topic nodes and their graph neighbours (graph/topics.py);
+   of the query's topic nodes and their graph neighbours (graph/topics.py), plus the
+   rows that name an entity the query names (best 2k by keywords);
 2. fusion: 0.3 x lexical coverage + 0.7 x dense (own 0.7, context 0.3), then
-   neighbour credit and session boost; the best k*4 are the pool.
-Then the stages (retrieval/stages/) rank the pool: the topics that brought a
-candidate in, relevance (a cross-encoder, or the fused score scaled), the blend with
-recency and importance (dropping what is below `score_threshold`), and MMR.
+   neighbour credit and session boost; the best k*4 are the pool, with the best the
+   query's entities reach in two hops (entity_hops.py).
+Then the stages (retrieval/stages/, in the order of their list) rank the pool.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ class SmartSearch:
         self.recipe = recipe
         self.exact_limit = exact_limit
         self.factor = candidate_factor
-        self.stages = stages(reranker, fetch)  # fetch: ids -> memories, for a reranker
+        # fetch: ids -> memories, for the stages that read texts
+        self.stages = stages(reranker, fetch, recipe.lexical_weight)
         self.graph = graph
         # One for each search that can run at once (`readers`; each starts when needed).
         self._ahead = ThreadPoolExecutor(readers, thread_name_prefix="query-embed")
@@ -160,7 +161,7 @@ class SmartSearch:
             clock.lap("candidates")
             ranking = self._pool(req, now, rows, lex, query_vec, graph_rows, pool_size,
                                  clock, (named, named_rows, mask))
-            ranking.topics, ranking.window = topics, window
+            ranking.topics, ranking.window, ranking.terms = topics, window, query_terms
         clock.lap("pool")
         return ranking, mode, allowed
 

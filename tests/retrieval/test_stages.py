@@ -36,8 +36,8 @@ def _ranked(ranking: Ranking) -> Ranking:
 
 
 def test_the_stages_run_in_the_order_of_the_list_and_name_themselves():
-    assert [s.name for s in stages(None, lambda ids: [])] == [
-        "topics", "relevance", "blend", "entities", "when", "current", "mmr"]
+    assert [s.name for s in stages(None, lambda ids: [], 0.3)] == [
+        "topics", "passages", "relevance", "blend", "entities", "when", "current", "mmr"]
 
 
 def test_below_the_threshold_is_dropped_with_its_reason_and_never_picked():

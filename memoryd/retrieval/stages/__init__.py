@@ -16,6 +16,7 @@ from memoryd.retrieval.stages.blend import Blend
 from memoryd.retrieval.stages.current import Current
 from memoryd.retrieval.stages.diversity import Diversity
 from memoryd.retrieval.stages.entities import Entities
+from memoryd.retrieval.stages.passages import Passages
 from memoryd.retrieval.stages.relevance import Relevance
 from memoryd.retrieval.stages.topics import Topics
 from memoryd.retrieval.stages.when import When
@@ -32,8 +33,8 @@ class Stage(Protocol):
     def run(self, ranking: Ranking) -> None: ...
 
 
-def stages(reranker: Reranker | None, fetch: Callable[[list[str]], list[Memory]]
-           ) -> list[Stage]:
-    """The stages, in the order they run."""
-    return [Topics(), Relevance(reranker, fetch), Blend(), Entities(), When(),
-            Current(fetch), Diversity()]
+def stages(reranker: Reranker | None, fetch: Callable[[list[str]], list[Memory]],
+           lexical_weight: float) -> list[Stage]:
+    """The stages, in the order they run (`lexical_weight`: fusion's, scoring.Recipe)."""
+    return [Topics(), Passages(fetch, lexical_weight), Relevance(reranker, fetch), Blend(),
+            Entities(), When(), Current(fetch), Diversity()]

@@ -1,0 +1,47 @@
+"""A long note's keyword evidence counts for as much as the question's words meet in
+one passage of it: a changelog that names each word in another entry does not
+outrank the page about the question."""
+
+from __future__ import annotations
+
+from memoryd.retrieval.stages.passages import passage_share
+from memoryd.retrieval.text import terms
+
+ENTRIES = [
+    "Added a toolbar button for exporting the current page as PDF.",
+    "New plugins can now register slash commands.",
+    "Fixed the sidebar width after a restart.",
+    "Block properties are now shown in the right order.",
+    "Faster search in graphs with many journals.",
+    "The calendar can show week numbers.",
+    "Dragging features from the palette no longer freezes the app.",
+    "Whiteboards keep their zoom when you switch pages.",
+]
+CHANGELOG = "# Changelog\n\n" + "\n".join(
+    f"- {entry} (release {n // len(ENTRIES)}.{n % len(ENTRIES)})"
+    for n, entry in enumerate(ENTRIES * 8))
+
+
+def test_the_share_of_the_query_words_one_passage_holds():
+    asked = set(terms("add features with plugins"))
+    # "plugins" and "features" are never within three lines ("Added" is near "plugins")
+    assert passage_share(CHANGELOG, asked) == 2 / 3
+    assert passage_share("- Plugins add features to the app.\n- Other text", asked) == 1.0
+    assert passage_share("nothing about it", asked) == 1.0
+    spread = "\n".join(["plugins here", "a", "b", "c", "features there"])
+    assert passage_share(spread, asked) == 0.5
+    near = "\n".join(["plugins here", "a", "features there"])  # within three lines
+    assert passage_share(near, asked) == 1.0
+
+
+async def test_the_page_about_the_question_comes_before_a_changelog(harness):
+    page = await harness.write("# Plugins\n\nExtend the app: install a plugin from the "
+                               "marketplace to add new functionality.")
+    changelog = await harness.write(CHANGELOG)
+    for question in ("How do I add features with plugins?",
+                     "how can plugins add features to the app"):
+        out = await harness.call("memory_explain", query=question)
+        ranked = sorted((c for c in out["candidates"] if c["rank"]), key=lambda c: c["rank"])
+        assert ranked[0]["id"] == page, question
+        (long,) = [c for c in out["candidates"] if c["id"] == changelog]
+        assert long["scores"]["passages"] < 1.0
