@@ -8,15 +8,19 @@ theirs (they are one passage)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 
-from memoryd.retrieval import chunks, text
+import numpy as np
+
+from memoryd.retrieval import text
 from memoryd.retrieval.candidates import Ranking
 from memoryd.schema import Memory
 
 WINDOW = 3  # lines: a bullet and the two after it, or three paragraphs
 POWER = 1.5  # as the keyword score's coverage is raised (scoring.py)
-SHORT = 1200  # characters: below this a note is one chunk whatever its words
+SHORT = 1200  # characters: a shorter note is one passage (about a chunk's length)
 
 
 class Passages:
@@ -34,10 +38,9 @@ class Passages:
         docs = ranking.memories(self.fetch)
         for c in ranking.candidates:
             memory = docs.get(c.id)
-            if c.lexical <= 0 or memory is None or len(memory.content) < SHORT or \
-                    chunks.tokens(memory.content) <= chunks.MAX_TOKENS:
+            if c.lexical <= 0 or memory is None or len(memory.content) < SHORT:
                 continue
-            share = passage_share(memory.content, asked)
+            share = passage_share(memory.content, asked, memory.content_hash or None)
             if share >= 1.0:
                 continue
             lexical = c.lexical * share ** POWER
@@ -47,12 +50,59 @@ class Passages:
             c.lexical, c.fused = lexical, fused
 
 
-def passage_share(content: str, asked: set[str]) -> float:
+def passage_share(content: str, asked: set[str], key: str | None = None) -> float:
     """Of the query's terms `content` holds, the share the best WINDOW consecutive
-    non-empty lines hold together (1.0: one passage holds them all)."""
-    found = [set(text.terms(line)) & asked for line in content.splitlines() if line.strip()]
-    whole = set().union(*found)
-    if not whole:
+    non-empty lines hold together (1.0: one passage holds them all). `key` (the
+    content's hash) keeps the note's lines read for the next query."""
+    lines, count = _LINES.get(key, content) if key else _read_lines(content)
+    held = [lines[t] for t in asked if t in lines]
+    if not held:
         return 1.0
-    best = max(len(set().union(*found[i:i + WINDOW])) for i in range(len(found)))
-    return best / len(whole)
+    covered = np.zeros(count + WINDOW, dtype=np.int32)
+    for at in held:  # each term once per window start that reaches one of its lines
+        reach = np.zeros(count + WINDOW, dtype=np.bool_)
+        for back in range(WINDOW):
+            reach[np.maximum(at - back, 0)] = True
+        covered += reach
+    return int(covered.max()) / len(held)
+
+
+def _read_lines(content: str) -> tuple[dict[str, np.ndarray], int]:
+    """Each term of `content` -> the numbers of the non-empty lines that hold it, and
+    how many such lines there are."""
+    found: dict[str, list[int]] = {}
+    count = 0
+    for line in content.splitlines():
+        if not line.strip():
+            continue
+        for term in set(text.terms(line)):
+            found.setdefault(term, []).append(count)
+        count += 1
+    return {t: np.array(n, dtype=np.int64) for t, n in found.items()}, count
+
+
+class _Lines:
+    """The last notes' lines read (_read_lines), by content hash: a long note a query
+    ranks is often ranked by the next ones too (reading a 200 KB changelog's lines
+    takes 20-30 ms, scoring them a query's terms well under one)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._kept: OrderedDict[str, tuple[dict[str, np.ndarray], int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str, content: str) -> tuple[dict[str, np.ndarray], int]:
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+                return kept
+        made = _read_lines(content)  # outside the lock: readers run side by side
+        with self._lock:
+            self._kept[key] = made
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return made
+
+
+_LINES = _Lines(256)
