@@ -150,6 +150,10 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
         assert b["id"][:8] in detail  # its link
         assert "version" in detail and "History" in detail
 
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "web-view.png"
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+
         entities = driver.find_elements(By.CSS_SELECTOR, "#entities tr.entity-row")
         assert [row.text.split("\n")[0].split(" ")[0] for row in entities] == [
             "Ann", "Bea", "Porto"]
@@ -158,9 +162,6 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
         assert "lives in Porto" in driver.find_element(By.ID, "entity-memories").text
         assert "Bea" in driver.find_element(By.ID, "detail").text
         shot = ARTIFACTS / "web-entity.png"
-        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        shot = ARTIFACTS / "web-view.png"
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
         # the page's own API calls without the cookie or header are refused
         assert driver.execute_script(
