@@ -17,6 +17,7 @@ import yaml
 from memoryd.durations import Duration
 from memoryd.schedule.table import SCHEDULED
 from memoryd.schedule.triggers import TriggerError, parse_trigger
+from memoryd.secrets.rules import KINDS
 
 
 class StorageConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -161,6 +162,12 @@ class GitConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     commit_interval: Duration = Duration(10)  # at most one commit per this long
 
 
+class RedactionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Secrets cut out of every text before it is written (memoryd/secrets/)."""
+
+    disabled: list[str] = []  # rules (secrets/rules.py KINDS) left off: stored as given
+
+
 class LoggingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console", "journal"] = "auto"
@@ -189,6 +196,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     llm: LlmConfig = msgspec.field(default_factory=LlmConfig)
     ingest: IngestConfig = msgspec.field(default_factory=IngestConfig)
     git: GitConfig = msgspec.field(default_factory=GitConfig)
+    redaction: RedactionConfig = msgspec.field(default_factory=RedactionConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
 
 
@@ -216,6 +224,8 @@ def parse_config(data: Any, source: str = "config.yaml") -> Config:
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{source}: {_key_path(str(exc))}") from None
     checks = [
+        (set(config.redaction.disabled) <= set(KINDS),
+         f"redaction.disabled: the rules are {', '.join(KINDS)}"),
         (config.server.max_connections >= 1, "server.max_connections must be at least 1"),
         (config.embedder.threads >= 1, "embedder.threads must be at least 1"),
         (config.embedder.batch_size >= 1, "embedder.batch_size must be at least 1"),

@@ -85,8 +85,9 @@ class Conversation:
                        ) -> dict[str, Any]:
         scope = scope or caller.default_scope
         caller.check(scope)
-        text = clean(content)
-        if not text:
+        # Secrets out before the gate: its embedding is kept for the write.
+        text, redacted = self.stores.redactor.scrub(clean(content))
+        if not text.strip():
             raise InvalidParams("content", "must not be empty or only white space")
         reason = gate.check(text, self.config.conversation.min_chars)
         if reason is not None:
@@ -111,7 +112,8 @@ class Conversation:
         self._last_turn = trio.current_time()
         self.wake()
         return {"id": memory.id, "stored": True, "type": memory.type,
-                "importance": memory.importance}
+                "importance": memory.importance} | (
+                    {"redacted": sum(redacted.values())} if redacted else {})
 
     async def recent(self, session: str, n: int, scopes: list[str] | None) -> list[Memory]:
         """The session's last `n` turns in these scopes, oldest first (as the files say

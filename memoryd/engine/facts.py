@@ -202,7 +202,7 @@ class Facts:
 
     def _fact(self, text: str, scope: str, session: str | None, derived_from: list[str],
               when: datetime, now: datetime, source: str) -> Memory:
-        text = text.strip()
+        text = self.stores.redactor.clean(text).strip()  # an LLM's answer too
         return Memory(
             id=new_id(), content=text, content_hash=content_hash(text), kind="fact",
             # classify and route_type answer one of CATEGORIES / TYPES, typed as str.

@@ -57,6 +57,7 @@ class Report:
     failed: list[tuple[str, str]] = field(default_factory=list)
     noted: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    redacted: int = 0  # secrets cut out of the notes (secrets/)
     seconds: float = 0.0
 
     def to_wire(self) -> dict[str, Any]:
@@ -66,7 +67,7 @@ class Report:
                 "skipped": _grouped(self.skipped), "failed": _grouped(self.failed),
                 "noted": _grouped(self.noted),
                 "missing": {"count": len(self.missing), "paths": self.missing[:LISTED]},
-                "seconds": round(self.seconds, 3)}
+                "redacted": self.redacted, "seconds": round(self.seconds, 3)}
 
 
 def _grouped(items: list[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -166,6 +167,9 @@ class Ingest:
         updates: dict[str, tuple[Document, Changes]] = {}
         hashes: dict[str, str] = {}  # content hash -> path, within this run
         for doc in documents:
+            # As it will be stored: an unchanged note with a secret is unchanged.
+            doc.content, cut = self.stores.redactor.scrub(doc.content)
+            report.redacted += sum(cut.values())
             if len(doc.content) > MAX_CONTENT:
                 report.failed.append((doc.path, f"too large ({len(doc.content)} characters; "
                                       f"a memory holds at most {MAX_CONTENT})"))

@@ -26,6 +26,8 @@ async def describe(engine: Engine, caller: Caller) -> dict[str, Any]:
            "failed_turns": {"retrying": engine.conversation.failed,
                             "given_up": engine.conversation.given_up},
            "graph": engine.graph.describe(),
+           # Secrets cut out of texts before they were written, by rule, since start.
+           "redacted": engine.stores.redactor.counts(),
            "models": await _models(engine, caller),
            "llm": _llm(engine),
            "reminders": await engine.reads.reminders(caller),

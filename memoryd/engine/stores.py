@@ -13,6 +13,7 @@ from memoryd.engine.workers import Workers
 from memoryd.events import EventBus
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.schema import Memory
+from memoryd.secrets.redact import Redactor
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
 
@@ -27,6 +28,8 @@ class Stores:
     access_counts: AccessCounts
     events: EventBus
     workers: Workers
+    # Every text given to be written is cleaned of secrets by it first (secrets/).
+    redactor: Redactor = field(default_factory=Redactor)
     # Called (trio thread) after each committed change with the files it touched: the
     # git history marks itself dirty.
     on_change: list[Callable[[set[str]], None]] = field(default_factory=list)

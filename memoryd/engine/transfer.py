@@ -15,6 +15,7 @@ first run stored (`on_conflict: skip`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -159,7 +160,7 @@ class Transfer:
         parsed: list[tuple[int, Memory, bool]] = []
         for n, line in enumerate(lines, first_line):
             try:
-                memory, trashed = _parse_line(line)
+                memory, trashed = _parse_line(line, self.stores.redactor.clean)
                 caller.check(memory.scope)
             except BadLine as exc:
                 result.failed.append({"line": n, "reason": str(exc)})
@@ -247,11 +248,13 @@ class Transfer:
         return True
 
 
-def _parse_line(line: str | bytes) -> tuple[Memory, bool]:
-    """A line as a memory (validated like a file's front matter) and its trash flag."""
+def _parse_line(line: str | bytes, clean: Callable[[str], str]) -> tuple[Memory, bool]:
+    """A line as a memory (validated like a file's front matter, its content `clean`ed
+    of secrets) and its trash flag."""
     try:
         flags = _decode_flags(line)
         memory = _decode_memory(line)
+        memory.content = clean(memory.content)
         if memory.content_hash != content_hash(memory.content):
             memory.content_hash = content_hash(memory.content)
         validate(memory)

@@ -31,9 +31,10 @@ from memoryd.scopes import Caller
 log = structlog.get_logger("memoryd.engine")
 
 
-def _apply(memory: Memory, changes: Changes) -> None:
+def _apply(memory: Memory, changes: Changes, clean: Callable[[str], str]) -> None:
+    """`changes` made to `memory`; its new content `clean`ed of secrets first."""
     if changes.content is not None:
-        content = changes.content.strip()
+        content = clean(changes.content).strip()
         if not content:
             raise InvalidParams("content", "must not be empty or only white space")
         memory.content, memory.content_hash = content, content_hash(content)
@@ -99,7 +100,7 @@ class Writes:
         return [next(stored) if slot is None else slot for slot in results]
 
     def _build(self, new: NewMemory, scope: str) -> Memory:
-        content = new.content.strip()
+        content = self.stores.redactor.clean(new.content).strip()
         if not content:
             raise InvalidParams("content", "must not be empty or only white space")
         now = utcnow()
@@ -183,7 +184,7 @@ class Writes:
             if expected_version is not None and expected_version != memory.version:
                 raise Conflict(f"memory {memory_id} is at version {memory.version}, not "
                                f"{expected_version}: re-read it and apply your change again")
-            _apply(memory, changes)
+            _apply(memory, changes, self.stores.redactor.clean)
 
         return await self.modify(memory_id, caller, change)
 
@@ -197,7 +198,7 @@ class Writes:
                 try:
                     memory, path = uow.load(memory_id)
                     caller.check(memory.scope)
-                    _apply(memory, change)
+                    _apply(memory, change, self.stores.redactor.clean)
                     memory.version += 1
                     memory.updated_at = utcnow()
                     uow.put(memory, uow.files.relpath_for(memory), origin=path)

@@ -36,6 +36,7 @@ from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SmartSearch
 from memoryd.retrieval.scoring import Recipe
 from memoryd.retrieval.snapshots import Snapshots
+from memoryd.secrets.redact import Redactor
 from memoryd.server.app import App
 from memoryd.server.methods import server_methods
 from memoryd.store.catalog import Catalog
@@ -89,7 +90,8 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
     stores = Stores(files=MarkdownStore(root),
                     catalog=Catalog(root / "index" / "keyword.sqlite"),
                     hybrid=HybridIndex(embedder, vectors), access_counts=AccessCounts(),
-                    events=EventBus(), workers=Workers())
+                    events=EventBus(), workers=Workers(),
+                    redactor=Redactor(config.redaction.disabled))
     graph = TopicGraph(config.graph, embedder.dim)
     graph_store = GraphStore(root / "index" / "graph.sqlite", embedder.model_id)
     graph.load(graph_store)

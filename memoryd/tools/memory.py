@@ -48,7 +48,13 @@ async def memory_write_many(app: App, caller: Caller, ps: list[WriteParams]
     results = await app.engine.writes.write_many(_news(ps), caller)
     # `duplicate`: the same content was already stored in that scope; this is that memory.
     return [r if isinstance(r, RpcError) else {**to_wire(r[0]), "duplicate": not r[1]}
-            for r in results]
+            | _redacted(app, p.content) for r, p in zip(results, ps, strict=True)]
+
+
+def _redacted(app: App, text: str | None) -> Result:
+    """`redacted`: how many secrets were cut out of `text` before it was written."""
+    found = app.engine.secrets_in(text) if text else 0
+    return {"redacted": found} if found else {}
 
 
 @handler("memory_write", batch=memory_write_many, prepare=memory_write_prepare)
@@ -69,7 +75,8 @@ async def memory_read(app: App, caller: Caller, p: IdParams) -> Result:
 async def memory_update(app: App, caller: Caller, p: UpdateParams) -> Result:
     changes = Changes(content=p.content, category=p.category, tags=p.tags, type=p.type,
                       importance=p.importance)
-    return to_wire(await app.engine.writes.update(p.id, changes, caller, p.version))
+    updated = await app.engine.writes.update(p.id, changes, caller, p.version)
+    return to_wire(updated) | _redacted(app, p.content)
 
 
 @handler("memory_delete")

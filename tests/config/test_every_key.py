@@ -109,6 +109,7 @@ EFFECTS: dict[str, str] = {
     "ingest.paths": "the folder each source reads by default",
     "git.enabled": "whether the root is kept under git",
     "git.commit_interval": "how often changes are committed",
+    "redaction.disabled": "which kinds of secret are stored as given, not redacted",
     "logging.level": "the least severe event logged",
     "logging.format": "how the log is written",
 }

@@ -1,0 +1,87 @@
+"""The redactor: every text the daemon is given to write (a note, an update, a turn, a
+fact, an ingested note or transcript, an imported line) goes through `scrub` before
+anything is written, embedded or logged. A secret becomes `[REDACTED:<kind>]`; a
+`<private>…</private>` span is dropped whole. Kinds can be turned off in config
+(`redaction.disabled`), for a user who wants them stored."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from functools import partial
+
+from memoryd.secrets.rules import KINDS, RULES, Rule
+
+_PRIVATE = re.compile(r"<private>[\s\S]*?(?:</private>|$)", re.I)
+_UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}", re.I)
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy, bits a character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+class Redactor:
+    def __init__(self, off: list[str] | tuple[str, ...] = ()) -> None:
+        unknown = set(off) - set(KINDS)
+        if unknown:
+            raise ValueError(f"no such secret rule: {', '.join(sorted(unknown))} "
+                             f"(the rules: {', '.join(KINDS)})")
+        self.off = frozenset(off)
+        self._rules = [r for r in RULES if r.kind not in self.off]
+        self._lock = threading.Lock()
+        self.total: Counter[str] = Counter()  # redacted since the daemon started
+
+    def scrub(self, text: str) -> tuple[str, Counter[str]]:
+        """`text` without its secrets, and how many of each kind were cut."""
+        found: Counter[str] = Counter()
+        if "private" not in self.off and "<" in text:
+            text, n = _PRIVATE.subn("", text)
+            if n:
+                found["private"] += n
+        for rule in self._rules:
+            text = rule.pattern.sub(partial(_cut, rule=rule, found=found), text)
+        if found:
+            with self._lock:
+                self.total.update(found)
+        return text, found
+
+    def scan(self, text: str) -> int:
+        """How many secrets `text` holds (nothing counted, nothing changed)."""
+        found: Counter[str] = Counter()
+        if "private" not in self.off and "<" in text:
+            found["private"] += len(_PRIVATE.findall(text)) or 0
+        for rule in self._rules:
+            rule.pattern.sub(partial(_cut, rule=rule, found=found), text)
+        return sum(found.values())
+
+    def clean(self, text: str) -> str:
+        """`scrub`'s text alone."""
+        return self.scrub(text)[0]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.total)
+
+
+def _random(token: str, least: float) -> bool:
+    """A token random enough to be a key: letters and digits mixed, not a UUID, at
+    least `least` bits a character ("hook-ui-page-file-mounted" is words)."""
+    return (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+            and not _UUID.fullmatch(token) and not token.startswith("AAAA")  # ssh public
+            and entropy(token) >= least)
+
+
+def _cut(match: re.Match[str], rule: Rule, found: Counter[str]) -> str:
+    secret = match.group(rule.group)
+    if secret is None or secret.startswith("[REDACTED:") or (
+            rule.entropy and not _random(secret, rule.entropy)):
+        return match.group(0)
+    found[rule.kind] += 1
+    start, end = match.span(rule.group)
+    whole = match.group(0)
+    base = match.start()
+    return whole[:start - base] + f"[REDACTED:{rule.kind}]" + whole[end - base:]

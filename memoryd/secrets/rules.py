@@ -1,0 +1,73 @@
+"""The secret rules, the one list of them: a kind (what `[REDACTED:<kind>]` says and
+what `redaction.disabled` names), a pattern, and which of its groups is the secret (0: the
+whole match; an assignment keeps its key and cuts the value).
+
+Provider keys are matched by the form each provider documents for them; the generic
+rules (an assignment to a secret-like key, a bearer token, a high-entropy token near
+such a key) catch what has no fixed form. Look-alikes stay: a commit hash, a UUID,
+a base64 image, a key's *name* with nothing assigned."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int = 0  # the group that is the secret
+    entropy: float = 0.0  # the secret must be at least this random (bits a character)
+
+
+def _rule(kind: str, pattern: str, group: int = 0, entropy: float = 0.0,
+          flags: int = 0) -> Rule:
+    return Rule(kind, re.compile(pattern, flags), group, entropy)
+
+
+_END = r"(?![A-Za-z0-9_-])"  # a key ends where its alphabet does
+# Words that make what is assigned to them a secret ("password = ...", "token: ...").
+_SECRET_KEYS = (r"pass(?:word|wd|phrase)?|pwd|secret|client[_-]?secret|api[_-]?key|"
+                r"apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?token|"
+                r"access[_-]?token|refresh[_-]?token|token|credentials?")
+
+RULES: tuple[Rule, ...] = (
+    # Whole blocks first: a key block holds lines that later rules would half match.
+    _rule("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+          r"(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)"),
+    _rule("anthropic", rf"\bsk-ant-[A-Za-z0-9_-]{{20,}}{_END}"),
+    _rule("openai", rf"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{{32,}}{_END}"),
+    _rule("github", rf"\b(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{40,}}){_END}"),
+    _rule("gitlab", rf"\bglpat-[A-Za-z0-9_-]{{20,}}{_END}"),
+    _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    _rule("aws-secret-key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?"
+          r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1),
+    _rule("google", rf"\bAIza[0-9A-Za-z_-]{{35}}{_END}|\bya29\.[0-9A-Za-z_-]{{20,}}{_END}"),
+    _rule("slack", rf"\bxox[abposr]-[A-Za-z0-9-]{{10,}}{_END}|https://hooks\.slack\.com/"
+          r"services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+"),
+    _rule("stripe", rf"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_END}"),
+    _rule("huggingface", rf"\bhf_[A-Za-z0-9]{{30,}}{_END}"),
+    _rule("npm", rf"\bnpm_[A-Za-z0-9]{{36}}{_END}"),
+    _rule("sendgrid", rf"\bSG\.[A-Za-z0-9_-]{{22}}\.[A-Za-z0-9_-]{{43}}{_END}"),
+    _rule("twilio", r"\b(?:SK|AC)[0-9a-f]{32}\b"),
+    _rule("jwt", rf"\beyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}{_END}"),
+    # scheme://user:password@host: the password goes, the rest stays readable.
+    _rule("connection-string", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]{3,})@[^\s]+",
+          1),
+    _rule("bearer", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)", 1),
+    # key = value, key: value, "key": "value" (the value goes; a short or spaced one is
+    # prose, "token: the next one"; a call, an index or a variable is code).
+    _rule("assignment", rf"(?i)\b(?:{_SECRET_KEYS})\b[\"']?\s*(?:[:=]|=>)\s*[\"']?"
+          r"(?![$%{])([^\s\"',;()<>{}\[\]]{6,}+)(?![(\[])", 1),
+    # ... and in words: "my password is hunter22" (a value with a digit or a symbol, so
+    # "the password is required" stays).
+    _rule("assignment", r"(?i)\b(?:pass(?:word|phrase|code)|pin|secret|token|api key)"
+          r"\s+(?:is|was)\s+[\"']?(?=[^\s\"']*[0-9!@#$%^&*_])([^\s\"',;()<>{}\[\]]{6,}+)",
+          1),
+    # A long random token on a line that names a key, whatever sits between: letters and
+    # digits mixed (redact.py `_random`), not a path ("/": a URL's), not a UUID.
+    _rule("high-entropy", r"(?i)\b(?:key|secret|token|credential|auth)\w*\b[^\n]{0,40}?"
+          r"(?<![A-Za-z0-9+/_.-])([A-Za-z0-9+_-]{24,}=*)(?![A-Za-z0-9+/_.-])", 1, 3.5),
+)
+KINDS = (*dict.fromkeys(r.kind for r in RULES), "private")  # "private": <private> spans
