@@ -219,8 +219,8 @@ def status(s: dict[str, Any]) -> str:
         rows.append(("index", ("in step: " if index["in_step"] else "OUT OF STEP: ") + line))
         rows += [("", f"! {d}") for d in index["differs"]]
     redacted = s.get("redacted") or {}
-    rows.append(("redacted", (f"{sum(redacted.values())} secrets since start ({_by(redacted)})"
-                                      if redacted else "none since start")))
+    rows.append(("redacted", f"{sum(redacted.values())} secrets since start "
+                             f"({_by(redacted)})" if redacted else "none since start"))
     rejected = s["rejected_files"]
     if rejected.get("count"):
         rows.append(("rejected files", f"{rejected['count']} (not indexed; see the log)"))
