@@ -15,7 +15,6 @@ first run stored (`on_conflict: skip`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -37,6 +36,7 @@ from memoryd.schema import (
     validate,
 )
 from memoryd.scopes import Caller
+from memoryd.secrets.redact import Redactor
 from memoryd.store.files import UnreadableMemory
 
 log = structlog.get_logger("memoryd.transfer")
@@ -71,10 +71,12 @@ class ImportResult:
     kept_both: int = 0
     skipped: int = 0
     failed: list[dict[str, Any]] = field(default_factory=list)
+    redacted: int = 0  # secrets cut out of the lines' contents (secrets/)
 
     def to_wire(self) -> dict[str, Any]:
         return {"imported": self.imported, "replaced": self.replaced,
-                "kept_both": self.kept_both, "skipped": self.skipped, "failed": self.failed}
+                "kept_both": self.kept_both, "skipped": self.skipped, "failed": self.failed,
+                "redacted": self.redacted}
 
 
 class BadLine(ValueError):
@@ -160,7 +162,8 @@ class Transfer:
         parsed: list[tuple[int, Memory, bool]] = []
         for n, line in enumerate(lines, first_line):
             try:
-                memory, trashed = _parse_line(line, self.stores.redactor.clean)
+                memory, trashed, redacted = _parse_line(line, self.stores.redactor)
+                result.redacted += redacted
                 caller.check(memory.scope)
             except BadLine as exc:
                 result.failed.append({"line": n, "reason": str(exc)})
@@ -248,13 +251,13 @@ class Transfer:
         return True
 
 
-def _parse_line(line: str | bytes, clean: Callable[[str], str]) -> tuple[Memory, bool]:
-    """A line as a memory (validated like a file's front matter, its content `clean`ed
-    of secrets) and its trash flag."""
+def _parse_line(line: str | bytes, redactor: Redactor) -> tuple[Memory, bool, int]:
+    """A line as a memory (validated like a file's front matter, its content cleaned
+    of secrets), its trash flag and how many secrets were cut."""
     try:
         flags = _decode_flags(line)
         memory = _decode_memory(line)
-        memory.content = clean(memory.content)
+        memory.content, cut = redactor.scrub(memory.content)
         if memory.content_hash != content_hash(memory.content):
             memory.content_hash = content_hash(memory.content)
         validate(memory)
@@ -267,4 +270,4 @@ def _parse_line(line: str | bytes, clean: Callable[[str], str]) -> tuple[Memory,
     trashed = flags.trashed
     if not memory.content.strip():
         raise BadLine("content", "empty: a memory needs its content")
-    return memory, trashed
+    return memory, trashed, sum(cut.values())
