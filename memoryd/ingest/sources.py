@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from memoryd.ingest import claude, claude_code, logseq, obsidian, plain
+from memoryd.ingest import claude, claude_code, logseq, mcp_memory, obsidian, plain
 from memoryd.ingest.document import Scan
 
 SourceName = Literal["claude", "claude-code", "logseq", "obsidian", "car-agent",
-                     "fingersaver", "markdown"]
+                     "fingersaver", "markdown", "mcp-memory"]
 
 
 @dataclass(frozen=True)
@@ -35,4 +35,7 @@ SOURCES: dict[str, IngestSource] = {s.name: s for s in (
     IngestSource("fingersaver", "~/.fingersaver", plain.fingersaver,
                  "chat.md, truncated to 5000 characters"),
     IngestSource("markdown", None, plain.markdown, "any folder of .md files"),
+    IngestSource("mcp-memory", None, mcp_memory.read,
+                 "the MCP memory server's memory.json(l): entities as notes, relations "
+                 "as links"),
 )}

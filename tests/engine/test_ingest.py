@@ -181,3 +181,20 @@ async def test_logseq_documentation_graph(rig) -> None:
     assert found["total"] > 0
     again = await rig.result("memory_ingest", source="logseq", path=str(LOGSEQ_DOCS))
     assert (again["added"], again["updated"]) == (0, 0)
+
+
+async def test_mcp_memory_entities_become_linked_notes_once(rig, tmp_path) -> None:
+    folder = _copy("mcp-memory", tmp_path)
+    report = (await rig.result("memory_ingest", source="mcp-memory",
+                               path=str(folder)))["reports"][0]
+    assert (report["added"], report["links"], report["unresolved_links"]) == (3, 2, 1)
+    assert sum(f["count"] for f in report["failed"]) == 4
+    notes = _by_path((await rig.result("memory_list", source="ingest:mcp-memory"))["memories"])
+    ann, corp = notes["memory.jsonl#Ann Smith"], notes["memory.jsonl#TechCorp"]
+    assert corp["id"] in ann["links"] and ann["id"] in corp["links"]  # both ways
+    assert ann["tags"] == ["person"]
+    found = await rig.result("memory_smart_search", query="Where does Ann work?", top_k=1)
+    assert found["memories"][0]["id"] == ann["id"]
+    again = (await rig.result("memory_ingest", source="mcp-memory",
+                              path=str(folder)))["reports"][0]
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 3)

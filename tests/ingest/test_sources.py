@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.ingest import claude, claude_code, logseq, obsidian, plain
+from memoryd.ingest import claude, claude_code, logseq, mcp_memory, obsidian, plain
 from memoryd.ingest.markup import inline_tags, wikilinks
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -144,3 +144,24 @@ def test_markdown_folder() -> None:
     scan = plain.markdown(FIXTURES / "vault")
     assert len(scan.documents) == 4
     assert len(scan.skipped) == 2
+
+
+def test_mcp_memory_graph_entities_observations_and_relations() -> None:
+    """The fixture is written from the MCP memory server's storage format (its README
+    and source: one `{"type": "entity"|"relation", ...}` object a line)."""
+    scan = mcp_memory.read(FIXTURES / "mcp-memory")
+    docs = {d.names[0]: d for d in scan.documents}
+    assert set(docs) == {"Ann Smith", "TechCorp", "Kestrel"}
+    ann = docs["Ann Smith"]
+    assert ann.path == "memory.jsonl#Ann Smith" and ann.tags == ["person"]
+    assert ann.content == ("# Ann Smith\n\nType: person\n\n"
+                           "- Works at TechCorp as a data engineer\n- Prefers tea over coffee\n"
+                           "- Speaks Portuguese\n\nRelations:\n- works_at: TechCorp\n"
+                           "- maintains: Kestrel\n")  # one entity, observations merged
+    assert ann.links == ["TechCorp", "Kestrel"]
+    assert docs["Kestrel"].links == ["Bob Jones"]  # unresolved: no such entity
+    failed = dict(scan.failed)
+    assert "which no entity is" in failed["memory.jsonl:8"]
+    assert "needs a name" in failed["memory.jsonl:9"]
+    assert "neither an entity nor a relation" in failed["memory.jsonl:10"]
+    assert failed["memory.jsonl:11"].startswith("not JSON")
