@@ -18,13 +18,13 @@ SKIP_DIRS = frozenset({".git", ".obsidian", ".trash", ".logseq", "node_modules",
 
 
 def files(root: Path, scan: Scan, keep: Callable[[str], bool] = lambda rel: True,
-          skip_dirs: frozenset[str] = SKIP_DIRS, under: str = ""
+          skip_dirs: frozenset[str] = SKIP_DIRS, under: str = "", limit: int = MAX_FILE
           ) -> Iterator[tuple[str, bytes]]:
     """(relative path, bytes) of each regular file under `root` (or its folder `under`)
     that `keep` wants, in name order. Symlinks, special files, unreadable and huge
     files, and names no memory can record (not UTF-8, a line break, a path too long)
     are recorded in `scan.skipped` / `scan.failed` instead, one entry each, and the
-    walk goes on."""
+    walk goes on. `limit`: the bytes read from one file at most."""
     stack = [under]
     while stack:
         rel_dir = stack.pop()
@@ -53,13 +53,13 @@ def files(root: Path, scan: Scan, keep: Callable[[str], bool] = lambda rel: True
                 continue
             if not keep(rel):
                 continue
-            data = read(root, rel, scan)
+            data = read(root, rel, scan, limit)
             if data is not None:
                 yield rel, data
         stack.extend(reversed(subdirs))
 
 
-def read(root: Path, rel: str, scan: Scan) -> bytes | None:
+def read(root: Path, rel: str, scan: Scan, limit: int = MAX_FILE) -> bytes | None:
     """The bytes of one regular file (not a symlink, FIFO or device), or None with the
     reason recorded."""
     path = root / rel
@@ -78,14 +78,14 @@ def read(root: Path, rel: str, scan: Scan) -> bytes | None:
         if not stat.S_ISREG(info.st_mode):
             scan.skip(rel, "not a regular file")
             return None
-        if info.st_size > MAX_FILE:
-            scan.skip(rel, f"too large ({info.st_size} bytes; at most {MAX_FILE} are read)")
+        if info.st_size > limit:
+            scan.skip(rel, f"too large ({info.st_size} bytes; at most {limit} are read)")
             return None
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
-            if sum(map(len, chunks)) > MAX_FILE:
-                scan.skip(rel, f"too large (over {MAX_FILE} bytes)")
+            if sum(map(len, chunks)) > limit:
+                scan.skip(rel, f"too large (over {limit} bytes)")
                 return None
         return b"".join(chunks)
     except OSError as exc:

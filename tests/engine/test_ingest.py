@@ -198,3 +198,20 @@ async def test_mcp_memory_entities_become_linked_notes_once(rig, tmp_path) -> No
     again = (await rig.result("memory_ingest", source="mcp-memory",
                               path=str(folder)))["reports"][0]
     assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 3)
+
+
+async def test_chatgpt_conversations_become_turns_once(rig, tmp_path) -> None:
+    folder = _copy("chatgpt", tmp_path)
+    report = (await rig.result("memory_ingest", source="chatgpt",
+                               path=str(folder)))["reports"][0]
+    assert report["added"] == 4 and sum(f["count"] for f in report["failed"]) == 2
+    turns = (await rig.result("memory_list", source="ingest:chatgpt"))["memories"]
+    assert {t["kind"] for t in turns} == {"turn"} and len(turns) == 4
+    assert not any("Lisbon" in t["content"] for t in turns)  # the branch not chosen
+    await rig.engine.conversation.drain()  # facts from the user's turns
+    learned = " ".join(m.content for m in rig.engine.catalog.writer.all_memories()
+                       if m.kind == "fact")
+    assert "vegetarian" in learned
+    again = (await rig.result("memory_ingest", source="chatgpt",
+                              path=str(folder)))["reports"][0]
+    assert (again["added"], again["unchanged"]) == (0, 4)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.ingest import claude, claude_code, logseq, mcp_memory, obsidian, plain
+from memoryd.ingest import chatgpt, claude, claude_code, logseq, mcp_memory, obsidian, plain
 from memoryd.ingest.markup import inline_tags, wikilinks
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -165,3 +165,20 @@ def test_mcp_memory_graph_entities_observations_and_relations() -> None:
     assert "needs a name" in failed["memory.jsonl:9"]
     assert "neither an entity nor a relation" in failed["memory.jsonl:10"]
     assert failed["memory.jsonl:11"].startswith("not JSON")
+
+
+def test_chatgpt_export_follows_the_chosen_branch() -> None:
+    """The fixture is written from the export's documented shape (`conversations.json`:
+    a list of conversations, each a `mapping` of nodes with `parent`, `children` and a
+    `message`, and the chosen branch's leaf in `current_node`)."""
+    scan = chatgpt.read(FIXTURES / "chatgpt")
+    session = "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
+    assert [(t.role, t.content[:24]) for t in scan.turns] == [
+        ("user", "I'm planning a week in P"), ("assistant", "Porto in September is lo"),
+        ("user", "What about day trips fro"), ("assistant", "Guimarães and Braga are ")]
+    assert {t.session for t in scan.turns} == {session}
+    assert scan.turns[0].path == f"conversations.json#{session}:n1"
+    assert scan.turns[0].created_at == datetime.fromtimestamp(1717236000.5, UTC)
+    failed = dict(scan.failed)
+    assert "without its mapping" in failed["conversations.json[1]"]
+    assert "not a valid session name" in failed["conversations.json[2]"]
