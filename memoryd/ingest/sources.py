@@ -7,11 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from memoryd.ingest import chatgpt, claude, claude_code, logseq, mcp_memory, obsidian, plain
+from memoryd.ingest import (
+    chatgpt,
+    claude,
+    claude_code,
+    codex,
+    logseq,
+    mcp_memory,
+    obsidian,
+    plain,
+)
 from memoryd.ingest.document import Scan
 
 SourceName = Literal["claude", "claude-code", "logseq", "obsidian", "car-agent",
-                     "fingersaver", "markdown", "mcp-memory", "chatgpt"]
+                     "fingersaver", "markdown", "mcp-memory", "chatgpt", "codex"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,8 @@ SOURCES: dict[str, IngestSource] = {s.name: s for s in (
     IngestSource("mcp-memory", None, mcp_memory.read,
                  "the MCP memory server's memory.json(l): entities as notes, relations "
                  "as links"),
+    IngestSource("codex", "~/.codex", codex.read,
+                 "Codex CLI sessions sessions/**/*.jsonl, as turns"),
     IngestSource("chatgpt", None, chatgpt.read,
                  "a ChatGPT export's conversations.json: each chat's chosen branch, as turns"),
 )}

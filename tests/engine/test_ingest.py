@@ -215,3 +215,17 @@ async def test_chatgpt_conversations_become_turns_once(rig, tmp_path) -> None:
     again = (await rig.result("memory_ingest", source="chatgpt",
                               path=str(folder)))["reports"][0]
     assert (again["added"], again["unchanged"]) == (0, 4)
+
+
+async def test_codex_sessions_become_turns_once(rig, tmp_path) -> None:
+    home = _copy("codex", tmp_path)
+    report = (await rig.result("memory_ingest", source="codex", path=str(home)))["reports"][0]
+    assert report["added"] == 4
+    turns = (await rig.result("memory_list", source="ingest:codex"))["memories"]
+    assert len({t["session"] for t in turns}) == 2
+    await rig.engine.conversation.drain()
+    learned = " ".join(m.content for m in rig.engine.catalog.writer.all_memories()
+                       if m.kind == "fact")
+    assert "alembic" in learned
+    again = (await rig.result("memory_ingest", source="codex", path=str(home)))["reports"][0]
+    assert (again["added"], again["unchanged"]) == (0, 4)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.ingest import chatgpt, claude, claude_code, logseq, mcp_memory, obsidian, plain
+from memoryd.ingest import chatgpt, claude, claude_code, codex, logseq, mcp_memory, obsidian, plain
 from memoryd.ingest.markup import inline_tags, wikilinks
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -182,3 +182,21 @@ def test_chatgpt_export_follows_the_chosen_branch() -> None:
     failed = dict(scan.failed)
     assert "without its mapping" in failed["conversations.json[1]"]
     assert "not a valid session name" in failed["conversations.json[2]"]
+
+
+def test_codex_sessions_keep_user_and_assistant_text_only() -> None:
+    """The fixtures are written from Codex CLI's session format as its rollout files
+    hold it (`session_meta`, then `response_item` lines; an older file opens with the
+    session's id and holds `message` lines directly)."""
+    scan = codex.read(FIXTURES / "codex")
+    by_session: dict[str, list[tuple[str, str]]] = {}
+    for t in scan.turns:
+        by_session.setdefault(t.session, []).append((t.role, t.content[:22]))
+    assert by_session == {
+        "0197a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b": [("user", "We always run the migr"),
+                                                 ("assistant", "I added an alembic mig")],
+        "5973b6c0-94b8-487b-a530-2aeb6098ae0e": [("user", "Use pnpm in this repos"),
+                                                 ("assistant", "Understood: pnpm from ")]}
+    (first,) = [t for t in scan.turns if t.path.endswith("-0c1d2e3f4a5b.jsonl#4")]
+    assert first.created_at == datetime(2025, 6, 2, 9, 0, 2, tzinfo=UTC)
+    assert [reason[:8] for _, reason in scan.failed] == ["not JSON"]
