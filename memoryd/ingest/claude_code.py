@@ -6,12 +6,9 @@ and the assistant's text become conversation turns of the transcript's session
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import Path
 
-import msgspec
-
-from memoryd.ingest import walk
+from memoryd.ingest import jsonl, walk
 from memoryd.ingest.document import Scan, Turn
 from memoryd.schema import SESSION_PATTERN
 
@@ -36,15 +33,7 @@ def read(root: Path) -> Scan:
 
 def _transcript(scan: Scan, rel: str, text: str) -> None:
     fallback = rel.rsplit("/", 1)[-1][:-6]
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{rel}:{number}"
-        try:  # msgspec, not json: it refuses a lone surrogate (\udcff), no file holds
-            entry = msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
-            scan.fail(where, f"not JSON: {exc}")
-            continue
+    for number, where, entry in jsonl.objects(scan, rel, text):
         if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
             continue
         if entry.get("isMeta") or entry.get("isSidechain"):
@@ -63,7 +52,7 @@ def _transcript(scan: Scan, rel: str, text: str) -> None:
             continue
         line_id = str(entry.get("uuid") or number)
         scan.turns.append(Turn(path=f"{rel}#{line_id}", session=session, role=role,
-                               content=content, created_at=_when(entry.get("timestamp"))))
+                               content=content, created_at=jsonl.when(entry.get("timestamp"))))
 
 
 def _text(content: object) -> str:
@@ -76,11 +65,3 @@ def _text(content: object) -> str:
         return "\n\n".join(p.strip() for p in parts if p.strip())
     return ""
 
-
-def _when(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None

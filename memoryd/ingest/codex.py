@@ -11,13 +11,10 @@ only appends to a session's file."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from memoryd.ingest import walk
+from memoryd.ingest import jsonl, walk
 from memoryd.ingest.document import Scan, Turn
 from memoryd.schema import SESSION_PATTERN
 
@@ -41,15 +38,7 @@ def read(root: Path) -> Scan:
 def _session(scan: Scan, rel: str, text: str) -> None:
     named = _ID_IN_NAME.search(rel)
     session = named.group(1) if named else rel.rsplit("/", 1)[-1][:-6]
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{rel}:{number}"
-        try:
-            entry = msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
-            scan.fail(where, f"not JSON: {exc}")
-            continue
+    for number, where, entry in jsonl.objects(scan, rel, text):
         if not isinstance(entry, dict):
             continue
         kind, payload = entry.get("type"), entry.get("payload")
@@ -67,7 +56,7 @@ def _session(scan: Scan, rel: str, text: str) -> None:
             scan.fail(where, f"session id {session[:80]!r} is not a valid session name")
             return
         scan.turns.append(Turn(path=f"{rel}#{number}", session=session, role=role,
-                               content=content, created_at=_when(entry.get("timestamp"))))
+                               content=content, created_at=jsonl.when(entry.get("timestamp"))))
 
 
 def _text(content: Any) -> str:
@@ -80,11 +69,3 @@ def _text(content: Any) -> str:
              and isinstance(b.get("text"), str)]
     return "\n\n".join(p.strip() for p in parts if p.strip())
 
-
-def _when(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None

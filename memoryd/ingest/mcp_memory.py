@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from memoryd.ingest import walk
+from memoryd.ingest import jsonl, walk
 from memoryd.ingest.document import Document, Scan
 
 FILES = ("memory.json", "memory.jsonl")
@@ -41,15 +39,7 @@ def read(root: Path) -> Scan:
 def _graph(scan: Scan, rel: str, text: str) -> None:
     entities: dict[str, _Entity] = {}
     relations: list[tuple[str, str, str, str]] = []  # (where, from, type, to)
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{rel}:{number}"
-        try:
-            entry = msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
-            scan.fail(where, f"not JSON: {exc}")
-            continue
+    for _, where, entry in jsonl.objects(scan, rel, text):
         if not isinstance(entry, dict):
             scan.fail(where, "not a JSON object")
             continue
