@@ -97,7 +97,8 @@ def key(name: str) -> str:
 
 
 def names(content: str) -> list[Entity]:
-    """The entities `content` names, each once, in the order they first appear."""
+    """The entities `content` names, each once: the outright ones, then the weak, each
+    in the order they first appear."""
     found: dict[str, Entity] = {}
 
     def add(name: str, weak: bool = False) -> None:
@@ -210,7 +211,7 @@ def _addressed(text: str, start: int, end: int) -> bool:
         if word is None or word.group().lower() not in OPENERS:
             break
         at = word.start()
-    return text[_back(text, start, " ") - 1] == "," and (not after or after[0] in "!?.\n")
+    return text[_back(text, start, " ") - 1] == "," and after[0] in "!?."
 
 
 def _opens(text: str, start: int) -> bool:

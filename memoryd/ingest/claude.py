@@ -20,10 +20,7 @@ def read(root: Path) -> Scan:
             len(parts) == 4 and parts[0] == "projects" and parts[2] == "memory"
             and rel.endswith(".md"))
 
-    for rel, data in walk.files(root, scan, keep):
-        content = walk.text(rel, data, scan)
-        if content is None:
-            continue
+    for rel, content in walk.texts(root, scan, keep):
         head, body = markup.front_matter(content)
         if not body.strip():
             scan.skip(rel, "empty file")

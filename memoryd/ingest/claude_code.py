@@ -24,10 +24,8 @@ def read(root: Path) -> Scan:
         parts = rel.split("/")
         return len(parts) == 3 and parts[0] == "projects" and parts[2].endswith(".jsonl")
 
-    for rel, data in walk.files(root, scan, keep):
-        text = walk.text(rel, data, scan)
-        if text is not None:
-            _transcript(scan, rel, text)
+    for rel, text in walk.texts(root, scan, keep):
+        _transcript(scan, rel, text)
     return scan
 
 

@@ -28,10 +28,8 @@ _CONTEXT = ("<user_instructions>", "<environment_context>", "<user_shell_command
 def read(root: Path) -> Scan:
     scan = Scan()
     keep = lambda rel: rel.startswith("sessions/") and rel.endswith(".jsonl")  # noqa: E731
-    for rel, data in walk.files(root, scan, keep):
-        text = walk.text(rel, data, scan)
-        if text is not None:
-            _session(scan, rel, text)
+    for rel, text in walk.texts(root, scan, keep):
+        _session(scan, rel, text)
     return scan
 
 

@@ -29,10 +29,8 @@ class _Entity:
 
 def read(root: Path) -> Scan:
     scan = Scan()
-    for rel, data in walk.files(root, scan, lambda rel: rel in FILES):
-        text = walk.text(rel, data, scan)
-        if text is not None:
-            _graph(scan, rel, text)
+    for rel, text in walk.texts(root, scan, lambda rel: rel in FILES):
+        _graph(scan, rel, text)
     return scan
 
 

@@ -12,10 +12,7 @@ from memoryd.ingest.document import Document, Scan
 
 def read(root: Path) -> Scan:
     scan = Scan()
-    for rel, data in walk.files(root, scan, keep=lambda rel: _markdown(rel, scan)):
-        content = walk.text(rel, data, scan)
-        if content is None:
-            continue
+    for rel, content in walk.texts(root, scan, keep=lambda rel: _markdown(rel, scan)):
         head, body = markup.front_matter(content)
         stem = rel.rsplit("/", 1)[-1][:-3]
         aliases = markup.listish(head.get("aliases", head.get("alias")))

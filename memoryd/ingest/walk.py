@@ -59,6 +59,14 @@ def files(root: Path, scan: Scan, keep: Callable[[str], bool] = lambda rel: True
         stack.extend(reversed(subdirs))
 
 
+def texts(root: Path, scan: Scan, keep: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
+    """`files`, each as UTF-8 text (`text`); a file that is not is failed, not given."""
+    for rel, data in files(root, scan, keep):
+        decoded = text(rel, data, scan)
+        if decoded is not None:
+            yield rel, decoded
+
+
 def read(root: Path, rel: str, scan: Scan, limit: int = MAX_FILE) -> bytes | None:
     """The bytes of one regular file (not a symlink, FIFO or device), or None with the
     reason recorded."""

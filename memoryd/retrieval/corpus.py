@@ -174,20 +174,25 @@ class Corpus:
         meta = self.meta[row] if row is not None else None
         if row is None or meta is None:
             return False
-        now = self._describe(row, memory, meta.is_turn, meta.text_hash)
-        # Same text: its entities change only when a pending turn is settled (of_memory).
-        self.entities.add(row, set(now.entities) - set(meta.entities),
-                          set(now.weak) - set(meta.weak))
+        # Same text, so the same entities, unless it had none: a pending turn gets its
+        # own when it is settled (of_memory). Only then is the text read again.
+        kept = ({"entities": meta.entities, "weak": meta.weak}
+                if meta.entities or meta.weak else None)
+        now = self._describe(row, memory, meta.is_turn, meta.text_hash, kept)
+        if kept is None:
+            self.entities.add(row, now.entities, now.weak)
         return True
 
-    def _describe(self, row: int, memory: Memory, is_turn: bool, text_hash: str) -> RowMeta:
-        """The row's metadata and filter columns from `memory`."""
+    def _describe(self, row: int, memory: Memory, is_turn: bool, text_hash: str,
+                  entities: dict[str, tuple[str, ...]] | None = None) -> RowMeta:
+        """The row's metadata and filter columns from `memory` (its `entities` and
+        `weak` keys as given, else read from its text)."""
         meta = self.meta[row] = RowMeta(
             id=memory.id, scope=memory.scope, session=memory.session, is_turn=is_turn,
             tags=frozenset(memory.tags), compressed=memory.compressed,
             expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
             superseded=_superseded(memory), text_hash=text_hash,
-            **_entities(memory))
+            **(entities if entities is not None else _entities(memory)))
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
         for column, values in columns.CODED.items():

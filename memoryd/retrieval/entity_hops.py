@@ -21,7 +21,6 @@ TOO_FEW = 20  # ... but in a small store, a handful of rows is not "everywhere"
 
 @dataclass
 class Hops:
-    named: list[tuple[str, ...]]  # the entities the query names, each its keys
     positions: np.ndarray  # the rows (as positions in the candidate rows) to join
     followed: list[str] = field(default_factory=list)  # the second hop's keys
 
@@ -38,10 +37,10 @@ def hops(corpus: Corpus, named: list[tuple[str, ...]], named_rows: np.ndarray,
         key for p in first[:SEEDS].tolist() for key in corpus.entities_of(int(rows[p]))
         if key not in seen and corpus.entities.count(key) <= common))
     if not followed:
-        return Hops(named, first)
+        return Hops(first)
     reached = np.intersect1d(corpus.naming(followed, mask), rows, assume_unique=True)
     second = _best(np.searchsorted(rows, reached), combined, pool_size // 4)
-    return Hops(named, np.union1d(first, second), followed)
+    return Hops(np.union1d(first, second), followed)
 
 
 def _best(positions: np.ndarray, combined: np.ndarray, n: int) -> np.ndarray:

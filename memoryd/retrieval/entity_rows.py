@@ -36,9 +36,6 @@ class EntityRows:
             if meta is not None and (meta.entities or meta.weak):
                 self.add(row, meta.entities, meta.weak)
 
-    def known(self, key: str) -> bool:
-        return key in self._rows
-
     def count(self, key: str) -> int:
         """Rows naming `key`, dead ones until the next compaction included."""
         found = self._rows.get(key)

@@ -198,13 +198,13 @@ class SmartSearch:
                       fused=float(fused[i]), neighbour_credit=float(credit[i]),
                       session_boost=float(boost[i]), combined=float(combined[i]),
                       chunk=corpus.chunk_at(int(which[i])) if which[i] >= 0 else None,
-                      named=[k for g in found.named for k in g if m.mentions(k)],
+                      named=[k for g in named for k in g if m.mentions(k)],
                       hop=[k for k in found.followed if m.mentions(k)])
             for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta, strict=True)
             if m is not None]
         return Ranking(req, now, candidates, corpus.vectors("own", pool_rows),
                        corpus.created[pool_rows].copy(), corpus.importance[pool_rows].copy(),
-                       named=found.named)
+                       named=named)
 
     def _embed(self, req: SearchRequest, now: float) -> tuple[np.ndarray, GraphMatch | None]:
         """The query's vector and the topics it matches (takes no corpus lock)."""

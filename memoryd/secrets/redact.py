@@ -35,8 +35,9 @@ class Redactor:
         self._lock = threading.Lock()
         self.total: Counter[str] = Counter()  # redacted since the daemon started
 
-    def scrub(self, text: str) -> tuple[str, Counter[str]]:
-        """`text` without its secrets, and how many of each kind were cut."""
+    def scrub(self, text: str, record: bool = True) -> tuple[str, Counter[str]]:
+        """`text` without its secrets, and how many of each kind were cut (added to
+        `total` unless not `record`)."""
         found: Counter[str] = Counter()
         if "private" not in self.off and "<" in text:
             text, n = _PRIVATE.subn("", text)
@@ -44,19 +45,14 @@ class Redactor:
                 found["private"] += n
         for rule in self._rules:
             text = rule.pattern.sub(partial(_cut, rule=rule, found=found), text)
-        if found:
+        if found and record:
             with self._lock:
                 self.total.update(found)
         return text, found
 
     def scan(self, text: str) -> int:
-        """How many secrets `text` holds (nothing counted, nothing changed)."""
-        found: Counter[str] = Counter()
-        if "private" not in self.off and "<" in text:
-            found["private"] += len(_PRIVATE.findall(text)) or 0
-        for rule in self._rules:
-            rule.pattern.sub(partial(_cut, rule=rule, found=found), text)
-        return sum(found.values())
+        """How many secrets `scrub` would cut from `text` (nothing counted)."""
+        return sum(self.scrub(text, record=False)[1].values())
 
     def clean(self, text: str) -> str:
         """`scrub`'s text alone."""

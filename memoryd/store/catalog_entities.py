@@ -16,7 +16,7 @@ import structlog
 from memoryd.entities.names import of_memory
 from memoryd.filters import Filters
 from memoryd.schema import Memory
-from memoryd.store.catalog_sql import decode, where
+from memoryd.store.catalog_sql import decode, like_escaped, where
 
 log = structlog.get_logger("memoryd.catalog")
 
@@ -67,9 +67,15 @@ def _counts(alias: str) -> str:
             f" WHERE s.key = {alias}.key AND s.weak = 0))")
 
 
-def _within(filters: Filters) -> tuple[str, list[object]]:
+def _within(filters: Filters, weak_key: str | None = None) -> tuple[str, list[object]]:
+    """The rows of `e` (entities joined to `m`, memories) that count and `filters`
+    admits; with `weak_key`, its weak mentions count whatever else names it."""
     clauses, args = where(filters)
-    return " AND ".join([_counts("e"), *clauses]), args
+    counts: list[object] = []
+    count = _counts("e")
+    if weak_key is not None:
+        count, counts = f"({count} OR e.key = ?)", [weak_key]
+    return " AND ".join([count, *clauses]), [*counts, *args]
 
 
 def listing(conn: sqlite3.Connection, filters: Filters, limit: int, offset: int
@@ -93,15 +99,12 @@ def one(conn: sqlite3.Connection, filters: Filters, key: str, limit: int
         ) -> tuple[Named | None, list[Memory], list[Named]]:
     """The entity `key` with the multi-word names it may be short for, their newest
     `limit` memories oldest first, and the entities most often named beside them."""
-    condition, args = _within(filters)
-    longer = _longer(conn, key, condition, args)
+    longer = _longer(conn, key, *_within(filters))
     keys = [key, *longer]
     marks = ",".join("?" * len(keys))
     # "Ann loves tea." names Ann where "Ann Smith" is a name: a weak mention of a
     # word of a longer name counts.
-    if longer:
-        condition = condition.replace(_counts("e"), f"({_counts('e')} OR e.key = ?)", 1)
-        args = [key, *args]
+    condition, args = _within(filters, key if longer else None)
     named = (f"FROM entities e JOIN memories m ON m.rowid = e.mem"
              f" WHERE e.key IN ({marks}) AND {condition}")
     head = conn.execute(
@@ -135,9 +138,5 @@ def _longer(conn: sqlite3.Connection, key: str, condition: str, args: Sequence[o
         f"SELECT e.key, min(e.name) FROM entities e JOIN memories m ON m.rowid = e.mem"
         f" WHERE (e.key LIKE ? ESCAPE '\\' OR e.key LIKE ? ESCAPE '\\') AND {condition}"
         f" GROUP BY e.key ORDER BY e.key",
-        [_like(key) + " %", "% " + _like(key), *args]).fetchall()
+        [like_escaped(key) + " %", "% " + like_escaped(key), *args]).fetchall()
     return dict(rows)
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

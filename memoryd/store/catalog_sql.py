@@ -203,5 +203,10 @@ def by_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Memory]:
 
 
 def like(term: str) -> str:
-    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+    """A LIKE pattern (ESCAPE '\\') matching `term` anywhere."""
+    return f"%{like_escaped(term)}%"
+
+
+def like_escaped(term: str) -> str:
+    """`term` as LIKE (ESCAPE '\\') reads it literally: no wildcard in it counts."""
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
