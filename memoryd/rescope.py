@@ -25,7 +25,7 @@ class Rescoped:
 def check_scope(value: str) -> str | None:
     """Why `value` is not a scope, or None."""
     return None if re.match(SCOPE_PATTERN, value) else (
-        f"{value!r} is not a scope (global, agent:<name> or user:<name>)")
+        f"{value!r} is not a scope (global, agent:<name>, user:<name> or project:<name>)")
 
 
 def rescope(root: Path, old: str, new: str) -> Rescoped:

@@ -34,7 +34,7 @@ TYPES: tuple[str, ...] = get_args(MemoryType)
 # rule, so a tool's params, an imported line and a file's front matter agree).
 # `(?!\n)$`: Python's `$` also matches before a final newline; ECMAScript's does not.
 ID_PATTERN = r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?!\n)$"
-SCOPE_PATTERN = r"^(global|(agent|user):[A-Za-z0-9][A-Za-z0-9._-]{0,63})(?!\n)$"
+SCOPE_PATTERN = r"^(global|(agent|user|project):[A-Za-z0-9][A-Za-z0-9._-]{0,63})(?!\n)$"
 # A session names a folder (sessions/<session>/): like an id, plus ':' ("conv-26:3").
 SESSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}(?!\n)$"
 _ID_RE = re.compile(ID_PATTERN)
@@ -52,7 +52,13 @@ Content = Annotated[str, Meta(min_length=1, max_length=MAX_CONTENT,
 Tag = Annotated[str, Meta(min_length=1, max_length=64, pattern=r"^[^,\r\n]+$")]
 Tags = Annotated[list[Tag], Meta(max_length=MAX_TAGS, description="Tags (no commas).")]
 Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
-                            description="global, agent:<name> or user:<name>.")]
+                            description="global, agent:<name>, user:<name> or "
+                            "project:<name>.")]
+# A project's scope (coding agents' hooks write there; memoryctl names it from the
+# repository): recall from inside the project reads it with `global`.
+ProjectScope = Annotated[str, Meta(
+    pattern=r"^project:[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?!\n)$",
+    description="A project (project:<name>): its memories and the global ones are read.")]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
 Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
 # The source of a memory ingested from another tool's notes or transcripts: this, then

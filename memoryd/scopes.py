@@ -3,7 +3,8 @@
 A connection that names itself in `initialize` (clientInfo.name) is the agent
 `agent:<name>`. It writes to `global` unless a call names a scope or `initialize`
 chose another default; it reads `global` plus its own scope, and may name a
-`user:*` scope; other agents' scopes are forbidden, and so are the jobs. A
+`user:*` or a `project:*` scope (a repository's memory is shared by every agent that
+works in it); other agents' scopes are forbidden, and so are the jobs. A
 connection that does not name itself is the user's own tooling (memoryctl,
 socat): it writes to `global`, reads every scope, and may run the jobs.
 """
@@ -14,7 +15,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from memoryd.errors import Forbidden
+from memoryd.errors import Forbidden, InvalidParams
 from memoryd.schema import GLOBAL_SCOPE
 
 _NAME_CLEAN = re.compile(r"[^A-Za-z0-9._-]+")
@@ -68,16 +69,24 @@ class Caller:
     def can_see(self, scope: str) -> bool:
         if self.agent is None:
             return True
-        return scope in (GLOBAL_SCOPE, self.agent) or scope.startswith("user:")
+        return scope in (GLOBAL_SCOPE, self.agent) or scope.startswith(("user:", "project:"))
 
     def check(self, scope: str) -> None:
         if not self.can_see(scope):
             raise Forbidden(f"scope {scope!r} belongs to another agent; this connection is "
-                            f"{self.agent!r} and may use 'global', its own scope and user:*")
+                            f"{self.agent!r} and may use 'global', its own scope, user:* "
+                            "and project:*")
 
-    def visible_scopes(self, requested: str | None) -> list[str] | None:
-        """Scopes that list/search look in: the requested one; else global + own for an
-        agent, every scope (None) for the user's tooling."""
+    def visible_scopes(self, requested: str | None,
+                       project: str | None = None) -> list[str] | None:
+        """Scopes that list/search look in: the requested one; a project's with global
+        (recall from inside the project); else global + own for an agent, every scope
+        (None) for the user's tooling."""
+        if project is not None:
+            if requested is not None:
+                raise InvalidParams("project", "give `scope` or `project`, not both")
+            self.check(project)
+            return [project, GLOBAL_SCOPE]
         if requested is not None:
             self.check(requested)
             return [requested]

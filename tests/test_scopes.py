@@ -121,3 +121,52 @@ async def test_hand_edit_notifications_reach_only_who_may_see_the_scope(rig, tmp
     assert seen_by_b["event"] == "written" and seen_by_b["by"] == "hand edit"
     with pytest.raises(trio.WouldBlock):
         a.conn.subscription.receive.receive_nowait()
+
+
+async def test_a_project_scope_is_shared_by_agents_and_read_with_global(rig):
+    """Every agent that works in a repository reads and writes its `project:*` scope;
+    `project` reads it with `global`, and no other project's memories."""
+    claude, gemini, user = Client(rig, "claude-code"), Client(rig, "gemini-cli"), Client(rig)
+    for client in (claude, gemini, user):
+        await client.start()
+    shop, other = "project:shop-1a2b3c4d", "project:blog-9f8e7d6c"
+    await claude.ok("memory_write", content="The shop deploys with Kamal to Hetzner.",
+                    category="decisions", scope=shop)
+    await user.ok("memory_write", content="The blog deploys with Netlify previews.",
+                  category="decisions", scope=other)
+    await user.ok("memory_write", content="The user prefers short commit messages.",
+                  category="preferences")
+    recalled = await gemini.ok("memory_recall", query="how does it deploy?", project=shop)
+    assert "Kamal" in recalled["text"] and "Netlify" not in recalled["text"]
+    found = await gemini.ok("memory_smart_search", query="deploys", project=shop)
+    assert {m["scope"] for m in found["memories"]} <= {shop, "global"}
+    assert await gemini.code("memory_recall", query="deploy", project=shop,
+                             scope="global") == -32602
+    assert await gemini.code("memory_recall", query="deploy", project="agent:x") == -32602
+    assert await gemini.code("memory_list", scope="agent:claude-code") == -32003
+    listed = await gemini.ok("memory_list", scope=shop)
+    assert [m["content"][:8] for m in listed["memories"]] == ["The shop"]
+
+
+async def test_context_opens_a_session_with_how_to_behave_and_what_was_decided(rig):
+    shop = "project:shop-1a2b3c4d"
+    user = Client(rig)
+    await user.start()
+    await user.ok("memory_write", content="Always run `make check` before committing.",
+                  category="habits", type="procedural", importance=0.9, scope=shop)
+    await user.ok("memory_write", content="We chose Postgres over MySQL for the shop.",
+                  category="decisions", scope=shop)
+    await user.ok("memory_write", content="The blog uses Hugo.", category="decisions",
+                  scope="project:blog-9f8e7d6c")
+    await user.ok("memory_add", text="I live in Lisbon.", scope="global")
+    made = await user.ok("memory_context", project=shop)
+    lines = made["text"].splitlines()
+    assert lines[0] == "<memory>" and lines[-1] == "</memory>"
+    assert "make check" in lines[1]  # how to behave first
+    assert lines.index(next(x for x in lines if "Postgres" in x)) < lines.index(
+        next(x for x in lines if "Lisbon" in x))  # the project's before global's
+    assert "Hugo" not in made["text"]
+    small = await user.ok("memory_context", project=shop, token_budget=40)
+    assert small["total_tokens"] <= 40
+    empty = await user.ok("memory_context", project="project:none-00000000")
+    assert "Lisbon" in empty["text"] and "Postgres" not in empty["text"]

@@ -31,6 +31,7 @@ from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams, RpcError
 from memoryd.ingest.document import Document, Scan
 from memoryd.ingest.sources import SOURCES, IngestSource
+from memoryd.retrieval.recall import without_block
 from memoryd.schema import INGEST_PREFIX, MAX_CONTENT, MAX_LINKS, MAX_TAGS, content_hash
 from memoryd.scopes import Caller
 
@@ -128,17 +129,21 @@ class Ingest:
         if not folder.is_absolute():
             raise InvalidParams("path", f"{str(folder)!r} is not an absolute path (the "
                                 "daemon has no working folder of yours)")
-        if not folder.is_dir():
-            raise InvalidParams("path", f"no folder at {folder}")
         report = Report(source.name, str(folder), dry_run)
+        only, read = None, source.read
+        if folder.is_file():  # one session's transcript (a coding agent's hook)
+            folder, only, read = _transcript(source, folder)
+        elif not folder.is_dir():
+            raise InvalidParams("path", f"no folder at {folder}")
         report_progress = progress or _quiet
-        await report_progress(0, None, f"{source.name}: reading {folder}")
-        scan: Scan = await trio.to_thread.run_sync(source.read, folder)
+        await report_progress(0, None, f"{source.name}: reading {report.path}")
+        scan: Scan = await trio.to_thread.run_sync(read, folder)
         report.skipped += scan.skipped
         report.failed += scan.failed
         report.noted += scan.noted
         label = f"{INGEST_PREFIX}{source.name}"
-        known = await self.stores.workers.read(self.stores.catalog.reader.ingested, label)
+        known = await self.stores.workers.read(self.stores.catalog.reader.ingested, label,
+                                               f"{only}#" if only else "")
         seen = {d.path for d in scan.documents} | {t.path for t in scan.turns}
         seen |= {p for p, _ in scan.skipped + scan.failed}
         report.missing = sorted(p for p in known if p not in seen)
@@ -276,9 +281,13 @@ class Ingest:
             if dry_run:
                 report.added += 1
                 continue
+            content = without_block(turn.content)
+            if not content:
+                report.skipped.append((turn.path, "only the <memory> block memoryd gave"))
+                continue
             try:
                 result = await self.conversation.remember(
-                    turn.session, turn.role, turn.content, caller, scope=scope,
+                    turn.session, turn.role, content, caller, scope=scope,
                     timestamp=turn.created_at, source=label, source_path=turn.path)
             except RpcError as exc:
                 report.failed.append((turn.path, exc.message))
@@ -292,3 +301,25 @@ class Ingest:
 
 async def _quiet(done: int, total: int | None, message: str) -> None:
     return None
+
+
+def _transcript(source: IngestSource, file: Path
+                ) -> tuple[Path, str, Callable[[Path], Scan]]:
+    """(the source's folder, the file within it, the reader of that file alone) for
+    one transcript file: the nearest folder above it in which it stands where the
+    source keeps its transcripts."""
+    transcripts = source.transcripts
+    if transcripts is None:
+        raise InvalidParams("path", f"{file} is a file: {source.name} reads a folder")
+    for parent in file.parents:
+        rel = file.relative_to(parent).as_posix()
+        if transcripts.holds(rel):
+            break
+    else:
+        raise InvalidParams("path", f"{file} is not one of {source.name}'s transcripts "
+                            f"({source.what})")
+
+    def read(root: Path) -> Scan:
+        return transcripts.read_one(root, rel)
+
+    return parent, rel, read

@@ -21,6 +21,7 @@ from memoryd.schema import Memory, utcnow
 from memoryd.scopes import Caller
 
 PROCEDURAL_LIMIT = 20
+START_RECENT = 8  # facts and decisions of each scope a session starts with
 
 
 @dataclass
@@ -71,3 +72,31 @@ class Recall:
             self.count_tokens, recent, replaced)
         return Block(block, {c.id: round(c.score, 4) for c in result.selected},
                      token_budget)
+
+    async def start(self, where: Filters, *, token_budget: int | None,
+                    recent: int = START_RECENT) -> Block:
+        """The block a session starts with, before any prompt: the procedural memories
+        of `where`'s scopes, each scope's newest facts and decisions (in the order of
+        `where.scopes`: a project's before global), and the reminders due now."""
+        token_budget = token_budget or self.config.token_budget
+        procedural, _ = await self.reads.list_memories(
+            Filters(scopes=where.scopes, type="procedural", not_kind="turn"),
+            limit=PROCEDURAL_LIMIT, offset=0)
+        learned: list[Memory] = []
+        for scopes in [[s] for s in where.scopes] if where.scopes else [None]:
+            facts, _ = await self.reads.list_memories(
+                Filters(scopes=scopes, kind="fact"), limit=recent, offset=0)
+            decisions, _ = await self.reads.list_memories(
+                Filters(scopes=scopes, category="decisions", not_kind="turn"),
+                limit=recent, offset=0)
+            learned += sorted(facts + decisions, key=lambda m: m.created_at,
+                              reverse=True)[:recent]
+        pending = [*await self.reads.due_reminders(utcnow()),
+                   *await self.reads.announced_reminders()]
+        due = [m for m in pending if where.scopes is None or m.scope in where.scopes]
+        shown = sorted(procedural, key=lambda m: (-m.importance, -m.created_at.timestamp()))
+        ranked = list({m.id: m for m in due + learned}.values())
+        block = await trio.to_thread.run_sync(
+            recall.assemble, shown, ranked, None, token_budget, len(ranked),
+            self.count_tokens, [], {})
+        return Block(block, {}, token_budget)

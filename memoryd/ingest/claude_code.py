@@ -17,14 +17,15 @@ _NOISE = ("<command-name>", "<command-message>", "<local-command-stdout>",
           "<local-command-stderr>", "Caveat: The messages below")
 
 
-def read(root: Path) -> Scan:
+def holds(rel: str) -> bool:
+    """Whether `rel` (within ~/.claude) is a session transcript."""
+    parts = rel.split("/")
+    return len(parts) == 3 and parts[0] == "projects" and parts[2].endswith(".jsonl")
+
+
+def read(root: Path, only: str | None = None) -> Scan:
     scan = Scan()
-
-    def keep(rel: str) -> bool:
-        parts = rel.split("/")
-        return len(parts) == 3 and parts[0] == "projects" and parts[2].endswith(".jsonl")
-
-    for rel, text in walk.texts(root, scan, keep):
+    for rel, text in walk.transcripts(root, scan, holds, only):
         _transcript(scan, rel, text)
     return scan
 

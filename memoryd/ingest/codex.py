@@ -25,10 +25,14 @@ _CONTEXT = ("<user_instructions>", "<environment_context>", "<user_shell_command
             "# AGENTS.md instructions")
 
 
-def read(root: Path) -> Scan:
+def holds(rel: str) -> bool:
+    """Whether `rel` (within ~/.codex) is a session file."""
+    return rel.startswith("sessions/") and rel.endswith(".jsonl")
+
+
+def read(root: Path, only: str | None = None) -> Scan:
     scan = Scan()
-    keep = lambda rel: rel.startswith("sessions/") and rel.endswith(".jsonl")  # noqa: E731
-    for rel, text in walk.texts(root, scan, keep):
+    for rel, text in walk.transcripts(root, scan, holds, only):
         _session(scan, rel, text)
     return scan
 

@@ -12,6 +12,9 @@ from memoryd.ingest.document import Scan
 from memoryd.schema import MAX_SOURCE_PATH, source_path_problem
 
 MAX_FILE = 4 * 1024 * 1024  # bytes read from one file at most
+# A coding agent's session transcript holds every tool call's output: a long session
+# is tens of megabytes, of which the turns are a small part.
+MAX_TRANSCRIPT = 256 * 1024 * 1024
 # Folders that hold tooling, not notes.
 SKIP_DIRS = frozenset({".git", ".obsidian", ".trash", ".logseq", "node_modules", ".venv",
                        "__pycache__", "bak", ".recycle"})
@@ -59,12 +62,24 @@ def files(root: Path, scan: Scan, keep: Callable[[str], bool] = lambda rel: True
         stack.extend(reversed(subdirs))
 
 
-def texts(root: Path, scan: Scan, keep: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
+def texts(root: Path, scan: Scan, keep: Callable[[str], bool], under: str = "",
+          limit: int = MAX_FILE) -> Iterator[tuple[str, str]]:
     """`files`, each as UTF-8 text (`text`); a file that is not is failed, not given."""
-    for rel, data in files(root, scan, keep):
+    for rel, data in files(root, scan, keep, under=under, limit=limit):
         decoded = text(rel, data, scan)
         if decoded is not None:
             yield rel, decoded
+
+
+def transcripts(root: Path, scan: Scan, holds: Callable[[str], bool],
+                only: str | None) -> Iterator[tuple[str, str]]:
+    """`texts` of the transcripts under `root` (`holds` says which files are), or of
+    the one at `only` (relative to `root`; a hook hands its session's)."""
+    if only is None:
+        yield from texts(root, scan, holds, limit=MAX_TRANSCRIPT)
+    else:
+        yield from texts(root, scan, lambda rel: rel == only, only.rpartition("/")[0],
+                         MAX_TRANSCRIPT)
 
 
 def read(root: Path, rel: str, scan: Scan, limit: int = MAX_FILE) -> bytes | None:

@@ -37,6 +37,15 @@ def fenced(text: str) -> str:
     return "\n  ".join(_TAG.sub("‹\\1", text).splitlines())
 
 
+_BLOCK = re.compile(re.escape(OPEN) + r".*?" + re.escape(CLOSE), re.DOTALL)
+
+
+def without_block(text: str) -> str:
+    """`text` without the `<memory>` blocks memoryd gave: a transcript that shows the
+    context a hook added is not learned from again."""
+    return _BLOCK.sub("", text).strip() if OPEN in text else text
+
+
 def said(memory: Memory) -> bool:
     """What a conversation said, or was learned from one: quoted, never an instruction."""
     return memory.kind == "turn" or bool(memory.derived_from)

@@ -239,14 +239,16 @@ class Reader:
             " ORDER BY min(created_at), session")
         return [(r[0], r[1], r[2]) for r in rows]
 
-    def ingested(self, source: str) -> dict[str, tuple[str, str, frozenset[str]]]:
+    def ingested(self, source: str, prefix: str = ""
+                 ) -> dict[str, tuple[str, str, frozenset[str]]]:
         """source_path -> (id, content_hash, tags) of the current memories ingested
-        from `source` (an `ingest:<name>`)."""
+        from `source` (an `ingest:<name>`), of the paths that start with `prefix`."""
         rows = self.conn.execute(
             "SELECT m.source_path, m.id, m.content_hash, group_concat(t.tag, char(10))"
             " FROM memories m LEFT JOIN tags t ON t.mem = m.rowid WHERE m.source = ?"
-            " AND m.source_path IS NOT NULL AND m.superseded_at IS NULL GROUP BY m.rowid",
-            (source,))
+            " AND m.source_path IS NOT NULL AND m.superseded_at IS NULL"
+            " AND substr(m.source_path, 1, ?) = ? GROUP BY m.rowid",
+            (source, len(prefix), prefix))
         return {path: (memory_id, digest, frozenset(tags.split("\n") if tags else ()))
                 for path, memory_id, digest, tags in rows}
 

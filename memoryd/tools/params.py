@@ -22,6 +22,7 @@ from memoryd.schema import (
     Content,
     Id,
     Importance,
+    ProjectScope,
     Scope,
     Session,
     Source,
@@ -210,6 +211,7 @@ class SmartSearchParams(Params, ReadsAsOf):
     query: Query
     top_k: Annotated[int, Meta(ge=1, le=100, description="How many results.")] | None = None
     scope: Scope | None = None
+    project: ProjectScope | None = None
     category: Category | None = None
     tags: Tags = []
     phase: Phase | None = None
@@ -225,13 +227,17 @@ class SmartSearchParams(Params, ReadsAsOf):
     include_compressed: IncludeCompressed = False
 
 
+TokenBudget = Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
+                                   "tokenizer) the <memory> block may use (default "
+                                   "recall.token_budget).")]
+
+
 class RecallParams(Params, ReadsAsOf):
     query: Query
     session: Session | None = None
     scope: Scope | None = None
-    token_budget: Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
-                                      "tokenizer) the <memory> block may use (default "
-                                      "recall.token_budget).")] | None = None
+    project: ProjectScope | None = None
+    token_budget: TokenBudget | None = None
     top_k: TopK | None = None
     kind: Kind | None = None
     when: AsOf | None = msgspec.field(default=None, name="as_of")
@@ -240,6 +246,14 @@ class RecallParams(Params, ReadsAsOf):
     recency_weight: RecencyWeight | None = None
     score_threshold: ScoreThreshold | None = None
     include_compressed: IncludeCompressed = False
+
+
+class ContextParams(Params):
+    scope: Scope | None = None
+    project: ProjectScope | None = None
+    token_budget: TokenBudget | None = None
+    recent: Annotated[int, Meta(ge=0, le=50, description="Newest facts and decisions of "
+                                "each scope (default 8).")] = 8
 
 
 class RememberParams(Params):
@@ -271,7 +285,8 @@ class IngestParams(Params):
         description="Where the notes come from; `all`: every source with a folder.")]
     path: Annotated[str, Meta(min_length=1, max_length=4096, description="The folder to "
                               "read (absolute); default: ingest.paths or the source's "
-                              "own folder.")] | None = None
+                              "own folder. For a transcript source (claude-code, codex, "
+                              "gemini), one session's file: only it is read.")] | None = None
     dry_run: Annotated[bool, Meta(description="Report what would change; change "
                                   "nothing.")] = False
     scope: Scope | None = None

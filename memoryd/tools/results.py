@@ -59,6 +59,7 @@ OUTPUTS: dict[str, dict[str, Any]] = {
                               reason=STR, scores=OBJ))),
     "memory_recall": obj(text=STR, memories=MEMORIES, recent=MEMORIES, total_tokens=INT,
                          budget_used=NUM, summary_included=BOOL),
+    "memory_context": obj(text=STR, memories=MEMORIES, total_tokens=INT, budget_used=NUM),
     "memory_remember": {**obj(stored=BOOL), "properties": {
         "stored": BOOL, "id": STR, "type": STR, "importance": NUM,
         "skipped": obj(reason=STR)}},

@@ -1,4 +1,5 @@
-"""The ranked tools: memory_smart_search, memory_recall, memory_explain."""
+"""The ranked tools: memory_smart_search, memory_recall, memory_explain, and
+memory_context (the block a session starts with)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import filters
 from memoryd.engine.ranking import Ranked
+from memoryd.filters import Filters
 from memoryd.retrieval.pipeline import Candidate
 from memoryd.schema import Memory, to_wire
 from memoryd.scopes import Caller
-from memoryd.tools.params import RecallParams, SmartSearchParams
+from memoryd.tools.params import ContextParams, RecallParams, SmartSearchParams
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
@@ -20,7 +22,7 @@ Result = dict[str, Any]
 
 async def _ranked(app: App, caller: Caller, p: SmartSearchParams,
                   every_candidate: bool = False) -> Ranked:
-    where = filters.of(p, caller.visible_scopes(p.scope))
+    where = filters.of(p, caller.visible_scopes(p.scope, p.project))
     return await app.engine.ranking.search(p.query, where, p.top_k, p,
                                            every_candidate=every_candidate)
 
@@ -73,7 +75,7 @@ def _chunk(content: str, chunk: tuple[int, tuple[int, int]] | None) -> Result | 
 @handler("memory_recall")
 async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     # `session` names the conversation whose summary and tail are shown: no filter.
-    where = filters.of(p, caller.visible_scopes(p.scope), session=None)
+    where = filters.of(p, caller.visible_scopes(p.scope, p.project), session=None)
     made = await app.engine.recall.recall(
         p.query, where, p, caller, top_k=p.top_k, session=p.session, tail=p.tail,
         token_budget=p.token_budget)
@@ -85,3 +87,14 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
             "total_tokens": block.total_tokens,
             "budget_used": round(block.total_tokens / made.budget, 4),
             "summary_included": block.summary_included}
+
+
+@handler("memory_context")
+async def memory_context(app: App, caller: Caller, p: ContextParams) -> Result:
+    where = Filters(scopes=caller.visible_scopes(p.scope, p.project))
+    made = await app.engine.recall.start(where, token_budget=p.token_budget,
+                                         recent=p.recent)
+    block = made.block
+    return {"text": block.text, "memories": [to_wire(m) for m in block.memories],
+            "total_tokens": block.total_tokens,
+            "budget_used": round(block.total_tokens / made.budget, 4)}

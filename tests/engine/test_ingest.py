@@ -3,6 +3,7 @@ missing files, transcripts through memory_remember's path, progress."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -229,3 +230,59 @@ async def test_codex_sessions_become_turns_once(rig, tmp_path) -> None:
     assert "alembic" in learned
     again = (await rig.result("memory_ingest", source="codex", path=str(home)))["reports"][0]
     assert (again["added"], again["unchanged"]) == (0, 4)
+
+
+async def test_one_transcript_file_is_read_alone_and_known_as_the_folder_knows_it(
+        rig, tmp_path) -> None:
+    """What a coding agent's hook hands: its session's file. Its turns land once, in
+    the scope given, under the same source paths a run over the whole folder gives."""
+    home = _copy("claude", tmp_path)
+    file = home / "projects/-home-ada-shop/7f3c2a10-1b2c-4d5e-8f90-123456789abc.jsonl"
+    (home / "projects/-home-ada-shop/other.jsonl").write_text(
+        '{"type":"user","uuid":"u9","sessionId":"s-other","message":{"role":"user",'
+        '"content":"A different session that this run must not read at all."}}\n')
+    one = await rig.result("memory_ingest", source="claude-code", path=str(file),
+                           scope="project:shop-1a2b3c4d")
+    report = one["reports"][0]
+    assert report["path"] == str(file) and report["added"] == 4 and report["missing"] == {
+        "count": 0, "paths": []}
+    turns = (await rig.result("memory_list", source="ingest:claude-code"))["memories"]
+    assert {t["scope"] for t in turns} == {"project:shop-1a2b3c4d"} and len(turns) == 4
+    again = (await rig.result("memory_ingest", source="claude-code", path=str(file),
+                              scope="project:shop-1a2b3c4d"))["reports"][0]
+    assert (again["added"], again["unchanged"]) == (0, 4)
+    whole = (await rig.result("memory_ingest", source="claude-code", path=str(home),
+                              scope="project:shop-1a2b3c4d"))["reports"][0]
+    assert (whole["added"], whole["unchanged"]) == (1, 4)  # only the other session is new
+    elsewhere = tmp_path / "loose.jsonl"
+    elsewhere.write_text("{}\n")
+    error = await rig.error("memory_ingest", source="claude-code", path=str(elsewhere))
+    assert "not one of claude-code's transcripts" in error["message"]
+    error = await rig.error("memory_ingest", source="obsidian", path=str(file))
+    assert "obsidian reads a folder" in error["message"]
+
+
+async def test_gemini_chats_become_turns_once(rig, tmp_path) -> None:
+    home = _copy("gemini", tmp_path)
+    report = (await rig.result("memory_ingest", source="gemini", path=str(home)))["reports"][0]
+    assert report["added"] == 6 and len(report["failed"]) == 1
+    again = (await rig.result("memory_ingest", source="gemini", path=str(home)))["reports"][0]
+    assert (again["added"], again["unchanged"]) == (0, 6)
+
+
+async def test_the_block_memoryd_gave_is_not_learned_again(rig, tmp_path) -> None:
+    home = tmp_path / "claude"
+    folder = home / "projects" / "-work-app"
+    folder.mkdir(parents=True)
+    block = "<memory>\n[SEMANTIC] The user lives in Paris.\n</memory>"
+    lines = [{"type": "user", "uuid": "u1", "sessionId": "s1", "message": {
+                 "role": "user", "content": f"{block}\nPlease rename the build script."}},
+             {"type": "user", "uuid": "u2", "sessionId": "s1", "message": {
+                 "role": "user", "content": block}}]
+    (folder / "s1.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    report = (await rig.result("memory_ingest", source="claude-code",
+                               path=str(home)))["reports"][0]
+    assert report["added"] == 1
+    assert report["skipped"][0]["reason"] == "only the <memory> block memoryd gave"
+    (turn,) = (await rig.result("memory_list", source="ingest:claude-code"))["memories"]
+    assert turn["content"] == "Please rename the build script."

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.ingest import chatgpt, claude, claude_code, codex, logseq, mcp_memory, obsidian, plain
+from memoryd.ingest import (
+    chatgpt,
+    claude,
+    claude_code,
+    codex,
+    gemini,
+    logseq,
+    mcp_memory,
+    obsidian,
+    plain,
+)
 from memoryd.ingest.markup import inline_tags, wikilinks
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -200,3 +210,31 @@ def test_codex_sessions_keep_user_and_assistant_text_only() -> None:
     (first,) = [t for t in scan.turns if t.path.endswith("-0c1d2e3f4a5b.jsonl#4")]
     assert first.created_at == datetime(2025, 6, 2, 9, 0, 2, tzinfo=UTC)
     assert [reason[:8] for _, reason in scan.failed] == ["not JSON"]
+
+
+GEMINI_CHAT = "tmp/9f2c41d6e0/chats/session-2026-11-20T09-14-0a1b2c3d.jsonl"
+
+
+def test_gemini_chats_as_the_cli_reloads_them() -> None:
+    """The fixtures follow Gemini CLI's chat recording (its chatRecordingService and
+    chatRecordingTypes): a JSON Lines log of metadata, messages (rewritten under their
+    id), `$rewindTo` and `$set` records; an older session is one JSON object."""
+    scan = gemini.read(FIXTURES / "gemini")
+    turns = [(t.path.rsplit("#", 1)[1], t.role, t.content) for t in scan.turns]
+    assert turns == [
+        ("a1", "user", "The CI runs on GitHub Actions with a self-hosted ARM runner."),
+        ("a2", "assistant", "Understood, the ARM runner is self-hosted."),
+        ("m1", "user", "Our staging database is Postgres 16 on db-staging.internal; "
+                       "migrations run with sqitch."),
+        # the message as last written, its thought left out; m3 (info), m4 (a slash
+        # command) and the rewound m5-m6 are gone; the hook's context is cut from m7
+        ("m2", "assistant", "Noted: sqitch deploys to staging first, then production "
+                            "after review."),
+        ("m7", "user", "Deploys happen on Thursdays after the standup."),
+        ("m8", "assistant", "Got it: Thursday deploys, after the standup.")]
+    assert {t.session for t in scan.turns} == {"5e6f7a8b-1c2d-4e3f-9a0b-1c2d3e4f5a6b",
+                                                "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"}
+    assert scan.turns[2].created_at == datetime(2026, 11, 20, 9, 14, 5, tzinfo=UTC)
+    assert scan.failed == [(f"{GEMINI_CHAT}:6", "not JSON: Input data was truncated")]
+    one = gemini.read(FIXTURES / "gemini", GEMINI_CHAT)  # a hook's session only
+    assert [t.path.rsplit("#", 1)[1] for t in one.turns] == ["m1", "m2", "m7", "m8"]

@@ -45,6 +45,7 @@ async def _results(rig, tmp_path: Path) -> dict[str, list[dict]]:
     await call("memory_smart_search", query="what does Ann drink")
     await call("memory_explain", query="what does Ann drink")
     await call("memory_recall", query="what does Ann drink", session="s1")
+    await call("memory_context")
     await call("memory_remember", session="s1", role="user",
                content="I moved to Lisbon last spring and I love it there")
     await call("memory_remember", session="s1", role="user", content="ok")  # skipped
