@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from memoryctl import data
+from memoryctl import coding, context_file, data, project
 from memoryctl.shown import show
 from memoryd import __version__
 from memoryd.schedule.table import JOBS
@@ -94,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--output", "-o", help="write the JSONL here (default: stdout)")
         if spec["command"] == "import":
             p.add_argument("--input", "-i", help="read the JSONL from here (default: stdin)")
+        if spec["command"] == "context":
+            p.add_argument("--write", nargs="?", const="", metavar="FILE", help="keep the "
+                           "block in FILE between memoryd's markers, the rest of it untouched "
+                           "(default FILE: AGENTS.md at the project's root), for an agent "
+                           "without hooks")
+    coding.add_commands(sub, common)
     cmd("notify", "announce the reminders that are due now (runs the notify job)")
     p = cmd("dream", "tidy memory now: 1 classify the inbox, 2 + merge and [[wikilinks]], "
                      "3 + cross-category links and reminders")
@@ -173,6 +179,9 @@ def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
         if name == spec["stdin"]:
             help_ = f"{help_} (- reads it from stdin)".strip()
         options: dict[str, Any] = {"help": help_ or name.replace("_", " ")}
+        if name == "project":  # a folder here; the daemon gets its scope
+            options.update(metavar="DIR", help="a folder of the project: its repository's "
+                           "memories, with the global ones")
         if "enum" in schema:
             options["choices"] = schema["enum"]
             options["metavar"] = name.upper()
@@ -193,6 +202,10 @@ def add_tool_command(p: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
                            default=None, help=options["help"])
         else:
             p.add_argument(f"--{name.replace('_', '-')}", dest=name, **options)
+    if "scope" in props and "project" not in props:
+        p.add_argument("--project", dest="project_dir", metavar="DIR",
+                       help="a folder of a project: that project's own scope (--scope "
+                       "project:...)")
     p.set_defaults(tool=spec)
 
 
@@ -206,6 +219,12 @@ def tool_params(args: argparse.Namespace) -> dict[str, Any]:
     stdin = spec["stdin"]
     if stdin and params.get(stdin) == "-":
         params[stdin] = sys.stdin.read()
+    if params.get("project"):
+        params["project"] = coding.scope_of(params["project"])
+    if getattr(args, "project_dir", None):
+        if "scope" in params:
+            raise SystemExit("memoryctl: give --scope or --project, not both")
+        params["scope"] = coding.scope_of(args.project_dir)
     return params
 
 
@@ -216,6 +235,10 @@ def run(args: argparse.Namespace, client: Client) -> Any:
         return data.export(client, tool_params(args), args.output)
     if args.command == "import":
         return data.import_(client, args.input, args.on_conflict)
+    if args.command == "context" and args.write is not None:
+        return _context_file(client, args)
+    if args.command == "projects":
+        return coding.projects(client)
     if getattr(args, "tool", None) is not None:
         return client.call(args.tool["name"], tool_params(args))
     if args.command == "status":
@@ -238,6 +261,15 @@ def run(args: argparse.Namespace, client: Client) -> Any:
             raise SystemExit(f"memoryctl: params are not valid JSON: {exc}") from None
         return client.call(args.method, params)
     raise SystemExit(f"memoryctl: unknown command {args.command}")
+
+
+def _context_file(client: Client, args: argparse.Namespace) -> dict[str, Any]:
+    params = tool_params(args)
+    params.setdefault("project", coding.scope_of("."))
+    text = client.call("memory_context", params)["text"]
+    found = project.of_folder(args.project or ".")
+    path = Path(args.write) if args.write else (found.root or Path.cwd()) / "AGENTS.md"
+    return {"file": str(path), "written": context_file.write(path, text)}
 
 
 def _proxy(args: argparse.Namespace, socket_path: Path) -> int:
@@ -279,7 +311,15 @@ def _service(args: argparse.Namespace, socket_path: Path) -> int:
     return code
 
 
-LOCAL = {"proxy": _proxy, "web": _web, "service": _service}
+def _hooks(args: argparse.Namespace, socket_path: Path) -> int:
+    return coding.run_hooks(args, getattr(args, "root", None))
+
+
+def _hook(args: argparse.Namespace, socket_path: Path) -> int:
+    return coding.run_hook(args, socket_path, resolve_root(getattr(args, "root", None)))
+
+
+LOCAL = {"proxy": _proxy, "web": _web, "service": _service, "hooks": _hooks, "hook": _hook}
 
 
 def start_hint(root: Path) -> str:

@@ -26,6 +26,13 @@ def show(command: str, result: Any) -> str:
         return render.explained(result)
     if command == "recall":
         return result["text"] or "(nothing relevant within the budget)"
+    if command == "context":
+        if "written" in result:
+            state = "updated" if result["written"] else "already up to date"
+            return f"{result['file']}: the memoryd section {state}"
+        return result["text"] or "(nothing remembered for this scope yet)"
+    if command == "projects":
+        return _projects(result)
     if command == "delete":
         return f"deleted {result['id']} (moved to {result['trash']}; `memoryctl restore " \
                f"{render.short_id(result['id'])}` brings it back)"
@@ -91,6 +98,17 @@ def show(command: str, result: Any) -> str:
     if isinstance(result, dict) and "content" in result and "id" in result:
         return render.memory(result)
     return json.dumps(result, indent=2, ensure_ascii=False)
+
+
+def _projects(result: dict[str, Any]) -> str:
+    here = result["here"]
+    rows = [[p["scope"], str(p["memories"]), "<- this folder" if p["scope"] == here["scope"]
+             else ""] for p in result["projects"]]
+    lines = [render.table(rows, ["PROJECT", "MEMORIES", ""], flex=0)] if rows else [
+        "no project memories yet"]
+    where = here["root"] or "(not in a git repository)"
+    lines.append(f"this folder: {here['scope']}  ({here['identity']}; {where})")
+    return "\n".join(lines)
 
 
 def _change_line(change: dict[str, Any]) -> str:

@@ -42,26 +42,29 @@ class Recall:
 
     async def recall(self, query: str, where: Filters, given: object, caller: Caller, *,
                      top_k: int | None, session: str | None, tail: int | None,
-                     token_budget: int | None) -> Block:
+                     token_budget: int | None, procedural: bool = True) -> Block:
         """The block for `query` over `where` (`given`: the caller's ranking knobs, as
         Ranking reads them; None: the `recall` config's defaults). Twice `top_k`
-        candidates are ranked: the block keeps what fits."""
+        candidates are ranked: the block keeps what fits. `procedural`: False leaves out
+        the procedural memories a session was shown at its start (`start`)."""
         top_k = top_k or self.config.top_k
         token_budget = token_budget or self.config.token_budget
         tail = self.config.tail if tail is None else tail
         found = await self.ranking.search(query, where, top_k * 2, given)
         result, memories = found.result, found.memories
         ranked = [(memories[c.id], c.relevance) for c in result.selected if c.id in memories]
-        procedural: list[Memory] = []
+        how: list[Memory] = []
         scopes = where.scopes
-        if where.kind is None and where.as_of is None:
-            procedural, _ = await self.reads.list_memories(
+        if procedural and where.kind is None and where.as_of is None:
+            how, _ = await self.reads.list_memories(
                 Filters(scopes=scopes, type="procedural", not_kind="turn"),
                 limit=PROCEDURAL_LIMIT, offset=0)
         summary = await self.reads.session_summary(session, caller) if session else None
         recent = (await self.conversation.recent(session, tail, scopes)
                   if session and tail else [])
-        shown, kept = recall.choose(procedural, ranked, utcnow())
+        if not procedural:  # nor as a ranked one: the session has them
+            ranked = [(m, r) for m, r in ranked if m.type != "procedural"]
+        shown, kept = recall.choose(how, ranked, utcnow())
         replaced: dict[str, Memory] = {}
         if recall.about_change(query):  # a fact shown says what it replaced
             olds = {m.replaces[0]: m.id for m in kept if m.kind == "fact" and m.replaces}

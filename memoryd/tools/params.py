@@ -246,6 +246,9 @@ class RecallParams(Params, ReadsAsOf):
     recency_weight: RecencyWeight | None = None
     score_threshold: ScoreThreshold | None = None
     include_compressed: IncludeCompressed = False
+    procedural: Annotated[bool, Meta(description="Procedural memories first (false: a "
+                                     "session that was shown them when it started, "
+                                     "memory_context).")] = True
 
 
 class ContextParams(Params):

@@ -78,7 +78,7 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
     where = filters.of(p, caller.visible_scopes(p.scope, p.project), session=None)
     made = await app.engine.recall.recall(
         p.query, where, p, caller, top_k=p.top_k, session=p.session, tail=p.tail,
-        token_budget=p.token_budget)
+        token_budget=p.token_budget, procedural=p.procedural)
     block = made.block
     return {"text": block.text,
             "memories": [{**to_wire(m), "score": made.scores.get(m.id)}

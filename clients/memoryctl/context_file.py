@@ -1,0 +1,38 @@
+"""`memoryctl context --write [FILE]`: the project's `<memory>` block kept in a context
+file an agent reads by itself (AGENTS.md, CLAUDE.md, GEMINI.md), for an agent without
+hooks. The block stands between two marker lines and is regenerated there on each
+run; the user's own text around it is never touched. A file without the markers gets
+them at its end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memoryctl import files
+
+BEGIN = ("<!-- memoryd:begin (written by `memoryctl context --write`; what is between "
+         "these lines is replaced on each run) -->")
+END = "<!-- memoryd:end -->"
+EMPTY = "(memoryd remembers nothing for this project yet)"
+
+
+def merged(existing: str, block: str) -> str:
+    """`existing` with the marked section holding `block` (replaced, or added)."""
+    section = f"{BEGIN}\n{block.strip() or EMPTY}\n{END}"
+    start = existing.find(BEGIN)
+    end = existing.find(END, start + len(BEGIN)) if start >= 0 else -1
+    if start >= 0 and end >= 0:
+        return existing[:start] + section + existing[end + len(END):]
+    if not existing.strip():
+        return section + "\n"
+    return existing.rstrip("\n") + "\n\n" + section + "\n"
+
+
+def write(path: Path, block: str) -> bool:
+    """Regenerate the section in `path`; whether the file changed."""
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = merged(existing, block)
+    if text == existing:
+        return False
+    files.replace(path, text, backup=False)
+    return True

@@ -1,0 +1,146 @@
+"""`memoryctl hooks install|uninstall <agent>`: memoryd's hooks merged into an agent's
+settings file, everything else of the file kept.
+
+The file is JSON the user owns: every other key and every other hook stays as it was
+(in its order); memoryd's hooks are the commands that run `memoryctl … hook <agent>`,
+and only those are replaced (install) or removed (uninstall). The file as it was is
+copied beside it first (`<file>.memoryd-backup`), and the new one replaces it in one
+rename (files.py). A file that is not a JSON object, or whose `hooks` is not one, is
+refused and left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memoryctl import files
+from memoryctl.agents import TIMEOUTS, Agent
+
+
+class SettingsError(Exception):
+    """The settings file cannot be merged into (it is left alone)."""
+
+
+@dataclass
+class Change:
+    path: Path
+    added: list[str] = field(default_factory=list)  # events that got memoryd's hook
+    removed: int = 0  # memoryd's hooks taken out
+    backup: Path | None = None
+    text: str = ""  # the file as it is (or would be) written
+
+
+def command(agent: Agent, root: str | None = None) -> str:
+    """The command an agent runs: this installation's memoryctl, by absolute path."""
+    found = shutil.which("memoryctl")
+    beside = Path(sys.executable).parent / "memoryctl"
+    if found:
+        program = [found]
+    elif beside.exists():
+        program = [str(beside)]
+    else:
+        program = [sys.executable, "-m", "memoryctl"]
+    extra = ["--root", root] if root else []
+    return shlex.join([*program, "hook", agent.name, *extra])
+
+
+def is_ours(hook: object, agent: Agent) -> bool:
+    return (isinstance(hook, dict) and isinstance(hook.get("command"), str)
+            and re.search(rf"memoryctl\S*'?\s+hook\s+{re.escape(agent.name)}(\s|$)",
+                          hook["command"]) is not None)
+
+
+def settings_path(agent: Agent, project: Path | None, home: Path) -> Path:
+    return project / agent.project_settings if project else home / agent.settings
+
+
+def install(agent: Agent, path: Path, cmd: str, *, dry_run: bool = False) -> Change:
+    data = _load(path)
+    change = Change(path)
+    hooks = _hooks(data, path, create=True)
+    change.removed = _strip(hooks, agent)
+    for event, action in agent.events.items():
+        timeout = TIMEOUTS[action] * (1000 if agent.milliseconds else 1)
+        entry: dict[str, Any] = {"type": "command", "command": cmd, "timeout": timeout}
+        if agent.milliseconds:  # Gemini CLI lists hooks by name
+            entry = {"name": f"memoryd-{action}", **entry}
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise SettingsError(f"{path}: hooks.{event} is not a list; left alone")
+        groups.append({"hooks": [entry]})
+        change.added.append(event)
+    return _finish(change, data, dry_run)
+
+
+def uninstall(agent: Agent, path: Path, *, dry_run: bool = False) -> Change:
+    change = Change(path)
+    if not path.exists():
+        return change
+    data = _load(path)
+    hooks = _hooks(data, path, create=False)
+    if hooks is not None:
+        change.removed = _strip(hooks, agent)
+        if not hooks:
+            del data["hooks"]
+    if not change.removed:
+        change.text = path.read_text(encoding="utf-8")
+        return change
+    return _finish(change, data, dry_run)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SettingsError(f"{path} is not readable JSON ({exc}); left alone") from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} does not hold a JSON object; left alone")
+    return data
+
+
+def _hooks(data: dict[str, Any], path: Path, *, create: bool) -> Any:
+    hooks = data.setdefault("hooks", {}) if create else data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise SettingsError(f"{path}: `hooks` is not an object; left alone")
+    return hooks
+
+
+def _strip(hooks: dict[str, Any], agent: Agent) -> int:
+    """Take memoryd's hooks out of every event (a group left empty goes, and an event
+    left without groups); how many were taken."""
+    removed = 0
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                kept_groups.append(group)
+                continue
+            kept = [h for h in inner if not is_ours(h, agent)]
+            removed += len(inner) - len(kept)
+            if kept or not inner:
+                kept_groups.append({**group, "hooks": kept})
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    return removed
+
+
+def _finish(change: Change, data: dict[str, Any], dry_run: bool) -> Change:
+    change.text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if not dry_run:
+        change.backup = files.replace(change.path, change.text)
+    return change
