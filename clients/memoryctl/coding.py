@@ -21,15 +21,16 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                        description="Merge memoryd's hooks into a coding agent's settings "
                        "(the user's, or with --project a repository's), keeping every "
                        "other key and hook; uninstall removes only memoryd's.")
-    p.add_argument("action", choices=["install", "uninstall", "status"])
-    p.add_argument("agent", choices=list(AGENTS))
+    p.add_argument("action", choices=["install", "uninstall", "status"],
+                   help="install (or replace) memoryd's hooks, remove them, or count them")
+    p.add_argument("agent", choices=list(AGENTS), help="the coding agent")
     p.add_argument("--project", metavar="DIR", help="the repository's own settings "
                    "(DIR/.claude/settings.json...) instead of the user's")
     p.add_argument("--dry-run", action="store_true", help="print the settings as they "
                    "would be; change nothing")
     p = sub.add_parser("hook", parents=[common], help="run one hook event of a coding "
                        "agent (the agent calls this, with the event's JSON on stdin)")
-    p.add_argument("agent", choices=list(AGENTS))
+    p.add_argument("agent", choices=list(AGENTS), help="the coding agent that runs it")
     sub.add_parser("projects", parents=[common], help="the projects memoryd holds "
                    "memories of, and which one this folder is")
 

@@ -107,8 +107,11 @@ def test_every_tool_is_a_subcommand_with_every_param():
         dests = {a.dest for a in sub._actions} - {"help", "root", "socket", "json",
                                                    "start_wait"}
         own = _OWN.get(spec.cli.command, set())  # memoryctl pages and batches itself
-        files = {"output", "input"} & dests  # export --output, import --input
+        # export --output, import --input, context --write, and --project DIR where a
+        # tool takes a scope (memoryctl names the folder's project scope)
+        files = {"output", "input", "write", "project_dir"} & dests
         assert dests - files == set(spec.params.__struct_encode_fields__) - own, spec.name
+        assert ("project_dir" in dests) == ("scope" in dests and "project" not in dests)
 
 
 @pytest.mark.parametrize("command", sorted(build_parser()._subparsers._group_actions[0].choices))
