@@ -60,6 +60,9 @@ ProjectScope = Annotated[str, Meta(
     pattern=r"^project:[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?!\n)$",
     description="A project (project:<name>): its memories and the global ones are read.")]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
+Title = Annotated[str, Meta(max_length=200, pattern=r"^[^\r\n\x00]*$",
+                            description="A title, one line (default: the first heading "
+                            "or line, shortened).")]
 Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
 # The source of a memory ingested from another tool's notes or transcripts: this, then
 # the reader's name (`ingest:logseq`).
@@ -118,6 +121,7 @@ class Memory(msgspec.Struct, kw_only=True):
     """A memory's front matter plus its content. Field order is the file's key order."""
 
     id: Id
+    title: Title = ""  # titles.py: derived when none is given
     content_hash: Sha256 = ""
     kind: Kind = "note"
     phase: Phase = "inbox"

@@ -60,15 +60,23 @@ def memories(items: list[dict[str, Any]], total: int | None = None) -> str:
         out = table(rows, ["ID", "DUE", "SCOPE", "STATE", "CONTENT"], flex=4)
     else:
         rows = [[short_id(m["id"]), m["category"], m["scope"], _short_time(m.get("created_at")),
-                 ",".join(m.get("tags") or []), _one_line(m.get("content", ""))] for m in items]
-        out = table(rows, ["ID", "CATEGORY", "SCOPE", "CREATED", "TAGS", "CONTENT"], flex=5)
+                 ",".join(m.get("tags") or []), label(m)] for m in items]
+        out = table(rows, ["ID", "CATEGORY", "SCOPE", "CREATED", "TAGS", "TITLE"], flex=5)
     if total is not None and total > len(items):
         out += f"\n({len(items)} of {total}; use --limit/--offset for more)"
     return out
 
 
+def label(m: dict[str, Any]) -> str:
+    """What a table shows of a memory: its title; a turn's words (its title is its
+    session, role and time)."""
+    if m.get("kind") == "turn" or not m.get("title"):
+        return _one_line(m.get("content", ""))
+    return _one_line(m["title"])
+
+
 def memory(item: dict[str, Any]) -> str:
-    keys = ["id", "kind", "phase", "category", "type", "scope", "session", "role", "tags",
+    keys = ["id", "title", "kind", "phase", "category", "type", "scope", "session", "role", "tags",
             "source", "importance", "created_at", "updated_at", "due_at", "expires_at",
             "access_count", "links", "version", "entities"]
     lines = []
@@ -138,8 +146,8 @@ def ranked(items: list[dict[str, Any]]) -> str:
     if not items:
         return "no memories above the threshold"
     rows = [[str(rank), f"{m['score']:.3f}", short_id(m["id"]), m["category"], m["type"],
-             _one_line(m.get("content", ""))] for rank, m in enumerate(items, 1)]
-    out = table(rows, ["RANK", "SCORE", "ID", "CATEGORY", "TYPE", "CONTENT"], flex=5)
+             label(m)] for rank, m in enumerate(items, 1)]
+    out = table(rows, ["RANK", "SCORE", "ID", "CATEGORY", "TYPE", "TITLE"], flex=5)
     scores = [m["score"] for m in items]
     if scores != sorted(scores, reverse=True):
         out += ("\n(ranked by MMR: the best score first, then each next one the best trade "

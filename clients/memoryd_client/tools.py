@@ -17,17 +17,17 @@ class ToolMethods:
 
     call: Callable[[str, dict[str, Any] | None], Any]
 
-    def memory_write(self, content: str, *, category: str | None = None, tags: list[str] | None = None, scope: str | None = None, source: str | None = None, type: str | None = None, importance: float | None = None, session: str | None = None, role: str | None = None, created_at: str | None = None) -> Any:
+    def memory_write(self, content: str, *, title: str | None = None, category: str | None = None, tags: list[str] | None = None, scope: str | None = None, source: str | None = None, type: str | None = None, importance: float | None = None, session: str | None = None, role: str | None = None, created_at: str | None = None) -> Any:
         """Remember a note. See `tools/list` for the whole description."""
-        return self.call("memory_write", _given({"content": content, "category": category, "tags": tags, "scope": scope, "source": source, "type": type, "importance": importance, "session": session, "role": role, "created_at": created_at}))
+        return self.call("memory_write", _given({"content": content, "title": title, "category": category, "tags": tags, "scope": scope, "source": source, "type": type, "importance": importance, "session": session, "role": role, "created_at": created_at}))
 
     def memory_read(self, id: str) -> Any:
         """Read a memory. See `tools/list` for the whole description."""
         return self.call("memory_read", _given({"id": id}))
 
-    def memory_update(self, id: str, *, content: str | None = None, category: str | None = None, tags: list[str] | None = None, type: str | None = None, importance: float | None = None, version: int | None = None) -> Any:
+    def memory_update(self, id: str, *, content: str | None = None, title: str | None = None, category: str | None = None, tags: list[str] | None = None, type: str | None = None, importance: float | None = None, version: int | None = None) -> Any:
         """Update a memory. See `tools/list` for the whole description."""
-        return self.call("memory_update", _given({"id": id, "content": content, "category": category, "tags": tags, "type": type, "importance": importance, "version": version}))
+        return self.call("memory_update", _given({"id": id, "content": content, "title": title, "category": category, "tags": tags, "type": type, "importance": importance, "version": version}))
 
     def memory_delete(self, id: str) -> Any:
         """Delete a memory. See `tools/list` for the whole description."""
@@ -123,17 +123,17 @@ class AsyncToolMethods:
 
     call: Callable[[str, dict[str, Any] | None], Awaitable[Any]]
 
-    async def memory_write(self, content: str, *, category: str | None = None, tags: list[str] | None = None, scope: str | None = None, source: str | None = None, type: str | None = None, importance: float | None = None, session: str | None = None, role: str | None = None, created_at: str | None = None) -> Any:
+    async def memory_write(self, content: str, *, title: str | None = None, category: str | None = None, tags: list[str] | None = None, scope: str | None = None, source: str | None = None, type: str | None = None, importance: float | None = None, session: str | None = None, role: str | None = None, created_at: str | None = None) -> Any:
         """Remember a note. See `tools/list` for the whole description."""
-        return await self.call("memory_write", _given({"content": content, "category": category, "tags": tags, "scope": scope, "source": source, "type": type, "importance": importance, "session": session, "role": role, "created_at": created_at}))
+        return await self.call("memory_write", _given({"content": content, "title": title, "category": category, "tags": tags, "scope": scope, "source": source, "type": type, "importance": importance, "session": session, "role": role, "created_at": created_at}))
 
     async def memory_read(self, id: str) -> Any:
         """Read a memory. See `tools/list` for the whole description."""
         return await self.call("memory_read", _given({"id": id}))
 
-    async def memory_update(self, id: str, *, content: str | None = None, category: str | None = None, tags: list[str] | None = None, type: str | None = None, importance: float | None = None, version: int | None = None) -> Any:
+    async def memory_update(self, id: str, *, content: str | None = None, title: str | None = None, category: str | None = None, tags: list[str] | None = None, type: str | None = None, importance: float | None = None, version: int | None = None) -> Any:
         """Update a memory. See `tools/list` for the whole description."""
-        return await self.call("memory_update", _given({"id": id, "content": content, "category": category, "tags": tags, "type": type, "importance": importance, "version": version}))
+        return await self.call("memory_update", _given({"id": id, "content": content, "title": title, "category": category, "tags": tags, "type": type, "importance": importance, "version": version}))
 
     async def memory_delete(self, id: str) -> Any:
         """Delete a memory. See `tools/list` for the whole description."""

@@ -26,11 +26,13 @@ class NewMemory:
     pending: bool = False  # a turn from memory_remember: background work to do
     source_path: str | None = None  # ingested: the file within its source
     expires: bool = True  # False: an inbox memory without the inbox TTL (ingested notes)
+    title: str | None = None  # None: derived (titles.py)
 
 
 @dataclass
 class Changes:
     content: str | None = None
+    title: str | None = None
     category: str | None = None
     tags: list[str] | None = None
     type: str | None = None

@@ -49,6 +49,7 @@ from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore, UnsafePath, check_relpath, file_sha
 from memoryd.store.walk import TMP_PREFIX
+from memoryd.titles import titled
 
 log = structlog.get_logger("memoryd.engine")
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
@@ -147,6 +148,7 @@ class UnitOfWork:
         """Write `memory` durably at `path` (moving its file from `origin`). The memory
         must keep the schema's rules, as a file read back must. `indexed=False` writes
         a file no index holds (a soft-deleted memory, imported into trash/)."""
+        titled(memory)  # every file says what it is about (titles.py)
         try:
             validate(memory)
             frontmatter.check_readable(memory)

@@ -27,17 +27,23 @@ from memoryd.schema import (
     utcnow,
 )
 from memoryd.scopes import Caller
+from memoryd.titles import title_for
 
 log = structlog.get_logger("memoryd.engine")
 
 
 def _apply(memory: Memory, changes: Changes, clean: Callable[[str], str]) -> None:
-    """`changes` made to `memory`; its new content `clean`ed of secrets first."""
+    """`changes` made to `memory`; its new content `clean`ed of secrets first. A title
+    derived from the content follows it (derived again when the unit writes it)."""
     if changes.content is not None:
         content = clean(changes.content).strip()
         if not content:
             raise InvalidParams("content", "must not be empty or only white space")
+        if memory.title == title_for(memory):
+            memory.title = ""
         memory.content, memory.content_hash = content, content_hash(content)
+    if changes.title is not None:
+        memory.title = clean(changes.title).strip()
     if changes.category is not None and memory.kind != "turn":
         # Changes holds the params' value, checked against CATEGORIES when decoded.
         memory.category = changes.category  # type: ignore[assignment]
@@ -113,6 +119,7 @@ class Writes:
         organized = category != "inbox"
         return Memory(
             id=new_id(), content=content, content_hash=content_hash(content),
+            title=self.stores.redactor.clean(new.title).strip() if new.title else "",
             kind="turn" if is_turn else "reminder" if is_reminder else "note",
             due_at=as_aware(new.due_at) if new.due_at else None,
             phase="organized" if organized or is_turn else "inbox",

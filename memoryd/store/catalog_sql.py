@@ -15,6 +15,7 @@ from msgspec.structs import replace
 
 from memoryd.filters import EQUAL, Filters
 from memoryd.schema import Memory
+from memoryd.titles import titled
 
 # A memory's rowid orders it by its creation second: second * ROWID_SLOTS + n, n counting
 # the memories of that second in the order they were indexed. FTS5 reads a match in
@@ -26,7 +27,12 @@ ROWID_SECONDS = 1 << 33
 ID_CHUNK = 10_000  # ids per `IN (...)` query
 
 
-decode = msgspec.json.Decoder(Memory).decode  # a memory's `doc` column
+_decode = msgspec.json.Decoder(Memory).decode
+
+
+def decode(doc: bytes | str) -> Memory:
+    """A memory's `doc` column (one stored before titles has its title derived)."""
+    return titled(_decode(doc))
 
 
 def keys_only(filters: Filters) -> bool:

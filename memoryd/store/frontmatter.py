@@ -19,6 +19,7 @@ import msgspec
 import yaml
 
 from memoryd.schema import FRONT_MATTER_FIELDS, Memory, field_of, is_valid_id, new_id
+from memoryd.titles import titled
 
 MAX_FRONT_MATTER = 64 * 1024  # characters between the `---` lines
 # YAML reads these as line breaks, but PyYAML writes them raw when allow_unicode is
@@ -149,6 +150,7 @@ def parse(text: str, default_id: str) -> Parsed:
     if problems:
         raise InvalidFields(problems)
     memory.extra = extra
+    titled(memory)  # a file without one (a hand-written note) shows its derived title
     return Parsed(memory=memory, present=frozenset(k for k in known if k in data))
 
 
@@ -230,7 +232,7 @@ def fields_of(memory: Memory) -> dict[str, Any]:
     for key in FRONT_MATTER_FIELDS:
         value = getattr(memory, key)
         if key not in _ALWAYS_WRITTEN and (value is None or value == [] or (
-                key in _OMITTED_WHEN_FALSE and value is False)):
+                key in _OMITTED_WHEN_FALSE and value is False) or (key == "title" and not value)):
             continue
         fields[key] = _yaml_value(value)
     for key, value in memory.extra.items():

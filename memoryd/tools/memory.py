@@ -36,7 +36,8 @@ Result = dict[str, Any]
 def _news(ps: list[WriteParams]) -> list[NewMemory]:
     return [NewMemory(content=p.content, category=p.category, tags=p.tags, scope=p.scope,
                       source=p.source, type=p.type, importance=p.importance,
-                      session=p.session, role=p.role, created_at=p.created_at) for p in ps]
+                      session=p.session, role=p.role, created_at=p.created_at,
+                      title=p.title) for p in ps]
 
 
 def memory_write_prepare(app: App, caller: Caller, ps: list[WriteParams]) -> None:
@@ -73,8 +74,8 @@ async def memory_read(app: App, caller: Caller, p: IdParams) -> Result:
 
 @handler("memory_update")
 async def memory_update(app: App, caller: Caller, p: UpdateParams) -> Result:
-    changes = Changes(content=p.content, category=p.category, tags=p.tags, type=p.type,
-                      importance=p.importance)
+    changes = Changes(content=p.content, title=p.title, category=p.category, tags=p.tags,
+                      type=p.type, importance=p.importance)
     updated = await app.engine.writes.update(p.id, changes, caller, p.version)
     return to_wire(updated) | _redacted(app, p.content)
 

@@ -27,6 +27,7 @@ from memoryd.schema import (
     Session,
     Source,
     Tags,
+    Title,
 )
 
 # The schema's enumerations, with the description a client shows for them.
@@ -51,6 +52,7 @@ class Params(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class WriteParams(Params):
     content: Content
+    title: Title | None = None
     category: Category | None = None
     tags: Tags = []
     scope: Scope | None = None
@@ -72,6 +74,7 @@ class UpdateParams(Params):
     id_fields = ("id",)
     id: Id
     content: Content | None = None
+    title: Title | None = None
     category: Category | None = None
     tags: Tags | None = None
     type: MemoryType | None = None

@@ -53,7 +53,7 @@ def test_readable_tables(daemon):
     for i in range(3):
         ctl(daemon, "write", f"note number {i} about tables", "--category", "knowledge")
     out = ctl(daemon, "list").stdout.splitlines()
-    assert out[0].split() == ["ID", "CATEGORY", "SCOPE", "CREATED", "TAGS", "CONTENT"]
+    assert out[0].split() == ["ID", "CATEGORY", "SCOPE", "CREATED", "TAGS", "TITLE"]
     starts = {line.index("knowledge") for line in out[1:]}
     assert len(starts) == 1, "columns are aligned"
     shown = ctl(daemon, "read", out[1].split()[0]).stdout

@@ -35,10 +35,11 @@ def test_unknown_keys_survive_a_rewrite(extra):
 
 def test_front_matter_keys_in_field_order_and_datetimes_with_zone():
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    text = frontmatter.render(memory(content="x", created_at=when, updated_at=when)).decode()
+    text = frontmatter.render(memory(content="x", title="x", created_at=when,
+                                     updated_at=when)).decode()
     keys = [line.split(":")[0] for line in text.split("---\n")[1].splitlines()
             if line and not line.startswith(("-", " "))]
-    assert keys[:4] == ["id", "content_hash", "kind", "phase"]
+    assert keys[:4] == ["id", "title", "content_hash", "kind"]
     assert "created_at: '2026-01-02T03:04:05+00:00'" in text
     assert frontmatter.parse(text, "x").memory.created_at == when
 

@@ -36,6 +36,11 @@ function el(tag, attrs = {}, ...children) {
 
 function short(id) { return id ? id.slice(0, 8) : "-"; }
 function when(iso) { return iso ? new Date(iso).toLocaleString() : "-"; }
+// What a list shows of a memory: its title; a turn's words (its title is its session,
+// role and time).
+function label(m) {
+  return oneLine(m.kind === "turn" || !m.title ? m.content : m.title);
+}
 function oneLine(text, n = 140) {
   const flat = (text || "").replace(/\s+/g, " ").trim();
   return flat.length > n ? flat.slice(0, n - 1) + "…" : flat;
@@ -99,10 +104,10 @@ async function loadMemories() {
   if (source) params.source = source;
   try {
     const result = await api("memory_list", params);
-    table(target, ["id", "category", "created", "tags", "content"], result.memories.map((m) =>
+    table(target, ["id", "category", "created", "tags", "title"], result.memories.map((m) =>
       el("tr", {class: "clickable memory-row", onclick: () => showMemory(m.id)},
         el("td", {}, short(m.id)), el("td", {}, m.category), el("td", {}, when(m.created_at)),
-        el("td", {}, (m.tags || []).join(", ")), el("td", {}, oneLine(m.content)))));
+        el("td", {}, (m.tags || []).join(", ")), el("td", {}, label(m)))));
   } catch (error) { fail(target, error); }
 }
 
@@ -162,7 +167,8 @@ async function showMemory(id) {
       ...m.entities.flatMap((name, i) => [i ? ", " : "",
         el("a", {class: "link", onclick: () => showEntity(name)}, name)])) :
       el("p", {class: "muted"}, "none");
-    const parts = [kv, el("h3", {}, "Content"), el("pre", {id: "memory-content"}, m.content),
+    const parts = [el("h2", {id: "memory-title"}, m.title || short(m.id)), kv,
+      el("h3", {}, "Content"), el("pre", {id: "memory-content"}, m.content),
       el("h3", {}, "Entities"), named,
       el("h3", {}, "Links"), links(m.links || []),
       el("h3", {}, "Linked from"), links(back.memories.map((b) => b.id)),
