@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from memoryd.schema import Memory
 from memoryd.titles import MAX_TITLE, first_line, shortened, title_for
+from tests.layout import file_of
 
 
 def _note(content: str, **fields) -> Memory:
@@ -41,7 +42,7 @@ async def test_titles_are_written_kept_and_follow_the_content(rig):
     note = await rig.result("memory_write", content="# Kamal deploys\n\nTo Hetzner.",
                             category="decisions")
     assert note["title"] == "Kamal deploys"
-    path = rig.root / "categories" / "decisions" / f"{note['id']}.md"
+    path = file_of(rig.root, note, "decisions")
     assert "\ntitle: Kamal deploys\n" in path.read_text()
     moved = await rig.result("memory_update", id=note["id"], content="# Fly.io deploys\n")
     assert moved["title"] == "Fly.io deploys"  # derived: follows the content
@@ -63,7 +64,7 @@ async def test_a_hand_written_note_shows_its_derived_title(rig):
     (folder / "garden.md").write_text("Tomatoes go in after the last frost.\n")
     written = await rig.result("memory_write", content="# Compost\n\nTurn it weekly.",
                                category="knowledge")
-    own = folder / f"{written['id']}.md"
+    own = file_of(rig.root, written, "knowledge")
     text = own.read_text().replace("title: Compost\n", "")
     own.write_text(text)
     await rig.engine.sync.reconcile()

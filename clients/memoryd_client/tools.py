@@ -61,6 +61,10 @@ class ToolMethods:
         """Entities. See `tools/list` for the whole description."""
         return self.call("memory_entities", _given({"name": name, "scope": scope, "limit": limit, "offset": offset}))
 
+    def memory_rename(self, id: str, *, title: str | None = None) -> Any:
+        """Rename a memory's file. See `tools/list` for the whole description."""
+        return self.call("memory_rename", _given({"id": id, "title": title}))
+
     def memory_upgrade(self, id: str, *, category: str | None = None) -> Any:
         """Organize an inbox memory. See `tools/list` for the whole description."""
         return self.call("memory_upgrade", _given({"id": id, "category": category}))
@@ -166,6 +170,10 @@ class AsyncToolMethods:
     async def memory_entities(self, *, name: str | None = None, scope: str | None = None, limit: int | None = None, offset: int | None = None) -> Any:
         """Entities. See `tools/list` for the whole description."""
         return await self.call("memory_entities", _given({"name": name, "scope": scope, "limit": limit, "offset": offset}))
+
+    async def memory_rename(self, id: str, *, title: str | None = None) -> Any:
+        """Rename a memory's file. See `tools/list` for the whole description."""
+        return await self.call("memory_rename", _given({"id": id, "title": title}))
 
     async def memory_upgrade(self, id: str, *, category: str | None = None) -> Any:
         """Organize an inbox memory. See `tools/list` for the whole description."""

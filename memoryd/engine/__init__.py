@@ -108,13 +108,14 @@ class Engine:
         return self.stores.access_counts
 
     # -- what jobs and the server need of the layout and the events ---------------
-    def path_of(self, memory: Memory) -> str:
-        """Where a memory's file belongs (relative to the root)."""
-        return self.stores.files.relpath_for(memory)
+    def path_of(self, memory: Memory, current: str | None = None) -> str:
+        """Where a memory's file belongs (relative to the root); `current`: where it is
+        (its name is kept)."""
+        return self.stores.files.relpath_for(memory, current)
 
-    def trash_path(self, path: str) -> str:
-        """Where a soft delete would move the file at `path`."""
-        return self.stores.files.trash_path(path)
+    def trash_path(self, path: str, memory_id: str) -> str:
+        """Where a soft delete would move the file of `memory_id` at `path`."""
+        return self.stores.files.trash_path(path, memory_id)
 
     def has_file(self, path: str) -> bool:
         return self.stores.files.exists(path)

@@ -301,13 +301,13 @@ class Conversation:
         memory = Memory(id=summary_id(session), kind="summary", phase="organized",
                         category="knowledge", type="semantic", scope=scope, session=session,
                         source="summary", created_at=now)
-        path = uow.files.relpath_for(memory)
+        path = uow.place(memory)
         record = uow.catalog.writer.record_by_path(path)  # the summary so far (maybe by hand)
         if record is not None:
             memory, path = uow.load(record.id)
             memory.version += 1
         memory.content, memory.content_hash, memory.updated_at = text, content_hash(text), now
-        uow.put(memory, uow.files.relpath_for(memory), origin=path)
+        uow.put(memory, uow.place(memory, path), origin=path)
         uow.event("updated", scope, id=memory.id, by="summary")
         return memory
 
@@ -384,7 +384,7 @@ class Conversation:
                         scope=scope, source="compress", compression_source=True,
                         source_session=session, created_at=turns[-1].created_at,
                         updated_at=now, importance=max(t.importance for t in turns))
-        uow.put(memory, uow.files.relpath_for(memory))
+        uow.put(memory, uow.place(memory))
         for turn in turns:
             try:
                 current, path = uow.load(turn.id)

@@ -186,7 +186,7 @@ class Facts:
                 fact.replaces = [memory.id]
                 entry["replaces"] = memory.id
                 self._supersede(uow, memory, path, fact.id, when)
-            uow.put(fact, uow.files.relpath_for(fact))
+            uow.put(fact, uow.place(fact))
             uow.event("written", scope, id=fact.id, by="facts")
             added.append(fact.id)
             out.append(entry)
@@ -218,7 +218,7 @@ class Facts:
         """The old fact leaves the present: to trash/, still indexed as history."""
         memory.replaced_by = by
         memory.superseded_at = max(when, memory.created_at)
-        uow.put(memory, uow.files.trash_path(path), origin=path)
+        uow.put(memory, uow.files.trash_path(path, memory.id), origin=path)
         uow.event("superseded", memory.scope, id=memory.id, replaced_by=by)
 
     # -- history -------------------------------------------------------------------------

@@ -41,10 +41,11 @@ from memoryd.schema import (
     utcnow,
     validate,
 )
-from memoryd.store import frontmatter
+from memoryd.store import frontmatter, names
 from memoryd.store.catalog import FileRecord
 from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, TRASH, UnsafePath, file_sha
 from memoryd.store.walk import ChildWalk, WalkFailed, differences
+from memoryd.titles import shortened
 
 log = structlog.get_logger("memoryd.engine")
 
@@ -122,6 +123,9 @@ class FileSync:
         try:
             parsed = frontmatter.parse(data.decode("utf-8"), self.files.id_from_filename(path))
             memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present)
+            name = path.rsplit("/", 1)[-1]
+            if "title" not in parsed.present and names.given_by_hand(name, memory.id):
+                memory.title = shortened(name.removesuffix(".md")) or memory.title
             rewrite |= self._complete(memory, path, record, now)
             validate(memory)  # what the folder says too (a session folder's name)
         except UnicodeDecodeError:

@@ -37,7 +37,7 @@ from memoryd.schema import (
 )
 from memoryd.scopes import Caller
 from memoryd.secrets.redact import Redactor
-from memoryd.store.files import UnreadableMemory
+from memoryd.store.files import TRASH, UnreadableMemory, named_by_id
 
 log = structlog.get_logger("memoryd.transfer")
 Conflict = Literal["skip", "replace", "keep-both"]
@@ -183,12 +183,13 @@ class Transfer:
         staged: set[str] = set()
         sessions: dict[str, str] = {}
         for n, memory, trashed in parsed:
-            try:
-                live = relpath = files.relpath_for(memory)
+            record = catalog.writer.record_by_id(memory.id)
+            try:  # a memory held here keeps its file's name; the trash names by id
+                live = relpath = uow.place(memory, record.path if record else None)
+                trash_rel = f"{TRASH}/{named_by_id(live, memory.id)}"
             except ValueError as exc:  # UnsafePath among them
                 result.failed.append({"line": n, "reason": f"no valid path: {exc}"})
                 continue
-            trash_rel = f"trash/{live}"
             if not self._may_take(uow, memory, trash_rel if trashed else None, caller):
                 # Whatever the conflict rule: not replaced, and "skipped" would say what
                 # is there.
@@ -205,7 +206,6 @@ class Transfer:
                 exists = files.lexists(relpath) or relpath in staged
                 existing_path = relpath if exists else None
             else:
-                record = catalog.writer.record_by_id(memory.id)
                 existing_path = record.path if record is not None else None
                 if memory.id in staged:
                     existing_path = live
@@ -215,8 +215,8 @@ class Transfer:
                     continue
                 if on_conflict == "keep-both":
                     memory.id = new_id()
-                    relpath = files.relpath_for(memory)
-                    relpath = f"trash/{relpath}" if trashed else relpath
+                    relpath = uow.place(memory, None)
+                    relpath = f"{TRASH}/{named_by_id(relpath, memory.id)}" if trashed else relpath
                     existing_path = None
                     result.kept_both += 1
                 else:

@@ -143,12 +143,28 @@ class UnitOfWork:
             self._folded[memory_id] = pending.count
         return memory, record.path
 
+    def place(self, memory: Memory, current: str | None = None, rename: bool = False) -> str:
+        """Where `memory`'s file goes: where it is (`current`, else where this unit
+        staged or loaded it), in its category's folder; a new one is named from its
+        title, past the names this unit's other writes take; `rename`: named from its
+        title again."""
+        titled(memory)
+        staged = self._writes.get(memory.id)
+        if current is None:
+            current = staged.path if staged is not None else (
+                self._originals[memory.id][2] if memory.id in self._originals else None)
+        taken = {w.path for i, w in self._writes.items() if i != memory.id}
+        return self.files.relpath_for(memory, current, taken, rename)
+
     def put(self, memory: Memory, path: str, origin: str | None = None,
             indexed: bool = True) -> None:
-        """Write `memory` durably at `path` (moving its file from `origin`). The memory
-        must keep the schema's rules, as a file read back must. `indexed=False` writes
-        a file no index holds (a soft-deleted memory, imported into trash/)."""
+        """Write `memory` durably at `path` (moving its file from `origin`, else from
+        where this unit loaded it). The memory must keep the schema's rules, as a file
+        read back must. `indexed=False` writes a file no index holds (a soft-deleted
+        memory, imported into trash/)."""
         titled(memory)  # every file says what it is about (titles.py)
+        if origin is None and memory.id in self._originals:
+            origin = self._originals[memory.id][2]
         try:
             validate(memory)
             frontmatter.check_readable(memory)
@@ -183,7 +199,7 @@ class UnitOfWork:
         staged = self._writes.pop(memory.id, None)
         origin = staged.origin if staged is not None else path
         taken = {t.to for t in self._trashed.values()}
-        to = self.files.trash_path(origin, taken)
+        to = self.files.trash_path(origin, memory.id, taken)
         self._trashed[memory.id] = _Trash(memory, origin, to, rewrite or staged is not None)
         return to
 
@@ -205,7 +221,7 @@ class UnitOfWork:
         out = []
         for memory, path in kept:
             memory.replaced_by = memory.id  # history, not a soft delete to restore
-            to = self.files.version_path(path, taken)
+            to = self.files.version_path(path, memory.id, taken)
             taken.add(to)
             out.append(_Write(memory, to, to))
         return out

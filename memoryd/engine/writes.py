@@ -159,7 +159,7 @@ class Writes:
                     except NotFound:
                         pass
             try:  # one memory the schema refuses fails alone, not its whole batch
-                uow.put(memory, uow.files.relpath_for(memory))
+                uow.put(memory, uow.place(memory))
             except RpcError as exc:
                 results.append(exc)
                 continue
@@ -179,7 +179,7 @@ class Writes:
             change(memory)
             memory.version += 1
             memory.updated_at = utcnow()
-            uow.put(memory, uow.files.relpath_for(memory), origin=path)
+            uow.put(memory, uow.place(memory, path), origin=path)
             uow.event(event, memory.scope, id=memory_id)
             return memory
 
@@ -208,7 +208,7 @@ class Writes:
                     _apply(memory, change, self.stores.redactor.clean)
                     memory.version += 1
                     memory.updated_at = utcnow()
-                    uow.put(memory, uow.files.relpath_for(memory), origin=path)
+                    uow.put(memory, uow.place(memory, path), origin=path)
                 except RpcError as exc:
                     out.append(exc)
                     continue
@@ -248,6 +248,28 @@ class Writes:
 
         return await self.modify(memory_id, caller, change)
 
+    async def rename(self, memory_id: str, title: str | None, caller: Caller
+                     ) -> tuple[Memory, str, str]:
+        """The memory's file named from its title again (`title`: a new one first);
+        (the memory, its path before, its path now)."""
+        def run(uow: UnitOfWork) -> tuple[Memory, str, str]:
+            memory, path = uow.load(memory_id)
+            caller.check(memory.scope)
+            if not path.startswith("categories/"):
+                raise InvalidParams("id", f"memory {memory_id} is a {memory.kind} under "
+                                    "sessions/: its file is named by its time, not renamed")
+            if title is not None:
+                memory.title = self.stores.redactor.clean(title).strip()
+            to = uow.place(memory, path, rename=True)
+            if to != path or title is not None:
+                memory.version += 1
+                memory.updated_at = utcnow()
+                uow.put(memory, to, origin=path)
+                uow.event("updated", memory.scope, id=memory_id, by="rename")
+            return memory, path, to
+
+        return await self.stores.change(run)
+
     async def mark_notified(self, memory_id: str, when: datetime) -> Memory:
         """A reminder was announced: record it in its file so it is announced once."""
         def change(memory: Memory) -> None:
@@ -284,7 +306,7 @@ class Writes:
             memory.links = []
             if memory.replaced_by == memory.id:  # only kept versions: its file went by hand
                 memory.replaced_by = None
-            uow.put(memory, files.relpath_for(memory), origin=rel)
+            uow.put(memory, uow.place(memory), origin=rel)  # named anew: trash names are ids
             uow.event("restored", memory.scope, id=memory_id)
             return memory
 

@@ -39,6 +39,7 @@ import structlog
 import trio
 
 from memoryd.store import frontmatter
+from memoryd.store.names import SHORT_ID
 from memoryd.store.walk import TMP_PREFIX
 
 log = structlog.get_logger("memoryd.git")
@@ -293,8 +294,12 @@ class GitHistory:
         """Every commit that touched a file of this id, oldest first, with the text."""
         if not self.enabled or not (self.root / ".git").exists():
             return []
+        # Named by the id (the trash, an older root), a turn's, or readable (names.py):
+        # `<slug>-<short id>.md` may be another memory's whose id starts alike, so a
+        # readable path counts once one of its revisions holds this id.
         specs = [f":(glob)**/{memory_id}.md", f":(glob)**/*__{memory_id}.md",
-                 f":(glob)**/{memory_id}.*.md"]
+                 f":(glob)**/{memory_id}.*.md", f":(glob)**/*-{memory_id[:SHORT_ID]}.md",
+                 f":(glob)**/*-{memory_id}.md"]
         try:
             out = await self._git("log", f"--max-count={MAX_REVISIONS}", "--name-status",
                                   "--format=%x1e%H%x1f%aI%x1f%s", "--", *specs)
@@ -302,6 +307,7 @@ class GitHistory:
             log.warning("git.log_failed", error=str(exc))
             return []
         found: list[Revision] = []
+        ours: set[str] = set()  # readable paths seen holding this id
         for record in out.split("\x1e")[1:]:
             head, _, names = record.partition("\n")
             commit, date, message = head.split("\x1f", 2)
@@ -313,9 +319,11 @@ class GitHistory:
                 text = None if status.startswith("D") else await self._show(commit, path)
                 if _kept_copy(text, memory_id):
                     continue  # the version an update kept: history lists it already
+                if text is not None and _id_of(text) == memory_id:
+                    ours.add(path)
                 found.append(Revision(commit, date, message, path, text))
         found.reverse()
-        return found
+        return [r for r in found if r.path in ours or _named_by(r.path, memory_id)]
 
     async def _show(self, commit: str, path: str) -> str | None:
         try:
@@ -345,6 +353,20 @@ def _version(text: str | None) -> int | None:
         return frontmatter.parse(text, "history").memory.version
     except frontmatter.FrontMatterError:
         return None
+
+
+def _id_of(text: str) -> str | None:
+    try:
+        return frontmatter.parse(text, "history").memory.id
+    except frontmatter.FrontMatterError:
+        return None
+
+
+def _named_by(path: str, memory_id: str) -> bool:
+    """A path whose name is the id's own (not a readable name that may be another's)."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    head, _, tail = stem.rpartition(".")
+    return memory_id in (stem, stem.rpartition("__")[2], head if tail.isdigit() else "")
 
 
 def _kept_copy(text: str | None, memory_id: str) -> bool:

@@ -16,7 +16,7 @@ async def to_trash(engine: JobEngine, candidates: Iterable[tuple[str, str]], dry
     """Soft-delete each (id, path); a dry run only says where each file would go."""
     changes = []
     for memory_id, path in candidates:
-        to = engine.trash_path(path)
+        to = engine.trash_path(path, memory_id)
         if not dry_run:
             try:
                 to = await engine.writes.delete(memory_id, Caller())

@@ -25,7 +25,7 @@ async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
                 memory = await engine.writes.upgrade(memory_id, None, Caller())
             except (NotFound, RpcError):
                 continue
-            to = engine.path_of(memory)
+            to = engine.path_of(memory, path)
         changes.append(Change(id=memory_id, action="upgrade", path=path, to=to,
                               before={"phase": "inbox", "access_count": count},
                               after={"phase": "organized"}))

@@ -3,10 +3,10 @@ and the walk over the memory folders; its reads, writes and moves are RootedFile
 (rooted.py): durable, inside the root, never through a link.
 
 Layout under the root (docs/files.md):
-    categories/<category>/<id>.md
+    categories/<category>/<title slug>-<short id>.md   (names.py; an older root: <id>.md)
     sessions/<session>/turns/<timestamp>__<id>.md
     sessions/<session>/summary.md
-    trash/<original relative path>   (superseded facts there stay indexed as history)
+    trash/<original folder>/<id>.md   (superseded facts there stay indexed as history)
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from pathlib import Path, PurePosixPath
 import structlog
 
 from memoryd.schema import CATEGORIES, Memory
-from memoryd.store import walk
+from memoryd.store import names, walk
 from memoryd.store.frontmatter import FrontMatterError, parse
 from memoryd.store.rooted import MAX_FILE_BYTES as MAX_FILE_BYTES  # for callers
 from memoryd.store.rooted import RootedFiles, UnsafePath, check_relpath
 from memoryd.store.walk import HISTORY_DIR as HISTORY_DIR  # the layout, for callers
 from memoryd.store.walk import INDEXED_DIRS as INDEXED_DIRS
 from memoryd.store.walk import TMP_PREFIX, WATCHED_DIRS
+from memoryd.titles import title_for
 
 __all__ = ["HISTORY_DIR", "INDEXED_DIRS", "MAX_FILE_BYTES", "MarkdownStore", "UnreadableMemory",
            "UnsafePath", "check_relpath", "file_sha"]
@@ -58,21 +59,39 @@ class MarkdownStore(RootedFiles):
             (root / "categories" / category).mkdir(mode=0o700, exist_ok=True)
 
     # -- layout ---------------------------------------------------------------
-    def relpath_for(self, memory: Memory) -> str:
+    def relpath_for(self, memory: Memory, current: str | None = None,
+                    taken: Collection[str] = (), rename: bool = False) -> str:
         """The path (relative to the root, POSIX style) a memory belongs at; proven to
         stay inside the root (the id and session are validated, but this is the
-        last check before a path is used)."""
+        last check before a path is used). A note keeps the file name it has
+        (`current`: a category change moves it, a title change does not rename it); a
+        new one is named from its title (names.py), a name on disk or `taken` by
+        another write of the same change passed over; `rename`: named from its title
+        again (its own file's name may be kept)."""
         if memory.kind == "turn" and memory.session:
             stamp = memory.created_at.strftime("%Y%m%dT%H%M%S%fZ")
             relpath = f"sessions/{memory.session}/turns/{stamp}__{memory.id}.md"
         elif memory.kind == "summary" and memory.session:
             relpath = f"sessions/{memory.session}/{SUMMARY_FILE}"
         else:
-            relpath = f"categories/{memory.category}/{memory.id}.md"
+            folder = f"categories/{memory.category}"
+            if current is not None and current.startswith("categories/") and not rename:
+                relpath = f"{folder}/{PurePosixPath(current).name}"
+            else:
+                relpath = self._named(memory, folder, taken, current)
         parts = check_relpath(relpath)
         if len(parts) != (3 if parts[0] == "categories" or parts[-1] == SUMMARY_FILE else 4):
             raise UnsafePath(f"memory {memory.id!r} would be stored at {relpath!r}")
         return relpath
+
+    def _named(self, memory: Memory, folder: str, taken: Collection[str],
+               own: str | None = None) -> str:
+        options = [f"{folder}/{name}" for name in
+                   names.candidates(memory.title or title_for(memory), memory.id)]
+        for relpath in options:
+            if relpath == own or (relpath not in taken and not self.lexists(relpath)):
+                return relpath
+        return options[-1]  # `<id>.md`: no other memory's file is named by this id
 
     @staticmethod
     def layout_facts(relpath: str) -> dict[str, str]:
@@ -201,16 +220,17 @@ class MarkdownStore(RootedFiles):
             and not any(not p or p.startswith(".") for p in parts)
         )
 
-    def trash_path(self, relpath: str, taken: Collection[str] = ()) -> str:
-        """A free path under trash/ for `relpath` (an earlier version may be there, or
-        be `taken` by another move of the same change)."""
-        return self._free(TRASH, relpath, taken)
+    def trash_path(self, relpath: str, memory_id: str, taken: Collection[str] = ()) -> str:
+        """A free path under trash/ for the file of `memory_id` at `relpath`, named by
+        the id (the trash is read by id: `trashed`), in its folder there (an earlier
+        version may be there, or be `taken` by another move of the same change)."""
+        return self._free(TRASH, named_by_id(relpath, memory_id), taken)
 
-    def version_path(self, relpath: str, taken: Collection[str] = ()) -> str:
+    def version_path(self, relpath: str, memory_id: str, taken: Collection[str] = ()) -> str:
         """A free path under trash/versions/ for a version of the memory at `relpath`
         that an update replaced: in trash/ (history, `trashed` finds it) but out of the
         folders start-up walks, which would read every one of them at every start."""
-        return self._free(VERSIONS, relpath, taken)
+        return self._free(VERSIONS, named_by_id(relpath, memory_id), taken)
 
     def _free(self, folder: str, relpath: str, taken: Collection[str]) -> str:
         check_relpath(relpath)
@@ -232,3 +252,12 @@ class MarkdownStore(RootedFiles):
             except (OSError, UnsafePath):
                 return
             parts = parts[:-1]
+
+
+def named_by_id(relpath: str, memory_id: str) -> str:
+    """`relpath` with a file name that says its id: a turn's (`<stamp>__<id>.md`) and a
+    session summary's are kept, any other is `<id>.md` (a readable name is not)."""
+    path = PurePosixPath(relpath)
+    if path.name == SUMMARY_FILE or path.stem.endswith(f"__{memory_id}"):
+        return relpath
+    return str(path.parent / f"{memory_id}.md")

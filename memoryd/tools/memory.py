@@ -18,6 +18,7 @@ from memoryd.tools.params import (
     IdParams,
     LinkParams,
     ListParams,
+    RenameParams,
     SearchParams,
     TagParams,
     UpdateParams,
@@ -145,6 +146,12 @@ def _entity(entity: Named) -> Result:
                    for t in (entity.first, entity.last))
     return {"key": entity.key, "name": entity.name, "memories": entity.memories,
             "first": first, "last": last, "aliases": entity.aliases}
+
+
+@handler("memory_rename")
+async def memory_rename(app: App, caller: Caller, p: RenameParams) -> Result:
+    memory, before, now = await app.engine.writes.rename(p.id, p.title, caller)
+    return to_wire(memory) | {"path": before, "to": now}
 
 
 @handler("memory_upgrade")

@@ -154,6 +154,12 @@ class LinkParams(Params):
     target: Id
 
 
+class RenameParams(Params):
+    id_fields = ("id",)
+    id: Id
+    title: Title | None = None
+
+
 class UpgradeParams(Params):
     id_fields = ("id",)
     id: Id

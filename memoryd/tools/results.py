@@ -32,7 +32,7 @@ def more(base: dict[str, Any], **required: dict[str, Any]) -> dict[str, Any]:
     return obj(**base["properties"], **required)
 
 
-MEMORY = obj(id=STR, content=STR, kind=STR, phase=STR, category=STR, type=STR, scope=STR,
+MEMORY = obj(id=STR, title=STR, content=STR, kind=STR, phase=STR, category=STR, type=STR, scope=STR,
              tags=array(STR), source=STR, importance=NUM, created_at=STR, updated_at=STR,
              links=array(STR), version=INT)
 MEMORIES = array(MEMORY)
@@ -51,6 +51,7 @@ OUTPUTS: dict[str, dict[str, Any]] = {
     "memory_unlink": obj(source=STR, target=STR, linked=BOOL),
     "memory_backlinks": obj(id=STR, memories=MEMORIES),
     "memory_upgrade": MEMORY,
+    "memory_rename": more(MEMORY, path=STR, to=STR),
     "memory_entities": obj(entities=array(ENTITY), total=INT),
     "memory_smart_search": obj(memories=array(RANKED), query=STR, top_k=INT),
     "memory_explain": obj(query=STR, top_k=INT, mode=STR, searched=INT, reranker=BOOL,

@@ -130,6 +130,13 @@ TOOLS: tuple[ToolSpec, ...] = (
         plus the caller's own scope.""",
           Cli("entities", "the entities memories name, or one entity's memories",
               positional=("name",)), read_only=True, idempotent=True),
+    _spec("memory_rename", "Rename a memory's file", p.RenameParams, """
+        Name the memory's file from its title again (with `title`, a new title first):
+        `categories/<category>/<title slug>-<short id>.md`. A file keeps its name when
+        only its title changes otherwise, so links and history stay put. Returns the
+        memory with `path` (before) and `to`.""",
+          Cli("rename", "name memory ID's file from its title again (--title: a new one)",
+              positional=("id",))),
     _spec("memory_upgrade", "Organize an inbox memory", p.UpgradeParams, """
         Promote an inbox memory to organized: its file moves to categories/<category>/
         (`knowledge` when no category is given) and its inbox TTL is cleared.""",

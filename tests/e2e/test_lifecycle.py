@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from memoryd_client import Client, DaemonUnavailable, RpcFailure
+from tests.layout import file_of
 
 
 def wait_for(predicate, timeout: float = 10.0, what: str = "condition"):
@@ -106,7 +107,7 @@ def test_sigterm_drains_and_exits_cleanly(daemon):
         idle.close()
     assert not daemon.socket.exists()
     assert "daemon.stopped" in daemon.log
-    text = (daemon.root / "categories/inbox" / f"{m['id']}.md").read_text()
+    text = file_of(daemon.root, m, "inbox").read_text()
     assert "access_count: 1" in text, "access counts are flushed at shutdown"
 
 
@@ -128,7 +129,7 @@ def test_stale_socket_and_lock_after_a_crash_do_not_block_restart(make_daemon):
 
 def test_hand_edits_additions_and_deletions_are_picked_up(daemon):
     m = daemon.call("memory_write", {"content": "The cat is called Miso", "category": "people"})
-    path = daemon.root / "categories/people" / f"{m['id']}.md"
+    path = file_of(daemon.root, m, "people")
     path.write_text(path.read_text().replace("Miso", "Tofu").replace("custom", "x")
                     + "", encoding="utf-8")
     found = wait_for(lambda: daemon.call("memory_search", {"query": "Tofu"})["memories"],
@@ -168,7 +169,7 @@ def test_edits_made_while_stopped_are_reconciled_at_start(make_daemon):
     keep = d.call("memory_write", {"content": "keeps its place", "category": "knowledge"})
     gone = d.call("memory_write", {"content": "will be removed by hand"})
     assert d.stop() == 0
-    (d.root / "categories/inbox" / f"{gone['id']}.md").unlink()
+    file_of(d.root, gone, "inbox").unlink()
     (d.root / "categories/knowledge/offline.md").write_text("written while it slept\n")
     d.start()
     assert d.call("memory_search", {"query": "slept"})["total"] == 1
@@ -282,7 +283,7 @@ def test_root_and_socket_permissions(short_tmp):
 
 def test_a_file_renamed_by_hand_keeps_its_id(daemon):
     m = daemon.call("memory_write", {"content": "renamed by hand", "category": "knowledge"})
-    src = daemon.root / "categories/knowledge" / f"{m['id']}.md"
+    src = file_of(daemon.root, m, "knowledge")
     src.rename(daemon.root / "categories/lessons/a-better-name.md")
     def category() -> str | None:  # one call: the rename is two events, two commits
         found = daemon.call("memory_search", {"query": "renamed"})["memories"]

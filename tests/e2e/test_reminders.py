@@ -10,6 +10,7 @@ import pytest
 
 from memoryd_client import RpcFailure
 from tests.e2e.test_memoryctl import ctl, ok
+from tests.layout import file_of
 
 
 def test_remind_in_words_and_errors(make_daemon):
@@ -19,7 +20,7 @@ def test_remind_in_words_and_errors(make_daemon):
     tomorrow = datetime.now(ZoneInfo("Asia/Shanghai")).date() + timedelta(days=1)
     assert (due.date(), due.hour, due.minute) == (tomorrow, 15, 0)
     assert (r["kind"], r["category"], r["phase"]) == ("reminder", "reminders", "organized")
-    assert (d.root / "categories/reminders" / f"{r['id']}.md").exists()
+    assert file_of(d.root, r, "reminders") is not None
     for bad in ({"content": "x", "when": "someday maybe"}, {"content": "x"},
                 {"content": "x", "when": "tomorrow", "due_at": "2030-01-01T09:00:00Z"}):
         with pytest.raises(RpcFailure) as info:

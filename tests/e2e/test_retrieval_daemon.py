@@ -12,12 +12,13 @@ import urllib.request
 from pathlib import Path
 
 from tests.e2e.test_lifecycle import wait_for
+from tests.layout import file_of
 
 
 def test_hand_edits_reach_smart_search(daemon):
     m = daemon.call("memory_write", {"content": "The router admin password is in 1Password",
                                      "category": "knowledge"})
-    path = daemon.root / "categories/knowledge" / f"{m['id']}.md"
+    path = file_of(daemon.root, m, "knowledge")
     path.write_text(path.read_text().replace("The router admin password is in 1Password",
                                              "The boat trailer is parked at Anna's farm"))
 

@@ -8,6 +8,7 @@ import pytest
 
 from memoryd.store import frontmatter
 from memoryd_client import RpcFailure
+from tests.layout import file_of
 
 
 def err(daemon, method, params):
@@ -24,7 +25,7 @@ def test_write_read_lands_in_inbox_as_a_durable_file(daemon):
                                                                      "global", 1)
     assert m["tags"] == ["ui", "pref"]
     assert m["expires_at"] is not None
-    path = daemon.root / "categories" / "inbox" / f"{m['id']}.md"
+    path = file_of(daemon.root, m, "inbox")
     on_disk = frontmatter.parse(path.read_text(), "x").memory
     assert on_disk.id == m["id"] and on_disk.content == m["content"]
     assert on_disk.source == "claude"
@@ -37,7 +38,7 @@ def test_write_with_category_is_organized_and_duplicates_return_the_original(dae
     a = daemon.call("memory_write", {"content": "Café au lait ☕", "category": "preferences"})
     assert (a["phase"], a["category"]) == ("organized", "preferences")
     assert a["expires_at"] is None
-    assert (daemon.root / "categories/preferences" / f"{a['id']}.md").exists()
+    assert file_of(daemon.root, a, "preferences") is not None
     # NFC normalisation and white space make no new memory
     b = daemon.call("memory_write", {"content": "Cafe\u0301 au lait ☕\n", "category": "people"})
     assert b["id"] == a["id"]
@@ -52,7 +53,7 @@ def test_content_round_trips_byte_exact(daemon):
     m = daemon.call("memory_write", {"content": content, "category": "knowledge"})
     assert m["content"] == content.strip()
     assert daemon.call("memory_read", {"id": m["id"]})["content"] == content.strip()
-    text = (daemon.root / "categories/knowledge" / f"{m['id']}.md").read_bytes().decode()
+    text = file_of(daemon.root, m, "knowledge").read_bytes().decode()
     assert frontmatter.parse(text, "x").memory.content == content.strip()
 
 
@@ -75,8 +76,8 @@ def test_update_bumps_version_moves_category_and_detects_conflicts(daemon):
                                       "importance": 0.9, "type": "procedural"})
     assert (u["version"], u["category"], u["phase"], u["type"]) == (2, "decisions",
                                                                     "organized", "procedural")
-    assert not (daemon.root / "categories/inbox" / f"{m['id']}.md").exists()
-    assert (daemon.root / "categories/decisions" / f"{m['id']}.md").exists()
+    assert file_of(daemon.root, m, "inbox") is None
+    assert file_of(daemon.root, m, "decisions") is not None
     e = err(daemon, "memory_update", {"id": m["id"], "content": "stale", "version": 1})
     assert e.code == -32002
     assert daemon.call("memory_read", {"id": m["id"]})["content"] == "Deploys go through canary"
@@ -165,7 +166,7 @@ def test_tag_link_unlink_backlinks_upgrade(daemon):
     assert daemon.call("memory_backlinks", {"id": b["id"]})["memories"] == []
     up = daemon.call("memory_upgrade", {"id": a["id"], "category": "project"})
     assert (up["phase"], up["category"], up["expires_at"]) == ("organized", "project", None)
-    assert (daemon.root / "categories/project" / f"{a['id']}.md").exists()
+    assert file_of(daemon.root, a, "project") is not None
     assert err(daemon, "memory_upgrade", {"id": a["id"]}).code == -32602  # already organized
     assert daemon.call("memory_upgrade", {"id": b["id"]})["category"] == "knowledge"
     # deleting a memory removes it from its peers' links

@@ -18,6 +18,7 @@ from memoryd.protocol.dispatch import Connection
 from memoryd.schema import Memory
 from memoryd.scopes import Caller
 from memoryd.store.files import MAX_FILE_BYTES, UnsafePath
+from tests.layout import relpath_of
 from tests.rig import Rig
 
 
@@ -94,18 +95,19 @@ async def test_a_hand_written_turn_cannot_move_anything_outside_the_root(rig):
 
 async def test_a_valid_file_edited_into_an_escape_is_dropped_and_left_alone(rig):
     m = await rig.result("memory_write", content="an honest note", category="knowledge")
-    path = rig.root / "categories" / "knowledge" / f"{m['id']}.md"
+    rel = relpath_of(rig.root, m, "knowledge")
+    path = rig.root / rel
     evil = path.read_text().replace("kind: note", "kind: turn\nrole: user\n"
                                     "session: ../../../../tmp/escaped")
     path.write_text(evil)
-    changed = await rig.sync(f"categories/knowledge/{m['id']}.md")
-    assert changed["deleted"] == [f"categories/knowledge/{m['id']}.md"]
+    changed = await rig.sync(rel)
+    assert changed["deleted"] == [rel]
     assert (await rig.error("memory_tag", id=m["id"], add=["x"]))["code"] == -32001
     assert (await rig.result("memory_search", query="honest"))["total"] == 0
     assert path.read_text() == evil
     # fixed by hand: served again, and no longer reported
     path.write_text(evil.replace("session: ../../../../tmp/escaped", "session: chat-1"))
-    await rig.sync(f"categories/knowledge/{m['id']}.md")
+    await rig.sync(rel)
     assert (await rig.result("memory_search", query="honest"))["total"] == 1
     assert await rig.rejected() == {}
 
@@ -196,7 +198,7 @@ async def test_a_linked_folder_is_not_entered_and_the_rest_of_the_batch_is_index
 
 async def test_an_indexed_file_replaced_by_a_link_is_dropped(rig, tmp_path):
     m = await rig.result("memory_write", content="soon a link", category="knowledge")
-    relpath = f"categories/knowledge/{m['id']}.md"
+    relpath = relpath_of(rig.root, m, "knowledge")
     (rig.root / relpath).unlink()
     os.symlink(tmp_path, rig.root / relpath)
     changed = await rig.sync(relpath)

@@ -18,6 +18,7 @@ from memoryd.errors import NotFound
 from memoryd.server import daemon, watcher
 from memoryd.server.watcher import watch_files
 from memoryd.store.walk import stamp
+from tests.layout import file_of, relpath_of
 from tests.rig import Rig
 
 
@@ -53,7 +54,7 @@ async def test_an_edit_in_place_right_after_the_daemons_write_is_picked_up(rig):
                 await trio.sleep(0.2)
         m = await rig.result("memory_write", content="the kettle is in the attic",
                              category="knowledge")
-        relpath = f"categories/knowledge/{m['id']}.md"
+        relpath = relpath_of(rig.root, m, "knowledge")
         _edit_in_place_keeping_the_stamp(rig.root / relpath, "attic", "shed!")
         with trio.fail_after(30):
             while (await rig.result("memory_read", id=m["id"]))["content"] != (
@@ -109,9 +110,9 @@ async def test_edits_made_before_the_watches_were_up_are_caught_up(tmp_path):
                    "the ladder is in the garage"])
     try:
         knowledge = tmp_path / "categories" / "knowledge"
-        path = knowledge / f"{edited}.md"
+        path = file_of(tmp_path, edited, "knowledge")
         path.write_text(path.read_text().replace("attic", "shed"))
-        (knowledge / f"{removed}.md").unlink()
+        file_of(tmp_path, removed, "knowledge").unlink()
         (knowledge / "by-hand.md").write_text("the bicycle pump is in the hall\n")
         in_flight = knowledge / ".tmp-x.md.1.abcd"  # a write's temp: never removed now
         in_flight.write_text("half")
@@ -139,14 +140,14 @@ async def test_the_catch_up_compares_in_its_child_and_walks_in_process_without_o
     rig, (kept, edited) = await _restarted(
         tmp_path, ["the spare key is under the mat", "the kettle is in the attic"])
     try:
-        sync, knowledge = rig.engine.sync, tmp_path / "categories" / "knowledge"
+        sync = rig.engine.sync
         in_process = sync._reconcile_files
 
         def not_here(*args, **kwargs):
             raise AssertionError("compared in the daemon")
 
         monkeypatch.setattr(sync, "_reconcile_files", not_here)
-        path = knowledge / f"{edited}.md"
+        path = file_of(tmp_path, edited, "knowledge")
         path.write_text(path.read_text().replace("attic", "shed"))
         caught = await sync.catch_up()
         assert (caught["files_read"], caught["deleted"]) == (1, 0)
@@ -155,7 +156,7 @@ async def test_the_catch_up_compares_in_its_child_and_walks_in_process_without_o
 
         monkeypatch.setattr(sync, "_reconcile_files", in_process)
         monkeypatch.setattr(sync.files, "walk_in_child", lambda *a, **k: None)
-        (knowledge / f"{kept}.md").unlink()
+        file_of(tmp_path, kept, "knowledge").unlink()
         caught = await sync.catch_up()
         assert (caught["files_read"], caught["deleted"]) == (0, 1)
         assert (await rig.error("memory_read", id=kept))["code"] == NotFound.code
@@ -237,7 +238,7 @@ async def test_an_edit_seen_half_saved_loses_no_text(rig):
     is kept as a version; when the file is whole again, history holds both texts."""
     m = await rig.result("memory_write", content="the kettle is in the attic",
                          category="knowledge")
-    path = f"categories/knowledge/{m['id']}.md"
+    path = relpath_of(rig.root, m, "knowledge")
     whole = (rig.root / path).read_text()
     (rig.root / path).write_text("---\nid: [unclosed\n")  # half-saved: not front matter
     await rig.engine.sync.sync_paths([path])

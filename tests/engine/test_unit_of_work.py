@@ -127,7 +127,8 @@ async def test_each_change_names_the_files_it_touched(engine):
     text = (engine.root / path).read_text().replace("the first", "the first, by hand")
     (engine.root / path).write_text(text)
     await engine.sync.sync_paths([path])
-    kept = f"trash/versions/{path}"  # the text the hand edit replaced
+    folder = path.rsplit("/", 1)[0]
+    kept = f"trash/versions/{folder}/{a.id}.md"  # the text the hand edit replaced (by id)
     assert touched[-1] == {path, kept} and "the first\n" in (engine.root / kept).read_text()
 
     trash = await engine.writes.delete(a.id, Caller())

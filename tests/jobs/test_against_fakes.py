@@ -55,11 +55,12 @@ class FakeEngine:
         if memory_id in self.gone:
             raise NotFound(memory_id)
 
-    def trash_path(self, path: str) -> str:
-        return f"trash/{path}"
+    def trash_path(self, path: str, memory_id: str) -> str:
+        return f"trash/{path.rsplit('/', 1)[0]}/{memory_id}.md"
 
-    def path_of(self, memory: Memory) -> str:
-        return f"categories/{memory.category}/{memory.id}.md"
+    def path_of(self, memory: Memory, current: str | None = None) -> str:
+        name = current.rsplit("/", 1)[-1] if current else f"{memory.id}.md"
+        return f"categories/{memory.category}/{name}"
 
     def has_file(self, path: str) -> bool:
         return path in self.files

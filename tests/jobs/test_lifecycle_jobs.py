@@ -58,7 +58,9 @@ async def test_upgrade_promotes_inbox_memories_read_three_times(harness):
         await engine.reads.read(popular, Caller())
     await engine.reads.read(quiet, Caller())
     planned = await upgrade.run(engine, NOW, dry_run=True)
-    assert [(c.id, c.to) for c in planned] == [(popular, f"categories/knowledge/{popular}.md")]
+    name = planned[0].path.rsplit("/", 1)[1]  # the file keeps its name: a-popular-idea-…
+    assert name.startswith("a-popular-idea-") and planned[0].path.startswith("categories/inbox/")
+    assert [(c.id, c.to) for c in planned] == [(popular, f"categories/knowledge/{name}")]
     assert (await engine.reads.read(popular, Caller(), count_access=False)).phase == "inbox"
     done = await upgrade.run(engine, NOW, dry_run=False)
     assert [c.id for c in done] == [popular]

@@ -1,0 +1,31 @@
+"""Where a memory's file is: named by its title and id (`ann-smith-0b6c2f3e.md`, see
+memoryd/store/names.py), so a test finds it by its id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memoryd.store.frontmatter import parse
+
+
+def file_of(root: Path, memory: dict[str, Any] | str, category: str | None = None
+            ) -> Path | None:
+    """The file under `root`/categories (one category's folder, or any) that holds
+    `memory` (a tool's result or an id); None when there is none."""
+    memory_id = memory if isinstance(memory, str) else memory["id"]
+    folders = [root / "categories" / category] if category else sorted(
+        (root / "categories").iterdir())
+    for folder in folders:
+        for path in sorted(folder.glob("*.md")):
+            named = path.name == f"{memory_id}.md" or path.name.endswith(
+                (f"-{memory_id[:8]}.md", f"-{memory_id}.md"))
+            if named and parse(path.read_text(), path.stem).memory.id == memory_id:
+                return path
+    return None
+
+
+def relpath_of(root: Path, memory: dict[str, Any] | str, category: str | None = None) -> str:
+    found = file_of(root, memory, category)
+    assert found is not None, f"no file holds {memory if isinstance(memory, str) else memory['id']}"
+    return found.relative_to(root).as_posix()
