@@ -45,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
     rescope.add_argument("old", metavar="FROM", help="the scope to empty, e.g. agent:my-agent")
     rescope.add_argument("new", metavar="TO", help="the scope its memories move to")
     rescope.add_argument("--root", help="memory root (default: $MEMORY_HOME, else ~/.memory)")
+    migrate = sub.add_parser("migrate", help="rename an existing root's notes to readable "
+                             "names (the daemon must be stopped)")
+    migrate.add_argument("--layout", choices=["readable"], required=True,
+                         help="readable: <title>-<short id>.md instead of <id>.md")
+    migrate.add_argument("--dry-run", action="store_true",
+                         help="list the renames; change nothing")
+    migrate.add_argument("--root", help="memory root (default: $MEMORY_HOME, else ~/.memory)")
     return parser
 
 
@@ -56,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         return _reindex(args)
     if args.command == "rescope":
         return _rescope(args)
+    if args.command == "migrate":
+        return _migrate(args)
     return EXIT_CONFIG
 
 
@@ -218,3 +227,33 @@ def _serve(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(0)
     return code
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from memoryd.migrate import migrate
+    from memoryd.server import lock
+
+    root = resolve_root(args.root)
+    if not root.is_dir():
+        print(f"memoryd: no memory root at {root}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        lock_fd = lock.acquire(root)
+    except lock.AlreadyRunning as exc:
+        print(f"memoryd: {exc} (stop it first: its files must not move under it)",
+              file=sys.stderr)
+        return EXIT_RUNTIME
+    try:
+        done = migrate(root, args.dry_run, lambda n: print(f"\r{n} files looked at",
+                                                           end="", file=sys.stderr))
+    finally:
+        os.close(lock_fd)
+    print("\r", end="", file=sys.stderr)
+    for old, new in done.renamed[:20] if args.dry_run else []:
+        print(f"{old} -> {new}")
+    verb = "would rename" if args.dry_run else "renamed"
+    more = " (the first 20 above)" if args.dry_run and len(done.renamed) > 20 else ""
+    print(f"{verb} {len(done.renamed)} files{more}; {done.kept} kept their names"
+          + (f"; {len(done.unreadable)} unreadable, left alone" if done.unreadable else "")
+          + (f"; committed {done.committed[:12]}" if done.committed else ""))
+    return 0

@@ -54,7 +54,7 @@ IGNORE = f"""# memoryd: derived or live files, not history
 *.tmp
 {TMP_PREFIX}*
 """
-_ENV = {"GIT_AUTHOR_NAME": "memoryd", "GIT_AUTHOR_EMAIL": "memoryd@localhost",
+GIT_ENV = {"GIT_AUTHOR_NAME": "memoryd", "GIT_AUTHOR_EMAIL": "memoryd@localhost",
         "GIT_COMMITTER_NAME": "memoryd", "GIT_COMMITTER_EMAIL": "memoryd@localhost",
         "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 MAX_REVISIONS = 200
@@ -332,7 +332,7 @@ class GitHistory:
             return None
 
     async def _git(self, *args: str, stdin: str = "") -> str:
-        env = {**os.environ, **_ENV}
+        env = {**os.environ, **GIT_ENV}
         try:
             proc = await trio.run_process(["git", *args], cwd=self.root, env=env,
                                           stdin=stdin.encode("utf-8", "surrogateescape"),

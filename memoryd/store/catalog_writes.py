@@ -164,6 +164,10 @@ class Writer:
         at checkpoints: synchronous=NORMAL)."""
         self.conn.execute("PRAGMA wal_checkpoint(FULL)")
 
+    def set_path(self, old: str, new: str) -> None:
+        """The file at `old` was renamed to `new` (its stamp is the same)."""
+        self.conn.execute("UPDATE memories SET path = ? WHERE path = ?", (new, old))
+
     def set_stamp(self, path: str, stamp: str) -> None:
         """The file at `path` is as indexed, with a new stamp (touched, copied back)."""
         self.conn.execute("UPDATE memories SET stamp = ? WHERE path = ?", (stamp, path))

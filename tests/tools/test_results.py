@@ -40,6 +40,7 @@ async def _results(rig, tmp_path: Path) -> dict[str, list[dict]]:
     await call("memory_entities", name="ann")
     await call("memory_unlink", source=a["id"], target=b["id"])
     await call("memory_upgrade", id=b["id"])
+    await call("memory_rename", id=b["id"], title="Renamed")
     await call("memory_list")
     await call("memory_search", query="tea")
     await call("memory_smart_search", query="what does Ann drink")
