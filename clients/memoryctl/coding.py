@@ -11,7 +11,7 @@ from typing import Any
 
 from memoryctl import hook, hook_settings, project
 from memoryctl.agents import AGENTS
-from memoryd_client import Client
+from memoryd_client import Client, resolve_root
 
 
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -41,7 +41,8 @@ def scope_of(folder: str) -> str:
         folder).scope
 
 
-def run_hooks(args: argparse.Namespace, root: str | None) -> int:
+def run_hooks(args: argparse.Namespace, socket_path: Path) -> int:
+    root: str | None = getattr(args, "root", None)
     agent = AGENTS[args.agent]
     folder = None
     if args.project:
@@ -77,8 +78,9 @@ def run_hooks(args: argparse.Namespace, root: str | None) -> int:
     return 0
 
 
-def run_hook(args: argparse.Namespace, socket_path: Path, root: Path) -> int:
-    return hook.run(AGENTS[args.agent], sys.stdin, sys.stdout, socket_path, root)
+def run_hook(args: argparse.Namespace, socket_path: Path) -> int:
+    return hook.run(AGENTS[args.agent], sys.stdin, sys.stdout, socket_path,
+                    resolve_root(getattr(args, "root", None)))
 
 
 def projects(client: Client) -> dict[str, Any]:

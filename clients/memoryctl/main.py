@@ -140,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to serve (this machine only; default 127.0.0.1:8765)")
     p.add_argument("--allow-edit", action="store_true",
                    help="let the page edit and delete memories (read-only by default)")
+    p = cmd("obsidian", "make the memory root a tidy Obsidian vault: memoryd's own folders "
+                        "in its excluded files")
+    p.add_argument("--show-sessions", action="store_true",
+                   help="keep the conversation turns (sessions/) in the vault's view")
+    p.add_argument("--dry-run", action="store_true", help="say what would change")
     p = cmd("service", "run memoryd as a user service (systemd on Linux, launchd on macOS)")
     p.add_argument("action", choices=["install", "uninstall", "status"],
                    help="install (and start), uninstall (and stop), or status")
@@ -311,15 +316,15 @@ def _service(args: argparse.Namespace, socket_path: Path) -> int:
     return code
 
 
-def _hooks(args: argparse.Namespace, socket_path: Path) -> int:
-    return coding.run_hooks(args, getattr(args, "root", None))
+def _obsidian(args: argparse.Namespace, socket_path: Path) -> int:
+    from memoryctl import obsidian
+
+    return obsidian.run(resolve_root(getattr(args, "root", None)), args.show_sessions,
+                        args.dry_run)
 
 
-def _hook(args: argparse.Namespace, socket_path: Path) -> int:
-    return coding.run_hook(args, socket_path, resolve_root(getattr(args, "root", None)))
-
-
-LOCAL = {"proxy": _proxy, "web": _web, "service": _service, "hooks": _hooks, "hook": _hook}
+LOCAL = {"proxy": _proxy, "web": _web, "service": _service, "hooks": coding.run_hooks,
+         "hook": coding.run_hook, "obsidian": _obsidian}
 
 
 def start_hint(root: Path) -> str:

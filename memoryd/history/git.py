@@ -53,6 +53,10 @@ IGNORE = f"""# memoryd: derived or live files, not history
 /.daemon.lock
 *.tmp
 {TMP_PREFIX}*
+# Obsidian's own state, when the root is opened as a vault
+/.obsidian/workspace.json
+/.obsidian/workspace-mobile.json
+/.obsidian/cache/
 """
 GIT_ENV = {"GIT_AUTHOR_NAME": "memoryd", "GIT_AUTHOR_EMAIL": "memoryd@localhost",
         "GIT_COMMITTER_NAME": "memoryd", "GIT_COMMITTER_EMAIL": "memoryd@localhost",
