@@ -27,20 +27,26 @@ from memoryd.schema import Memory, content_hash, new_id  # noqa: E402
 from memoryd.store import frontmatter  # noqa: E402
 from memoryd.store.files import MarkdownStore  # noqa: E402
 
+START = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def generated(rng: random.Random, i: int) -> Memory:
+    """The i-th generated note, as memoryd writes a note (bench/search.py's text)."""
+    fields = note(rng, i)
+    at = START + timedelta(seconds=30 * i)
+    return Memory(id=new_id(), content=fields["content"],
+                  content_hash=content_hash(fields["content"]), kind="note",
+                  phase="organized", category=fields["category"], type="semantic",
+                  scope="global", tags=fields["tags"], source="bench",
+                  importance=fields["importance"], created_at=at, updated_at=at)
+
 
 def write_files(root: Path, n: int) -> float:
     store = MarkdownStore(root)
     rng = random.Random(n)
-    start = datetime(2024, 1, 1, tzinfo=UTC)
     t0 = last = time.perf_counter()
     for i in range(n):
-        fields = note(rng, i)
-        at = start + timedelta(seconds=30 * i)
-        memory = Memory(id=new_id(), content=fields["content"],
-                        content_hash=content_hash(fields["content"]), kind="note",
-                        phase="organized", category=fields["category"], type="semantic",
-                        scope="global", tags=fields["tags"], source="bench",
-                        importance=fields["importance"], created_at=at, updated_at=at)
+        memory = generated(rng, i)
         path = root / store.relpath_for(memory)
         path.write_bytes(frontmatter.render(memory))
         if time.perf_counter() - last > 30:

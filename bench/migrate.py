@@ -18,14 +18,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.fill import generated  # noqa: E402
 from bench.protocol import start_daemon  # noqa: E402
-from bench.search import note  # noqa: E402
-from memoryd.schema import Memory, content_hash, new_id  # noqa: E402
 from memoryd.store import frontmatter  # noqa: E402
 from memoryd.store.files import MarkdownStore  # noqa: E402
 
@@ -36,15 +34,8 @@ def old_root(root: Path, n: int) -> None:
     """N notes named <id>.md, as memoryd wrote them before readable names."""
     MarkdownStore(root)
     rng = random.Random(n)
-    start = datetime(2024, 1, 1, tzinfo=UTC)
     for i in range(n):
-        fields = note(rng, i)
-        at = start + timedelta(seconds=30 * i)
-        memory = Memory(id=new_id(), content=fields["content"],
-                        content_hash=content_hash(fields["content"]), kind="note",
-                        phase="organized", category=fields["category"], type="semantic",
-                        scope="global", tags=fields["tags"], source="bench",
-                        importance=fields["importance"], created_at=at, updated_at=at)
+        memory = generated(rng, i)
         (root / f"categories/{memory.category}/{memory.id}.md").write_bytes(
             frontmatter.render(memory))
 

@@ -137,7 +137,6 @@ def _reindex(args: argparse.Namespace) -> int:
 
 def _rescope(args: argparse.Namespace) -> int:
     from memoryd.rescope import check_scope, rescope
-    from memoryd.server import lock
 
     for value in (args.old, args.new):
         if (problem := check_scope(value)) is not None:
@@ -146,16 +145,10 @@ def _rescope(args: argparse.Namespace) -> int:
     if args.old == args.new:
         print("memoryd: FROM and TO are the same scope", file=sys.stderr)
         return EXIT_CONFIG
-    root = resolve_root(args.root)
-    if not root.is_dir():
-        print(f"memoryd: no memory root at {root}", file=sys.stderr)
-        return EXIT_CONFIG
-    try:
-        lock_fd = lock.acquire(root)
-    except lock.AlreadyRunning as exc:
-        print(f"memoryd: {exc} (stop it first: its indexes must not change under it)",
-              file=sys.stderr)
-        return EXIT_RUNTIME
+    held = _stopped(args.root)
+    if isinstance(held, int):
+        return held
+    root, lock_fd = held
     try:
         done = rescope(root, args.old, args.new)
     finally:
@@ -229,20 +222,30 @@ def _serve(args: argparse.Namespace) -> int:
     return code
 
 
-def _migrate(args: argparse.Namespace) -> int:
-    from memoryd.migrate import migrate
+def _stopped(root_arg: str | None) -> tuple[Path, int] | int:
+    """The root and its daemon lock (held: no daemon may start meanwhile), or the exit
+    code when there is no root or a daemon runs on it."""
     from memoryd.server import lock
 
-    root = resolve_root(args.root)
+    root = resolve_root(root_arg)
     if not root.is_dir():
         print(f"memoryd: no memory root at {root}", file=sys.stderr)
         return EXIT_CONFIG
     try:
-        lock_fd = lock.acquire(root)
+        return root, lock.acquire(root)
     except lock.AlreadyRunning as exc:
-        print(f"memoryd: {exc} (stop it first: its files must not move under it)",
-              file=sys.stderr)
+        print(f"memoryd: {exc} (stop it first: its files and indexes must not change "
+              "under it)", file=sys.stderr)
         return EXIT_RUNTIME
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from memoryd.migrate import migrate
+
+    held = _stopped(args.root)
+    if isinstance(held, int):
+        return held
+    root, lock_fd = held
     try:
         done = migrate(root, args.dry_run, lambda n: print(f"\r{n} files looked at",
                                                            end="", file=sys.stderr))
