@@ -83,7 +83,7 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
-def _rewrite_english(sentence: str) -> str:
+def _rewrite_english(sentence: str, team: bool = False) -> str:
     text = sentence
     text = re.sub(r"\bI'm\b", "I am", text)
     text = re.sub(r"\bI've\b", "I have", text)
@@ -122,14 +122,15 @@ def _rewrite_english(sentence: str) -> str:
     text = re.sub(r"\bmy\b", "the user's", text, flags=re.I)
     text = re.sub(r"\bmine\b", "the user's", text, flags=re.I)
     text = re.sub(r"\b(me|myself)\b", "the user", text, flags=re.I)
-    text = re.sub(r"\bour\b", "the user's", text, flags=re.I)
-    text = re.sub(r"^we\b", "The user and family", text, flags=re.I)
+    text = re.sub(r"\bour\b", "the team's" if team else "the user's", text, flags=re.I)
+    text = re.sub(r"^we\b", "The team" if team else "The user and family", text, flags=re.I)
     text = text.strip().rstrip(".!;,")
     return text[:1].upper() + text[1:] + "."
 
 
-def _rewrite_chinese(sentence: str) -> str:
-    text = sentence.replace("我们", "用户一家").replace("我的", "用户的").replace("我", "用户")
+def _rewrite_chinese(sentence: str, team: bool = False) -> str:
+    text = sentence.replace("我们", "团队" if team else "用户一家").replace(
+        "我的", "用户的").replace("我", "用户")
     return text.strip().rstrip("。！!；;，,") + "。"
 
 
@@ -162,8 +163,9 @@ def _clauses(sentence: str) -> list[str]:
     return [c.strip() for c in splitter.split(sentence) if c and c.strip()]
 
 
-def extract(text: str, limit: int = MAX_FACTS) -> list[str]:
-    """Up to `limit` facts from a user's text, in order, in the third person."""
+def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
+    """Up to `limit` facts from a user's text, in order, in the third person. `team`:
+    said in a project's memory, where "we" and "our" are the team's, not the family's."""
     facts: list[str] = []
     for sentence in sentences(clean(text)):
         for clause in _clauses(_without_lead_in(sentence)):
@@ -171,7 +173,8 @@ def extract(text: str, limit: int = MAX_FACTS) -> list[str]:
             if not _is_statement(clause):
                 continue
             chinese = has_cjk(clause) and not re.search(r"[A-Za-z]{3,}", clause)
-            fact = _rewrite_chinese(clause) if chinese else _rewrite_english(clause)
+            fact = (_rewrite_chinese(clause, team) if chinese
+                    else _rewrite_english(clause, team))
             fact = fact[:MAX_FACT_CHARS]
             if fact not in facts:
                 facts.append(fact)

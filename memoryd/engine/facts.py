@@ -73,7 +73,7 @@ class Facts:
                 foreign_session, self.stores.catalog, session, scope, {})
             if refused is not None:
                 raise refused
-        found, path, note = await self._extract(cleaned)
+        found, path, note = await self._extract(cleaned, scope.startswith("project:"))
         if not found:
             return Learned(path, [])
         vectors = await self.stores.workers.read(self.stores.hybrid.embedder.embed, found)
@@ -87,10 +87,12 @@ class Facts:
         return Learned(path, facts)
 
     # -- extraction ------------------------------------------------------------------
-    async def _extract(self, text: str) -> tuple[list[str], str, str | None]:
-        """(facts, "llm" | "heuristic", why the model was not used)."""
+    async def _extract(self, text: str, team: bool = False
+                       ) -> tuple[list[str], str, str | None]:
+        """(facts, "llm" | "heuristic", why the model was not used); `team`: a
+        project's memory (extractor.extract)."""
         if self.llm is None:
-            return extractor.extract(text), "heuristic", None
+            return extractor.extract(text, team=team), "heuristic", None
         try:
             answer = await self.llm.ask_task(tasks.FACTS, tasks.FACTS_SCHEMA,
                                              tasks.FACTS_SYSTEM, text[:8000])
@@ -98,7 +100,7 @@ class Facts:
                                   extractor.MAX_FACT_CHARS)
             return list(dict.fromkeys(found)), "llm", None
         except (LlmError, ValueError) as exc:
-            return extractor.extract(text), "heuristic", f"llm facts failed: {exc}"
+            return extractor.extract(text, team=team), "heuristic", f"llm facts failed: {exc}"
 
     # -- what is known -----------------------------------------------------------------
     async def _known(self, found: list[str], vectors: np.ndarray, scope: str) -> list[Known]:

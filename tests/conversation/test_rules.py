@@ -47,6 +47,18 @@ def test_facts_are_statements_about_the_user_in_the_third_person(text, expected)
     assert facts.extract(text) == expected
 
 
+@pytest.mark.parametrize(("text", "family", "team"), [
+    ("We deploy the shop with Kamal.", "The user and family deploy the shop with Kamal.",
+     "The team deploy the shop with Kamal."),
+    ("Our staging database is Postgres 16.", "The user's staging database is Postgres 16.",
+     "The team's staging database is Postgres 16."),
+    ("我们每周四发布。", "用户一家每周四发布。", "团队每周四发布。"),
+])
+def test_we_is_the_family_in_a_conversation_and_the_team_in_a_project(text, family, team):
+    assert facts.extract(text) == [family]
+    assert facts.extract(text, team=True) == [team]
+
+
 def test_at_most_three_facts():
     text = "I live in Oslo. I work at Acme. I have a dog. I love jazz. I am 40."
     assert len(facts.extract(text)) == 3
