@@ -57,9 +57,10 @@ async def test_titles_are_written_kept_and_follow_the_content(rig):
     assert bad["code"] == -32602
 
 
-async def test_a_hand_written_note_shows_its_derived_title(rig):
-    """A note written in an editor gets its title as it gets its other fields; a file
-    whose front matter is complete but for a title is not rewritten for one."""
+async def test_a_hand_written_note_shows_its_name_or_derived_title(rig):
+    """A note written in an editor is titled by its file name (as the editor shows
+    it); a file of memoryd's whose front matter lacks a title shows its derived one and
+    is not rewritten for it."""
     folder = rig.root / "categories" / "knowledge"
     (folder / "garden.md").write_text("Tomatoes go in after the last frost.\n")
     written = await rig.result("memory_write", content="# Compost\n\nTurn it weekly.",
@@ -70,5 +71,5 @@ async def test_a_hand_written_note_shows_its_derived_title(rig):
     await rig.engine.sync.reconcile()
     listed = await rig.result("memory_list", category="knowledge")
     titles = {m["id"]: m["title"] for m in listed["memories"]}
-    assert titles["garden"] == "Tomatoes go in after the last frost."
+    assert titles["garden"] == "garden"  # its name, as the editor shows it
     assert titles[written["id"]] == "Compost" and own.read_text() == text

@@ -24,14 +24,16 @@ import trio
 from memoryd.config import Config
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
-from memoryd.errors import StorageFull
+from memoryd.errors import InvalidFile, NotFound, StorageFull
 from memoryd.graph import episodes
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
+from memoryd.ingest.markup import wikilinks
 from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval.snapshots import Snapshots
 from memoryd.schema import (
     CATEGORIES,
+    MAX_LINKS,
     InvalidMemory,
     Memory,
     as_aware,
@@ -124,10 +126,15 @@ class FileSync:
             parsed = frontmatter.parse(data.decode("utf-8"), self.files.id_from_filename(path))
             memory, rewrite = parsed.memory, bool(_REQUIRED_KEYS - parsed.present)
             name = path.rsplit("/", 1)[-1]
-            if "title" not in parsed.present and names.given_by_hand(name, memory.id):
+            # A file without an id (made in an editor) or with a name memoryd did not
+            # give it is titled by its name, as the editor shows it.
+            if "title" not in parsed.present and (
+                    "id" not in parsed.present or names.given_by_hand(name, memory.id)):
                 memory.title = shortened(name.removesuffix(".md")) or memory.title
             rewrite |= self._complete(memory, path, record, now)
             validate(memory)  # what the folder says too (a session folder's name)
+            if not path.startswith(HISTORY_PREFIX):
+                rewrite |= self._body_links(uow, memory)
         except UnicodeDecodeError:
             return self._reject(uow, path, record, "is not UTF-8 text")
         except (frontmatter.FrontMatterError, InvalidMemory) as exc:
@@ -199,6 +206,44 @@ class FileSync:
         if memory.phase == "inbox" and memory.expires_at is None and record is None:
             memory.expires_at = now + timedelta(seconds=self.config.storage.inbox_ttl)
         return memory != before
+
+    def _body_links(self, uow: UnitOfWork, memory: Memory) -> bool:
+        """A `[[name]]` written in the text (an editor's link, by file name as Obsidian
+        makes them, or an id) to a memory not linked yet becomes a link both ways;
+        whether any did. A name no file has is left as text."""
+        added = False
+        for name in wikilinks(memory.content):
+            target = self._named(name.rsplit("/", 1)[-1].removesuffix(".md"))
+            if target is None or target == memory.id or target in memory.links:
+                continue
+            try:
+                other, other_path = uow.load(target)
+            except (NotFound, InvalidFile):
+                continue
+            if len(memory.links) >= MAX_LINKS or len(other.links) >= MAX_LINKS:
+                continue
+            memory.links = [*memory.links, target]
+            if memory.id not in other.links:
+                other.links = [*other.links, memory.id]
+                other.version += 1
+                uow.put(other, other_path)
+            added = True
+        return added
+
+    def _named(self, name: str) -> str | None:
+        """The memory a link's name means: a file's name (the stem) in a category's
+        folder, or an id."""
+        if not name or "\x00" in name:
+            return None
+        for category in CATEGORIES:
+            try:
+                record = self.catalog.writer.record_by_path(f"categories/{category}/{name}.md")
+            except ValueError:
+                return None
+            if record is not None:
+                return record.id
+        record = self.catalog.writer.record_by_id(name) if is_valid_id(name) else None
+        return record.id if record is not None else None
 
     def sync_paths_blocking(self, uow: UnitOfWork, paths: Iterable[str],
                             announce: bool = True,

@@ -37,6 +37,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 import structlog
@@ -226,6 +227,19 @@ class UnitOfWork:
             out.append(_Write(memory, to, to))
         return out
 
+    def _link_names(self, memories: list[Memory], staged: dict[str, str]) -> dict[str, str]:
+        """The file name (stem) of each memory these link to, where this change puts it
+        or where the catalog has it: what their `wikilinks` say (frontmatter.render)."""
+        names = {}
+        for linked in {i for m in memories for i in m.links}:
+            path = staged.get(linked)
+            if path is None:
+                record = self.catalog.writer.record_by_id(linked)
+                path = record.path if record is not None else None
+            if path is not None:
+                names[linked] = PurePosixPath(path).stem
+        return names
+
     # -- applying ------------------------------------------------------------------
     def commit(self) -> None:
         """Apply what is staged: files, catalog, vectors, access counts; once. Files and
@@ -248,7 +262,9 @@ class UnitOfWork:
         try:
             # Shelved first: a kept version shares its memory's id, and the sha recorded
             # for that id must be the live file's.
-            shas = files.apply([*shelved, *writes], trashed)
+            names = self._link_names([w.memory for w in writes] + [t.memory for t in trashed],
+                                     {w.memory.id: w.path for w in writes})
+            shas = files.apply([*shelved, *writes], trashed, names)
             with catalog.transaction():
                 for t in trashed:
                     catalog.writer.delete(t.memory.id)
@@ -298,17 +314,20 @@ class _FileChanges:
         self._backups: list[str] = []
         self.touched: set[str] = set()
 
-    def apply(self, writes: list[_Write], trashed: list[_Trash]) -> dict[str, tuple[str, str]]:
-        """Returns each written memory's file sha256 and stamp."""
+    def apply(self, writes: list[_Write], trashed: list[_Trash], names: dict[str, str]
+              ) -> dict[str, tuple[str, str]]:
+        """Returns each written memory's file sha256 and stamp; `names`: the linked
+        memories' file names."""
         with self.files.holding_folders():
-            return self._apply(writes, trashed)
+            return self._apply(writes, trashed, names)
 
-    def _apply(self, writes: list[_Write], trashed: list[_Trash]
+    def _apply(self, writes: list[_Write], trashed: list[_Trash], names: dict[str, str]
                ) -> dict[str, tuple[str, str]]:
         files = self.files
         shas: dict[str, tuple[str, str]] = {}
-        rendered = [(w.origin, frontmatter.render(w.memory)) for w in writes]
-        rendered += [(t.path, frontmatter.render(t.memory)) for t in trashed if t.rewrite]
+        rendered = [(w.origin, frontmatter.render(w.memory, names)) for w in writes]
+        rendered += [(t.path, frontmatter.render(t.memory, names)) for t in trashed
+                     if t.rewrite]
         temps = self.files.write_temps(rendered)  # all durable, or none made
         self._temps.extend(temp for temp, _ in temps)
         for w, (_, data), (_, stamp) in zip(writes, rendered, temps, strict=False):

@@ -16,7 +16,7 @@ from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
-from memoryd.errors import Conflict, InvalidParams, NotFound, RpcError
+from memoryd.errors import Conflict, InvalidFile, InvalidParams, NotFound, RpcError
 from memoryd.schema import (
     MAX_TAGS,
     Memory,
@@ -266,6 +266,11 @@ class Writes:
                 memory.updated_at = utcnow()
                 uow.put(memory, to, origin=path)
                 uow.event("updated", memory.scope, id=memory_id, by="rename")
+            if to != path:  # the memories linked to it name its file in their wikilinks
+                for peer in memory.links:
+                    with contextlib.suppress(NotFound, InvalidFile):
+                        other, other_path = uow.load(peer)
+                        uow.put(other, other_path)
             return memory, path, to
 
         return await self.stores.change(run)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -29,6 +30,9 @@ _YAML_BREAKS = ("\x85", "\u2028", "\u2029")
 _ALWAYS_WRITTEN = {"expires_at", "tags", "links"}
 # Flags written only when set (most memories are not pending, compressed, ...).
 _OMITTED_WHEN_FALSE = {"pending", "compressed", "compression_source"}
+# The links again, as [[file name]] an editor (Obsidian) reads as links: written from
+# `links` (the ids, the truth) with each target's file name, never read back.
+WIKILINKS = "wikilinks"
 
 
 class FrontMatterError(ValueError):
@@ -128,7 +132,8 @@ def parse(text: str, default_id: str) -> Parsed:
     data, body = split(text)
     data = data or {}
     known = {k: _coerce(k, v) for k, v in data.items() if k in FRONT_MATTER_FIELDS}
-    extra = {k: v for k, v in data.items() if k not in FRONT_MATTER_FIELDS and k != "content"}
+    extra = {k: v for k, v in data.items()
+             if k not in FRONT_MATTER_FIELDS and k not in ("content", WIKILINKS)}
     if "content" in data:  # a `content` key in front matter would shadow the body
         extra["content"] = data["content"]
     known["content"] = body.strip()
@@ -227,7 +232,9 @@ def fast_head(fields: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
-def fields_of(memory: Memory) -> dict[str, Any]:
+def fields_of(memory: Memory, names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The front matter's keys; `names`: each linked memory's file name (its stem), for
+    the `wikilinks` written after `links`."""
     fields: dict[str, Any] = {}
     for key in FRONT_MATTER_FIELDS:
         value = getattr(memory, key)
@@ -235,6 +242,10 @@ def fields_of(memory: Memory) -> dict[str, Any]:
                 key in _OMITTED_WHEN_FALSE and value is False) or (key == "title" and not value)):
             continue
         fields[key] = _yaml_value(value)
+        if key == "links" and names:
+            linked = [f"[[{names[i]}]]" for i in memory.links if i in names]
+            if linked:
+                fields[WIKILINKS] = linked
     for key, value in memory.extra.items():
         if key not in fields and key not in FRONT_MATTER_FIELDS:  # never a field's stand-in
             fields[key] = value
@@ -256,9 +267,17 @@ def check_readable(memory: Memory) -> None:
                                "characters (its `extra` keys): the file could not be read")
 
 
-def render(memory: Memory) -> bytes:
-    fields = fields_of(memory)
-    head = fast_head(fields) if not memory.extra else None
-    if head is None:
-        head = yaml_head(fields)
+def render(memory: Memory, names: Mapping[str, str] | None = None) -> bytes:
+    """The file. `names` (each linked memory's file name) adds the `wikilinks`, unless
+    they would take the front matter past what `parse` reads (a memory of a thousand
+    links): the links themselves are never left out."""
+    fields = fields_of(memory, names)
+    head = _head(fields, memory)
+    if len(head) > MAX_FRONT_MATTER and fields.pop(WIKILINKS, None) is not None:
+        head = _head(fields, memory)
     return f"---\n{head}---\n{memory.content}\n".encode()
+
+
+def _head(fields: dict[str, Any], memory: Memory) -> str:
+    head = fast_head(fields) if not memory.extra else None
+    return yaml_head(fields) if head is None else head
