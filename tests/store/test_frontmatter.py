@@ -126,3 +126,15 @@ def test_a_written_memorys_front_matter_takes_the_fast_path():
     fields = frontmatter.fields_of(m)
     fast = frontmatter.fast_head(fields)
     assert fast is not None and fast == frontmatter.yaml_head(fields)
+
+
+def test_wikilinks_are_left_out_rather_than_make_a_file_unreadable():
+    ids = [f"{n:08d}-aaaa-4bbb-8ccc-dddddddddddd" for n in range(1000)]
+    names = {i: f"{'a-long-title-of-a-linked-note-' * 2}{i[:8]}" for i in ids}
+    many = memory(content="hub", links=ids)
+    text = frontmatter.render(many, names).decode()
+    assert "wikilinks" not in text and frontmatter.parse(text, "x").memory.links == ids
+    few = memory(content="one", links=ids[:2])
+    text = frontmatter.render(few, names).decode()
+    assert f"- '[[{names[ids[0]]}]]'" in text
+    assert frontmatter.parse(text, "x").memory.extra == {}
