@@ -3,7 +3,7 @@
 It binds 127.0.0.1 and answers only for a Host header naming this machine (no DNS
 rebinding). The page itself (index.html, app.js, app.css) is public code and holds no
 memory. Memories come only from `/api/<method>`, which forwards to the daemon's
-read-only tools (`--allow-edit` adds memory_update and memory_delete) and asks for:
+read-only tools (`--allow-edit` adds memory_write, memory_update and memory_delete) and asks for:
 - the random token printed in the URL, in the `X-Memoryd-Token` header. The page keeps
   it in its own memory, never in a cookie: a browser sends a cookie of 127.0.0.1 to
   every port of 127.0.0.1, so any local server the browser visits would get it;
@@ -34,12 +34,13 @@ from memoryctl.serving import (
     parse_listen,
     serve_until_interrupted,
 )
+from memoryd.schema import CATEGORIES
 from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
 READ = ("stats", "jobs/list", "graph/topics", "memory_list", "memory_search",
         "memory_smart_search", "memory_explain", "memory_read", "memory_history",
         "memory_backlinks", "memory_trash", "memory_entities")
-EDIT = ("memory_update", "memory_delete")
+EDIT = ("memory_write", "memory_update", "memory_delete")
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/app.css": ("app.css", "text/css; charset=utf-8")}
@@ -141,7 +142,8 @@ def make_handler(web: Web) -> type[BaseHTTPRequestHandler]:
                                                       f"not 0 to {MAX_BODY} bytes"}})
                 return
             if path == "/api/config":
-                self._json(200, {"result": {"allow_edit": web.allow_edit}})
+                self._json(200, {"result": {"allow_edit": web.allow_edit,
+                                            "categories": list(CATEGORIES)}})
                 return
             if not path.startswith("/api/") or method not in web.allowed:
                 self._json(403, {"error": {"message": f"{method} is not allowed here" + (

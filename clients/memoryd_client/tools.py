@@ -21,9 +21,9 @@ class ToolMethods:
         """Remember a note. See `tools/list` for the whole description."""
         return self.call("memory_write", _given({"content": content, "title": title, "category": category, "tags": tags, "scope": scope, "source": source, "type": type, "importance": importance, "session": session, "role": role, "created_at": created_at}))
 
-    def memory_read(self, id: str) -> Any:
+    def memory_read(self, id: str, *, count_access: bool | None = None) -> Any:
         """Read a memory. See `tools/list` for the whole description."""
-        return self.call("memory_read", _given({"id": id}))
+        return self.call("memory_read", _given({"id": id, "count_access": count_access}))
 
     def memory_update(self, id: str, *, content: str | None = None, title: str | None = None, category: str | None = None, tags: list[str] | None = None, type: str | None = None, importance: float | None = None, version: int | None = None) -> Any:
         """Update a memory. See `tools/list` for the whole description."""
@@ -131,9 +131,9 @@ class AsyncToolMethods:
         """Remember a note. See `tools/list` for the whole description."""
         return await self.call("memory_write", _given({"content": content, "title": title, "category": category, "tags": tags, "scope": scope, "source": source, "type": type, "importance": importance, "session": session, "role": role, "created_at": created_at}))
 
-    async def memory_read(self, id: str) -> Any:
+    async def memory_read(self, id: str, *, count_access: bool | None = None) -> Any:
         """Read a memory. See `tools/list` for the whole description."""
-        return await self.call("memory_read", _given({"id": id}))
+        return await self.call("memory_read", _given({"id": id, "count_access": count_access}))
 
     async def memory_update(self, id: str, *, content: str | None = None, title: str | None = None, category: str | None = None, tags: list[str] | None = None, type: str | None = None, importance: float | None = None, version: int | None = None) -> Any:
         """Update a memory. See `tools/list` for the whole description."""

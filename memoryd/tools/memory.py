@@ -18,6 +18,7 @@ from memoryd.tools.params import (
     IdParams,
     LinkParams,
     ListParams,
+    ReadParams,
     RenameParams,
     SearchParams,
     TagParams,
@@ -68,8 +69,8 @@ async def memory_write(app: App, caller: Caller, p: WriteParams) -> Result:
 
 
 @handler("memory_read")
-async def memory_read(app: App, caller: Caller, p: IdParams) -> Result:
-    memory = await app.engine.reads.read(p.id, caller)
+async def memory_read(app: App, caller: Caller, p: ReadParams) -> Result:
+    memory = await app.engine.reads.read(p.id, caller, count_access=p.count_access)
     return {**to_wire(memory), "entities": [e.name for e in names(memory.content)]}
 
 

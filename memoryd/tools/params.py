@@ -70,6 +70,12 @@ class IdParams(Params):
     id: Id
 
 
+class ReadParams(IdParams):
+    count_access: Annotated[bool, Meta(description="Count this read as an access (decay "
+                                       "and upgrade weigh them); false: a person browsing "
+                                       "(the web view).")] = True
+
+
 class UpdateParams(Params):
     id_fields = ("id",)
     id: Id

@@ -86,8 +86,8 @@ TOOLS: tuple[ToolSpec, ...] = (
           Cli("write", "remember a note (TEXT, or - to read it from stdin)",
               positional=("content",), stdin="content", defaults={"source": "memoryctl"}),
           batchable=True),
-    _spec("memory_read", "Read a memory", p.IdParams,
-          "Read one memory by id (counts as an access).",
+    _spec("memory_read", "Read a memory", p.ReadParams,
+          "Read one memory by id (counts as an access unless `count_access` is false).",
           Cli("read", "show one memory", positional=("id",)), read_only=True, idempotent=True),
     _spec("memory_update", "Update a memory", p.UpdateParams, """
         Change a memory's content, category, tags, type or importance; `version` + 1. Pass

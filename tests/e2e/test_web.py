@@ -101,10 +101,24 @@ def test_the_api_wants_the_token_header_json_and_for_edits_our_origin(web):
     connection.close()
 
 
-def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
+def _chromium():
+    """A headless Chromium driven by selenium."""
     chromium, chromedriver = require("chromium"), require("chromedriver")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                 "--window-size=1400,1800"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(chromedriver), options=options)
+
+
+def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
+    driver = _chromium()
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as ready
@@ -117,14 +131,6 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
     daemon.call("memory_link", {"source": a["id"], "target": b["id"]})
     daemon.call("memory_update", {"id": a["id"], "content": "Ann drinks green tea daily"})
     base, token = web
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                 "--window-size=1400,1800"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
     try:
         wait = WebDriverWait(driver, 60)
         driver.get(f"{base}/?token={token}")
@@ -169,6 +175,49 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
             ".then(r => r.status)") == 403
     finally:
         driver.quit()
+
+
+def test_paging_creating_a_note_and_looking_without_counting_in_chromium(daemon):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    for n in range(55):
+        daemon.call("memory_write", {"content": f"# Note {n}\n\nbody {n}",
+                                     "category": "knowledge"})
+    with running_web(daemon, "--allow-edit") as (base, token):
+        driver = _chromium()
+        try:
+            wait = WebDriverWait(driver, 60)
+            driver.get(f"{base}/?token={token}")
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute(
+                "data-loaded") == "yes")
+            rows = "#memories tr.memory-row"
+            assert len(driver.find_elements(By.CSS_SELECTOR, rows)) == 50
+            assert driver.find_element(By.ID, "page-info").text == "1–50 of 55"
+            driver.find_element(By.ID, "page-next").click()
+            wait.until(ready.text_to_be_present_in_element((By.ID, "page-info"), "51–55"))
+            assert len(driver.find_elements(By.CSS_SELECTOR, rows)) == 5
+            assert driver.find_elements(By.CSS_SELECTOR, rows)[-1].text.endswith("Note 0")
+            driver.find_element(By.ID, "new-content").send_keys(
+                "# Seed order\n\nTomatoes from the co-op.")
+            driver.find_element(By.CSS_SELECTOR, "#new-category option[value=''] ~ "
+                                "option:nth-of-type(6)").click()
+            driver.find_element(By.CSS_SELECTOR, "#create-form button").click()
+            wait.until(ready.text_to_be_present_in_element((By.ID, "memory-title"),
+                                                           "Seed order"))
+            assert driver.find_element(By.ID, "page-info").text == "1–50 of 56"
+            made = daemon.call("memory_list", {"limit": 1})["memories"][0]
+            assert made["title"] == "Seed order" and made["access_count"] == 0
+            driver.find_elements(By.CSS_SELECTOR, rows)[1].click()  # looked at, not used
+            wait.until(ready.text_to_be_present_in_element((By.ID, "memory-title"), "Note"))
+            looked = daemon.call("memory_list", {"limit": 2})["memories"][1]
+            assert looked["access_count"] == 0
+            shot = ARTIFACTS / "web-paging.png"
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+        finally:
+            driver.quit()
 
 
 HOSTILE = """<!doctype html><title>loading</title><script>

@@ -91,9 +91,13 @@ async function loadStats() {
 }
 
 // -- recent memories with filters ----------------------------------------------------
-async function loadMemories() {
+const PAGE = 50;
+let pageStart = 0;  // the offset of the page of memories shown
+
+async function loadMemories(offset = 0) {
   const target = document.getElementById("memories");
-  const params = {limit: 50};
+  pageStart = Math.max(0, offset);
+  const params = {limit: PAGE, offset: pageStart};
   const category = document.getElementById("f-category").value;
   const phase = document.getElementById("f-phase").value;
   const tags = document.getElementById("f-tags").value.split(",").map((t) => t.trim()).filter(Boolean);
@@ -108,6 +112,11 @@ async function loadMemories() {
       el("tr", {class: "clickable memory-row", onclick: () => showMemory(m.id)},
         el("td", {}, short(m.id)), el("td", {}, m.category), el("td", {}, when(m.created_at)),
         el("td", {}, (m.tags || []).join(", ")), el("td", {}, label(m)))));
+    const last = Math.min(pageStart + result.memories.length, result.total);
+    document.getElementById("page-info").textContent =
+      result.total ? `${pageStart + 1}–${last} of ${result.total}` : "none";
+    document.getElementById("page-prev").disabled = pageStart === 0;
+    document.getElementById("page-next").disabled = last >= result.total;
   } catch (error) { fail(target, error); }
 }
 
@@ -136,7 +145,9 @@ async function showMemory(id) {
   const target = document.getElementById("detail");
   try {
     const [m, back, history] = await Promise.all([
-      api("memory_read", {id}), api("memory_backlinks", {id}), api("memory_history", {id})]);
+      // Looking at a memory here is not using it: no access counted (decay, upgrade).
+      api("memory_read", {id, count_access: false}), api("memory_backlinks", {id}),
+      api("memory_history", {id})]);
     const fields = ["id", "kind", "phase", "category", "type", "scope", "session", "role",
       "tags", "source", "source_path", "importance", "created_at", "updated_at", "due_at",
       "expires_at", "access_count", "version"];
@@ -286,13 +297,32 @@ async function loadJobs() {
 
 document.addEventListener("DOMContentLoaded", async () => {
   if (TOKEN) history.replaceState(null, "", "/");  // out of the address bar and history
-  try { ALLOW_EDIT = (await api("config")).allow_edit; }
+  let categories = [];
+  try { ({allow_edit: ALLOW_EDIT, categories} = await api("config")); }
   catch (error) { ALLOW_EDIT = false; }
+  const choices = document.getElementById("new-category");
+  for (const name of categories.filter((c) => c !== "inbox")) choices.append(el("option", {}, name));
   document.getElementById("mode").textContent = ALLOW_EDIT ? "editing allowed" : "read-only";
   document.getElementById("search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const query = document.getElementById("search").value.trim();
     if (query) search(query);
+  });
+  document.getElementById("page-prev").addEventListener("click", () => loadMemories(pageStart - PAGE));
+  document.getElementById("page-next").addEventListener("click", () => loadMemories(pageStart + PAGE));
+  const create = document.getElementById("create-form");
+  create.hidden = !ALLOW_EDIT;
+  create.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const content = document.getElementById("new-content").value.trim();
+    const category = document.getElementById("new-category").value;
+    if (!content) return;
+    try {
+      const made = await api("memory_write", category ? {content, category} : {content});
+      document.getElementById("new-content").value = "";
+      await loadMemories(0);
+      showMemory(made.id);
+    } catch (error) { fail(document.getElementById("detail"), error); }
   });
   document.getElementById("filters").addEventListener("submit", (event) => {
     event.preventDefault();
