@@ -10,6 +10,7 @@ are refused before anything is built.
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from typing import Any
 
 import msgspec
 import yaml
+from yaml.emitter import Emitter
 
 from memoryd.schema import FRONT_MATTER_FIELDS, Memory, field_of, is_valid_id, new_id
 from memoryd.titles import titled
@@ -198,11 +200,26 @@ def _fast_scalar(value: Any) -> str | None:
     if type(value) is str:
         if not value:
             return "''"
-        if _SIMPLE.fullmatch(value) is None:
-            return None
         plain = _Dumper.resolve(_Dumper, yaml.ScalarNode, value, (True, False)) == _STR
+        if _SIMPLE.fullmatch(value) is None:
+            return _analysed(value, plain)
         return value if plain else f"'{value}'"
     return None
+
+
+# PyYAML's own look at a string (a title with punctuation: "Ann, Bea: notes"), to write
+# it as its emitter would without building the document; a string its emitter would put
+# in double quotes (control characters, line breaks) is left to it.
+_ANALYSER = Emitter(io.StringIO(), allow_unicode=True)
+
+
+def _analysed(value: str, resolves_to_str: bool) -> str | None:
+    analysis = _ANALYSER.analyze_scalar(value)
+    if analysis.multiline or not analysis.allow_single_quoted:
+        return None
+    if resolves_to_str and analysis.allow_block_plain:
+        return value
+    return "'" + value.replace("'", "''") + "'"
 
 
 def fast_head(fields: dict[str, Any]) -> str | None:
