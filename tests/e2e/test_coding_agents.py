@@ -165,8 +165,8 @@ def test_context_file_projects_and_listing_a_project(daemon, tmp_path):
     assert scope.startswith("project:shop-")
     daemon.call("memory_write", {"content": "Releases are cut from the main branch only.",
                                  "category": "decisions", "scope": scope})
-    daemon.call("memory_write", {"content": "The user's cat is called Miso.",
-                                 "category": "people"})
+    daemon.call("memory_write", {"content": "Commit messages are written in English.",
+                                 "category": "decisions"})
     agents_md = other / "AGENTS.md"
     agents_md.write_text("# Shop\n\nOur own notes stay.\n")
     assert "updated" in ctl("context", "--write", cwd=other).stdout
@@ -174,6 +174,8 @@ def test_context_file_projects_and_listing_a_project(daemon, tmp_path):
     assert text.startswith("# Shop\n\nOur own notes stay.\n\n<!-- memoryd:begin")
     assert "cut from the main branch" in text and text.rstrip().endswith("<!-- memoryd:end -->")
     assert "already up to date" in ctl("context", "--write", cwd=other).stdout
+    assert "updated" in ctl("context", "--write", "--scope", "global", cwd=other).stdout
+    assert "English" in agents_md.read_text() and "main branch" not in agents_md.read_text()
     listed = json.loads(ctl("--json", "list", "--project", str(other)).stdout)
     assert [m["content"][:8] for m in listed["memories"]] == ["Releases"]
     shown = ctl("projects", cwd=other).stdout
