@@ -153,12 +153,22 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
         wait.until(ready.text_to_be_present_in_element((By.ID, "memory-content"),
                                                        "green tea daily"))
         detail = driver.find_element(By.ID, "detail").text
-        assert b["id"][:8] in detail  # its link
+        assert "Ann's sister Bea lives in Porto" in detail  # its link, by title
         assert "version" in detail and "History" in detail
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#link-graph circle")) == 2
+        side = driver.find_elements(By.CSS_SELECTOR, "#versions-side td")
+        assert [c.text for c in side] == ["Ann drinks green tea every morning",
+                                          "Ann drinks green tea daily"]
 
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / "web-view.png"
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+        graph = driver.find_element(By.ID, "link-graph")
+        shot = ARTIFACTS / "web-links.png"
+        assert graph.screenshot(str(shot)) and shot.stat().st_size > 2_000
+        driver.find_elements(By.CSS_SELECTOR, "#link-graph circle")[1].click()  # Bea
+        wait.until(ready.text_to_be_present_in_element((By.ID, "memory-title"), "Bea"))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#trace tr.candidate")
 
         entities = driver.find_elements(By.CSS_SELECTOR, "#entities tr.entity-row")
         assert [row.text.split("\n")[0].split(" ")[0] for row in entities] == [

@@ -157,8 +157,10 @@ async function showMemory(id) {
       if (value === null || value === undefined || (Array.isArray(value) && !value.length)) continue;
       kv.append(el("b", {}, key), el("span", {}, Array.isArray(value) ? value.join(", ") : value));
     }
+    const graph = await linkGraph(m);
     const links = (ids) => ids.length ? el("ul", {}, ...ids.map((other) =>
-      el("li", {}, el("a", {class: "link", onclick: () => showMemory(other)}, short(other))))) :
+      el("li", {}, el("a", {class: "link", onclick: () => showMemory(other)},
+        graph.titles[other] || short(other))))) :
       el("p", {class: "muted"}, "none");
     const versions = el("ol", {});
     for (const v of history.versions) {
@@ -182,8 +184,10 @@ async function showMemory(id) {
       el("h3", {}, "Content"), el("pre", {id: "memory-content"}, m.content),
       el("h3", {}, "Entities"), named,
       el("h3", {}, "Links"), links(m.links || []),
+      ...(m.links && m.links.length ? [graph.svg] : []),
       el("h3", {}, "Linked from"), links(back.memories.map((b) => b.id)),
-      el("h3", {}, history.git ? "History (git)" : "History"), versions];
+      el("h3", {}, history.git ? "History (git)" : "History"), versions,
+      el("h3", {}, "Versions side by side"), sideBySide(history.versions)];
     if (ALLOW_EDIT) parts.push(editor(m));
     target.replaceChildren(...parts);
   } catch (error) { fail(target, error); }
@@ -247,20 +251,8 @@ async function loadTopics() {
     const g = await api("graph/topics");
     summary.textContent = `${g.nodes.length} topics, ${g.edges.length} co_occurs edges` +
       (g.truncated ? " (the largest shown)" : "");
-    const ns = "http://www.w3.org/2000/svg";
-    const make = (tag, attrs) => {
-      const node = document.createElementNS(ns, tag);
-      for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-      return node;
-    };
     svg.replaceChildren();
-    const n = g.nodes.length;
-    const place = {};
-    g.nodes.forEach((node, i) => {  // a circle, largest first: readable without physics
-      const angle = (2 * Math.PI * i) / Math.max(n, 1);
-      const radius = n > 1 ? 170 : 0;
-      place[node.id] = [300 + radius * Math.cos(angle), 210 + radius * Math.sin(angle)];
-    });
+    const place = onCircle(g.nodes.map((node) => node.id), 300, 210, 170);
     const heaviest = Math.max(1, ...g.edges.map((e) => e.weight));
     for (const e of g.edges) {
       const [x1, y1] = place[e.source], [x2, y2] = place[e.target];
@@ -280,6 +272,77 @@ async function loadTopics() {
       svg.append(circle, label);
     }
   } catch (error) { fail(summary, error); }
+}
+
+// -- drawing ----------------------------------------------------------------------------
+function make(tag, attrs) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+// Nodes on a circle, in the order given (the first on the right): readable without
+// physics. A lone node goes in the middle unless something else is there (`centred`).
+function onCircle(ids, cx, cy, radius, centred = false) {
+  const place = {};
+  ids.forEach((id, i) => {
+    const angle = (2 * Math.PI * i) / Math.max(ids.length, 1);
+    const r = ids.length > 1 || centred ? radius : 0;
+    place[id] = [cx + r * Math.cos(angle), cy + r * Math.sin(angle)];
+  });
+  return place;
+}
+
+// A memory's links two steps out (at most LINKED memories), drawn around it.
+const LINKED = 30;
+async function linkGraph(m) {
+  const nodes = new Map([[m.id, m]]);
+  const edges = [];
+  let frontier = [m];
+  for (let step = 0; step < 2 && nodes.size < LINKED; step++) {
+    const next = [];
+    for (const from of frontier) {
+      for (const to of from.links || []) {
+        if (!nodes.has(to) && nodes.size < LINKED) {
+          try { nodes.set(to, await api("memory_read", {id: to, count_access: false})); }
+          catch (error) { continue; }  // deleted meanwhile
+          next.push(nodes.get(to));
+        }
+        if (nodes.has(to)) edges.push([from.id, to]);  // both ends list it: drawn once
+      }
+    }
+    frontier = next;
+  }
+  const svg = make("svg", {id: "link-graph", viewBox: "0 0 600 360", role: "img",
+    "aria-label": "link graph"});
+  const others = [...nodes.keys()].filter((id) => id !== m.id);
+  const place = {...onCircle(others, 300, 180, 140, true), [m.id]: [300, 180]};
+  const drawn = new Set();
+  for (const [a, b] of edges) {
+    const key = a < b ? `${a} ${b}` : `${b} ${a}`;
+    if (drawn.has(key)) continue;
+    drawn.add(key);
+    const [x1, y1] = place[a], [x2, y2] = place[b];
+    svg.append(make("line", {x1, y1, x2, y2, stroke: "#9aa7c2", class: "edge"}));
+  }
+  for (const [id, node] of nodes) {
+    const [x, y] = place[id];
+    const circle = make("circle", {cx: x, cy: y, r: id === m.id ? 9 : 6,
+      fill: id === m.id ? "#de6f2f" : "#2f6fde", "fill-opacity": 0.8, class: "node link-node"});
+    circle.addEventListener("click", () => showMemory(id));
+    const text = make("text", {x: x + 9, y: y - 9});
+    text.textContent = oneLine(node.title || short(id), 28);
+    svg.append(circle, text);
+  }
+  return {svg, titles: Object.fromEntries([...nodes].map(([id, n]) => [id, n.title]))};
+}
+
+// The versions of a memory next to each other, oldest on the left.
+function sideBySide(versions) {
+  if (versions.length < 2) return el("p", {class: "muted"}, "one version");
+  return el("div", {class: "side-by-side"}, el("table", {id: "versions-side", class: "data"},
+    el("tr", {}, ...versions.map((v) => el("th", {},
+      `${when(v.created_at)} ${v.event}${v.current ? " (current)" : ""}`))),
+    el("tr", {}, ...versions.map((v) => el("td", {}, el("pre", {}, v.content))))));
 }
 
 // -- jobs -----------------------------------------------------------------------------
