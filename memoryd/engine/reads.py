@@ -110,10 +110,10 @@ class Reads:
             self.access_counts.hit(memory_id)
         return self.access_counts.overlay(memory)
 
-    async def list_memories(self, filters: Filters, limit: int, offset: int
-                            ) -> tuple[list[Memory], int]:
+    async def list_memories(self, filters: Filters, limit: int, offset: int,
+                            order: str = "newest") -> tuple[list[Memory], int]:
         memories, total = await self.workers.read(self.catalog.reader.list_memories, filters,
-                                                  limit, offset)
+                                                  limit, offset, order)
         return self._overlaid(memories), total
 
     async def search(self, query: str, filters: Filters, limit: int,

@@ -28,6 +28,11 @@ from memoryd.store.catalog_sql import (
     where,
 )
 
+# memory_list's orders, by the catalog's columns (the newest first walks an index; the
+# others sort what the filter admits).
+ORDERS = {"newest": "m.created_at DESC", "oldest": "m.created_at ASC",
+          "updated": "m.updated_at DESC", "accessed": "m.access_count DESC"}
+
 
 class Reader:
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -56,15 +61,18 @@ class Reader:
                                   (memory_id,)).fetchone()
         return (decode(row[0]), row[1]) if row else None
 
-    def list_memories(self, filters: Filters, limit: int, offset: int) -> tuple[list[Memory], int]:
-        if keys_only(filters):
+    def list_memories(self, filters: Filters, limit: int, offset: int,
+                      order: str = "newest") -> tuple[list[Memory], int]:
+        """One page of the memories `filters` admit, in `order` (ORDERS), and how many
+        there are."""
+        if order == "newest" and keys_only(filters):
             return self._list_keys(filters, limit, offset)
         clauses, args = where(filters)
         condition = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         total = self.conn.execute(f"SELECT count(*) FROM memories m {condition}",
                                     args).fetchone()
         rows = self.conn.execute(
-            f"SELECT m.doc FROM memories m {condition} ORDER BY m.created_at DESC, m.id"
+            f"SELECT m.doc FROM memories m {condition} ORDER BY {ORDERS[order]}, m.id"
             " LIMIT ? OFFSET ?", [*args, limit, offset])
         return [decode(r[0]) for r in rows], total[0]
 

@@ -100,6 +100,9 @@ class ListParams(Params):
     source: Source | None = None
     tags: Tags = []
     include_compressed: IncludeCompressed = False
+    order: Annotated[Literal["newest", "oldest", "updated", "accessed"], Meta(
+        description="newest (created) first, oldest first, last updated first, or most "
+                    "accessed first.")] = "newest"
     limit: Limit = 50
     offset: Offset = 0
 

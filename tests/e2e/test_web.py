@@ -188,6 +188,7 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
 
 
 def test_paging_creating_a_note_and_looking_without_counting_in_chromium(daemon):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
     from selenium.webdriver.support.ui import WebDriverWait
@@ -197,8 +198,8 @@ def test_paging_creating_a_note_and_looking_without_counting_in_chromium(daemon)
                                      "category": "knowledge"})
     with running_web(daemon, "--allow-edit") as (base, token):
         driver = _chromium()
-        try:
-            wait = WebDriverWait(driver, 60)
+        try:  # a list re-drawn under a look is looked at again
+            wait = WebDriverWait(driver, 60, ignored_exceptions=[StaleElementReferenceException])
             driver.get(f"{base}/?token={token}")
             wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute(
                 "data-loaded") == "yes")
@@ -209,6 +210,15 @@ def test_paging_creating_a_note_and_looking_without_counting_in_chromium(daemon)
             wait.until(ready.text_to_be_present_in_element((By.ID, "page-info"), "51–55"))
             assert len(driver.find_elements(By.CSS_SELECTOR, rows)) == 5
             assert driver.find_elements(By.CSS_SELECTOR, rows)[-1].text.endswith("Note 0")
+            driver.find_element(By.CSS_SELECTOR, "#f-order option[value=oldest]").click()
+            driver.find_element(By.CSS_SELECTOR, "#filters button").click()  # page 1 again
+            wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, rows)[0].text.endswith(
+                "Note 0"))
+            assert driver.find_element(By.ID, "page-info").text == "1–50 of 55"
+            driver.find_element(By.CSS_SELECTOR, "#f-order option[value=newest]").click()
+            driver.find_element(By.CSS_SELECTOR, "#filters button").click()
+            wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, rows)[0].text.endswith(
+                "Note 54"))
             driver.find_element(By.ID, "new-content").send_keys(
                 "# Seed order\n\nTomatoes from the co-op.")
             driver.find_element(By.CSS_SELECTOR, "#new-category option[value=''] ~ "

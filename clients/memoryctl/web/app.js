@@ -97,7 +97,8 @@ let pageStart = 0;  // the offset of the page of memories shown
 async function loadMemories(offset = 0) {
   const target = document.getElementById("memories");
   pageStart = Math.max(0, offset);
-  const params = {limit: PAGE, offset: pageStart};
+  const params = {limit: PAGE, offset: pageStart,
+    order: document.getElementById("f-order").value};
   const category = document.getElementById("f-category").value;
   const phase = document.getElementById("f-phase").value;
   const tags = document.getElementById("f-tags").value.split(",").map((t) => t.trim()).filter(Boolean);
