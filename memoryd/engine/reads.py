@@ -130,10 +130,28 @@ class Reads:
     async def entity(self, filters: Filters, name: str, limit: int
                      ) -> tuple[Named | None, list[Memory], list[Named]]:
         """One entity (by any spelling of its name), its newest `limit` memories oldest
-        first, and the entities most often named beside it."""
+        first with the facts they replaced (superseded, `superseded_at` set: what was
+        true of it before), and the entities most often named beside it."""
         found, memories, beside = await self.workers.read(
             self.catalog.reader.entity, filters, key(name), limit)
-        return found, self._overlaid(memories), beside
+        older = await self.workers.read(self._replaced, memories, limit)
+        timeline = sorted([*memories, *older], key=lambda m: m.created_at)
+        return found, self._overlaid(timeline), beside
+
+    def _replaced(self, memories: list[Memory], limit: int) -> list[Memory]:
+        """The versions these facts replaced, back along `replaces` (at most `limit`)."""
+        seen = {m.id for m in memories}
+        wanted = [r for m in memories for r in m.replaces if r not in seen]
+        found: list[Memory] = []
+        while wanted and len(found) < limit:
+            batch = self.catalog.reader.get_many(list(dict.fromkeys(wanted)))
+            wanted = []
+            for old in batch:
+                if old.id not in seen and len(found) < limit:
+                    seen.add(old.id)
+                    found.append(old)
+                    wanted += [r for r in old.replaces if r not in seen]
+        return found
 
     async def backlinks(self, memory_id: str, caller: Caller) -> list[Memory]:
         await self.read(memory_id, caller, count_access=False)

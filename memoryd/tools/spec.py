@@ -126,8 +126,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         The people, places, organisations and things the memories name (read from the
         text: capitalised names, speakers, [[links]], Chinese names and titles), with how
         many memories name each and when first and last; with `name`, that entity's
-        memories over time and the entities named beside it. Without `scope`: global
-        plus the caller's own scope.""",
+        memories over time (with the facts they replaced, superseded_at set) and the
+        entities named beside it. Without `scope`: global plus the caller's own scope.""",
           Cli("entities", "the entities memories name, or one entity's memories",
               positional=("name",)), read_only=True, idempotent=True),
     _spec("memory_rename", "Rename a memory's file", p.RenameParams, """

@@ -237,9 +237,11 @@ async function showEntity(name) {
       el("h3", {id: "entity-name"}, e.name),
       el("p", {}, `${e.memories} memor${e.memories === 1 ? "y" : "ies"}, ${when(e.first)} to ${when(e.last)}` +
         (e.aliases.length ? `; may be short for ${e.aliases.join(", ")}` : "")),
-      el("ol", {id: "entity-memories"}, ...r.memories.map((m) => el("li", {},
+      el("ol", {id: "entity-memories"}, ...r.memories.map((m) => el("li",
+        {class: m.superseded_at ? "superseded" : ""},
         el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.created_at)), " ",
-        oneLine(m.content, 200)))),
+        oneLine(m.content, 200),
+        m.superseded_at ? el("span", {class: "muted"}, ` (superseded ${when(m.superseded_at)})`) : ""))),
       el("h3", {}, "Named beside it"), beside);
   } catch (error) { fail(target, error); }
 }
