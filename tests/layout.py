@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.store.frontmatter import parse
+from memoryd.store.names import given_by_hand
 
 
 def file_of(root: Path, memory: dict[str, Any] | str, category: str | None = None
@@ -18,9 +19,8 @@ def file_of(root: Path, memory: dict[str, Any] | str, category: str | None = Non
         (root / "categories").iterdir())
     for folder in folders:
         for path in sorted(folder.glob("*.md")):
-            named = path.name == f"{memory_id}.md" or path.name.endswith(
-                (f"-{memory_id[:8]}.md", f"-{memory_id}.md"))
-            if named and parse(path.read_text(), path.stem).memory.id == memory_id:
+            if not given_by_hand(path.name, memory_id) and parse(
+                    path.read_text(), path.stem).memory.id == memory_id:
                 return path
     return None
 

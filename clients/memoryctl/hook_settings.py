@@ -22,10 +22,7 @@ from typing import Any
 
 from memoryctl import files
 from memoryctl.agents import TIMEOUTS, Agent
-
-
-class SettingsError(Exception):
-    """The settings file cannot be merged into (it is left alone)."""
+from memoryctl.files import SettingsError
 
 
 @dataclass
@@ -62,7 +59,7 @@ def settings_path(agent: Agent, project: Path | None, home: Path) -> Path:
 
 
 def install(agent: Agent, path: Path, cmd: str, *, dry_run: bool = False) -> Change:
-    data = _load(path)
+    data = files.json_object(path)
     change = Change(path)
     hooks = _hooks(data, path, create=True)
     change.removed = _strip(hooks, agent)
@@ -83,7 +80,7 @@ def uninstall(agent: Agent, path: Path, *, dry_run: bool = False) -> Change:
     change = Change(path)
     if not path.exists():
         return change
-    data = _load(path)
+    data = files.json_object(path)
     hooks = _hooks(data, path, create=False)
     if hooks is not None:
         change.removed = _strip(hooks, agent)
@@ -93,18 +90,6 @@ def uninstall(agent: Agent, path: Path, *, dry_run: bool = False) -> Change:
         change.text = path.read_text(encoding="utf-8")
         return change
     return _finish(change, data, dry_run)
-
-
-def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SettingsError(f"{path} is not readable JSON ({exc}); left alone") from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} does not hold a JSON object; left alone")
-    return data
 
 
 def _hooks(data: dict[str, Any], path: Path, *, create: bool) -> Any:

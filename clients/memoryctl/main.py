@@ -270,10 +270,10 @@ def run(args: argparse.Namespace, client: Client) -> Any:
 
 def _context_file(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     params = tool_params(args)
-    if "scope" not in params:  # the block of this folder's project, unless told
-        params.setdefault("project", coding.scope_of("."))
-    text = client.call("memory_context", params)["text"]
     found = project.of_folder(args.project or ".")
+    if "scope" not in params:  # the block of this folder's project, unless told
+        params.setdefault("project", found.scope)
+    text = client.call("memory_context", params)["text"]
     path = Path(args.write) if args.write else (found.root or Path.cwd()) / "AGENTS.md"
     return {"file": str(path), "written": context_file.write(path, text)}
 

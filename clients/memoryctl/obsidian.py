@@ -28,13 +28,9 @@ def configure(root: Path, show_sessions: bool = False, dry_run: bool = False
               ) -> dict[str, Any]:
     """Merge the filters into the vault's settings; what was (or would be) changed."""
     app = root / ".obsidian" / "app.json"
-    try:
-        settings = json.loads(app.read_text(encoding="utf-8")) if app.exists() else {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{app} is not readable JSON ({exc}); left alone") from None
-    if not isinstance(settings, dict) or not isinstance(
-            settings.get("userIgnoreFilters", []), list):
-        raise ValueError(f"{app}: not the settings Obsidian writes; left alone")
+    settings = files.json_object(app)
+    if not isinstance(settings.get("userIgnoreFilters", []), list):
+        raise files.SettingsError(f"{app}: not the settings Obsidian writes; left alone")
     filters = list(settings.get("userIgnoreFilters", []))
     wanted = HIDDEN + ([] if show_sessions else [SESSIONS])
     added = [f for f in wanted if f not in filters]

@@ -39,7 +39,7 @@ import structlog
 import trio
 
 from memoryd.store import frontmatter
-from memoryd.store.names import SHORT_ID
+from memoryd.store.names import SHORT_ID, id_in_name
 from memoryd.store.walk import TMP_PREFIX
 
 log = structlog.get_logger("memoryd.git")
@@ -368,9 +368,8 @@ def _id_of(text: str) -> str | None:
 
 def _named_by(path: str, memory_id: str) -> bool:
     """A path whose name is the id's own (not a readable name that may be another's)."""
-    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-    head, _, tail = stem.rpartition(".")
-    return memory_id in (stem, stem.rpartition("__")[2], head if tail.isdigit() else "")
+    name = path.rsplit("/", 1)[-1]
+    return memory_id in (name.removesuffix(".md"), id_in_name(name))
 
 
 def _kept_copy(text: str | None, memory_id: str) -> bool:

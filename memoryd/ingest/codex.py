@@ -31,10 +31,7 @@ def holds(rel: str) -> bool:
 
 
 def read(root: Path, only: str | None = None) -> Scan:
-    scan = Scan()
-    for rel, text in walk.transcripts(root, scan, holds, only):
-        _session(scan, rel, text)
-    return scan
+    return walk.transcripts(root, holds, only, _session)
 
 
 def _session(scan: Scan, rel: str, text: str) -> None:

@@ -40,20 +40,21 @@ def holds(rel: str) -> bool:
 
 
 def read(root: Path, only: str | None = None) -> Scan:
-    scan = Scan()
-    for rel, text in walk.transcripts(root, scan, holds, only):
-        if rel.endswith(".jsonl"):
-            session, messages = _log(scan, rel, text)
-        else:
-            session, messages = _whole(scan, rel, text)
-        if messages is None:
-            continue
-        if session is None or not _SESSION.match(session):
-            scan.fail(rel, f"session id {str(session)[:80]!r} is not a valid session name")
-            continue
-        for message in messages.values():
-            _turn(scan, rel, session, message)
-    return scan
+    return walk.transcripts(root, holds, only, _chat)
+
+
+def _chat(scan: Scan, rel: str, text: str) -> None:
+    if rel.endswith(".jsonl"):
+        session, messages = _log(scan, rel, text)
+    else:
+        session, messages = _whole(scan, rel, text)
+    if messages is None:
+        return
+    if session is None or not _SESSION.match(session):
+        scan.fail(rel, f"session id {str(session)[:80]!r} is not a valid session name")
+        return
+    for message in messages.values():
+        _turn(scan, rel, session, message)
 
 
 def _log(scan: Scan, rel: str, text: str) -> tuple[str | None, dict[str, Any] | None]:

@@ -71,15 +71,18 @@ def texts(root: Path, scan: Scan, keep: Callable[[str], bool], under: str = "",
             yield rel, decoded
 
 
-def transcripts(root: Path, scan: Scan, holds: Callable[[str], bool],
-                only: str | None) -> Iterator[tuple[str, str]]:
-    """`texts` of the transcripts under `root` (`holds` says which files are), or of
-    the one at `only` (relative to `root`; a hook hands its session's)."""
-    if only is None:
-        yield from texts(root, scan, holds, limit=MAX_TRANSCRIPT)
-    else:
-        yield from texts(root, scan, lambda rel: rel == only, only.rpartition("/")[0],
-                         MAX_TRANSCRIPT)
+def transcripts(root: Path, holds: Callable[[str], bool], only: str | None,
+                each: Callable[[Scan, str, str], None]) -> Scan:
+    """`each` (scan, path, text) of the transcripts under `root` (`holds` says which
+    files are), or of the one at `only` (relative to `root`; a hook hands its
+    session's)."""
+    scan = Scan()
+    found = (texts(root, scan, holds, limit=MAX_TRANSCRIPT) if only is None else
+             texts(root, scan, lambda rel: rel == only, only.rpartition("/")[0],
+                   MAX_TRANSCRIPT))
+    for rel, text in found:
+        each(scan, rel, text)
+    return scan
 
 
 def read(root: Path, rel: str, scan: Scan, limit: int = MAX_FILE) -> bytes | None:

@@ -117,11 +117,8 @@ class MarkdownStore(RootedFiles):
         `trash_path`) or `<timestamp>__<id>.md`."""
         for rel in self.iter_files([TRASH]):
             name = rel.rsplit("/", 1)[-1]
-            if not name.endswith(".md"):
-                continue
-            stem = name[:-3].rsplit("__", 1)[-1]
-            head, _, tail = stem.rpartition(".")
-            yield (head if head and tail.isdigit() else stem), rel
+            if name.endswith(".md"):
+                yield names.id_in_name(name), rel
 
     def trashed_copies(self, memory_id: str) -> list[tuple[Memory, str]]:
         """The readable files under trash/ that hold `memory_id` (its soft delete, or

@@ -44,6 +44,14 @@ def candidates(title: str, memory_id: str) -> list[str]:
     return [*dict.fromkeys([*names, f"{memory_id}.md"])]
 
 
+def id_in_name(name: str) -> str:
+    """The id a file named by its id carries: `<id>.md`, `<stamp>__<id>.md` (a turn),
+    `<id>.<n>.md` (an earlier version kept beside another in the trash)."""
+    stem = name.removesuffix(".md").rsplit("__", 1)[-1]
+    head, _, tail = stem.rpartition(".")
+    return head if head and tail.isdigit() else stem
+
+
 def given_by_hand(name: str, memory_id: str) -> bool:
     """Whether a file name is a person's (a note made in an editor: its name is its
     title), not one memoryd gave (`<id>.md`, `<stamp>__<id>.md`, a readable name)."""
