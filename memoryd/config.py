@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 import yaml
+from msgspec import Meta
 
 from memoryd.durations import Duration
 from memoryd.schedule.table import SCHEDULED
@@ -157,9 +158,19 @@ class IngestConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     paths: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+# A remote is never read as an option (a leading `-`); a branch is a plain ref name.
+_REMOTE = r"^[^-\s]\S*$"
+_BRANCH = r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$"
+
+
 class GitConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     enabled: bool | None = None  # None: on when a `git` binary is found
     commit_interval: Duration = Duration(10)  # at most one commit per this long
+    # Sync (docs/sync.md): a remote git takes (SSH, HTTPS, a path), the branch there,
+    # and how long a fetch or push may take. No remote: no sync.
+    remote: Annotated[str, Meta(pattern=_REMOTE, max_length=2048)] | None = None
+    branch: Annotated[str, Meta(pattern=_BRANCH)] = "main"
+    sync_timeout: Duration = Duration(120)
 
 
 class RedactionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

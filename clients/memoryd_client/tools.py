@@ -117,6 +117,10 @@ class ToolMethods:
         """Import memories (JSONL). See `tools/list` for the whole description."""
         return self.call("memory_import", _given({"lines": lines, "first_line": first_line, "on_conflict": on_conflict}))
 
+    def memory_sync(self, *, dry_run: bool | None = None) -> Any:
+        """Sync with the git remote. See `tools/list` for the whole description."""
+        return self.call("memory_sync", _given({"dry_run": dry_run}))
+
     def memory_remind(self, content: str, *, due_at: str | None = None, when: str | None = None, scope: str | None = None, tags: list[str] | None = None) -> Any:
         """Set a reminder. See `tools/list` for the whole description."""
         return self.call("memory_remind", _given({"content": content, "due_at": due_at, "when": when, "scope": scope, "tags": tags}))
@@ -226,6 +230,10 @@ class AsyncToolMethods:
     async def memory_import(self, lines: list[str | dict[str, Any]], *, first_line: int | None = None, on_conflict: str | None = None) -> Any:
         """Import memories (JSONL). See `tools/list` for the whole description."""
         return await self.call("memory_import", _given({"lines": lines, "first_line": first_line, "on_conflict": on_conflict}))
+
+    async def memory_sync(self, *, dry_run: bool | None = None) -> Any:
+        """Sync with the git remote. See `tools/list` for the whole description."""
+        return await self.call("memory_sync", _given({"dry_run": dry_run}))
 
     async def memory_remind(self, content: str, *, due_at: str | None = None, when: str | None = None, scope: str | None = None, tags: list[str] | None = None) -> Any:
         """Set a reminder. See `tools/list` for the whole description."""

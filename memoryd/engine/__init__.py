@@ -43,11 +43,13 @@ from memoryd.engine.links import Links
 from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
+from memoryd.engine.remote import HISTORY_OFF
 from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
 from memoryd.engine.writes import Writes
+from memoryd.errors import InvalidParams
 from memoryd.events import EventBus, Subscription
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
@@ -58,6 +60,7 @@ from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
 
 if TYPE_CHECKING:
+    from memoryd.engine.remote import RemoteSync
     from memoryd.history.git import GitHistory
     from memoryd.ports import ChatModel, Embedder, Reranker
 
@@ -89,6 +92,7 @@ class Engine:
     reranker: Reranker | None = None
     llm: ChatModel | None = None
     git: GitHistory | None = None  # the root's git history (git.enabled)
+    remote: RemoteSync | None = None  # sync through git.remote (with the history)
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -180,6 +184,13 @@ class Engine:
         await trio.to_thread.run_sync(self.files.write_atomic, path, body)
         if self.git is not None:
             self.git.changed([path])
+
+    async def sync_remote(self, dry_run: bool = False, scheduled: bool = False
+                          ) -> dict[str, Any]:
+        """One sync through `git.remote` (engine/remote.py)."""
+        if self.remote is None:
+            raise InvalidParams("git", HISTORY_OFF)
+        return await self.remote.sync(dry_run, scheduled)
 
     async def scoring(self) -> dict[str, object]:
         """Which path scores int8 vectors on this CPU, and why (int8dot's probe, made

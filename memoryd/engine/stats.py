@@ -32,6 +32,7 @@ async def describe(engine: Engine, caller: Caller) -> dict[str, Any]:
            "llm": _llm(engine),
            "reminders": await engine.reads.reminders(caller),
            "git": engine.git.describe() if engine.git else {"enabled": False},
+           "sync": engine.remote.describe() if engine.remote else {"remote": None},
            **engine.subscription_counts()}
     if caller.is_user:  # counts every file: the user's own tooling only
         out["index"] = await engine.sync.index_health()

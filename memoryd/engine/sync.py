@@ -45,7 +45,14 @@ from memoryd.schema import (
 )
 from memoryd.store import frontmatter, names
 from memoryd.store.catalog import FileRecord
-from memoryd.store.files import HISTORY_DIR, INDEXED_DIRS, TRASH, UnsafePath, file_sha
+from memoryd.store.files import (
+    HISTORY_DIR,
+    INDEXED_DIRS,
+    TRASH,
+    MarkdownStore,
+    UnsafePath,
+    file_sha,
+)
 from memoryd.store.walk import ChildWalk, WalkFailed, differences
 from memoryd.titles import shortened
 
@@ -98,10 +105,11 @@ class FileSync:
         self.graph_store = graph_store
         self.rejected = Rejected()
 
-    def _index_file(self, uow: UnitOfWork, path: str, now: datetime
+    def _index_file(self, uow: UnitOfWork, path: str, now: datetime, keep: bool = True
                     ) -> tuple[str, str] | None:
         """Stage what brings the index in step with one file; returns what changed and
-        the scope of the memory it concerns."""
+        the scope of the memory it concerns. `keep`: the text it replaces is kept as a
+        version (not after a sync's merge, which brings the versions it made)."""
         record = self.catalog.writer.record_by_path(path)
         try:
             got = self.files.read_stamped(path)
@@ -146,7 +154,7 @@ class FileSync:
         self.rejected.clear(path)
         if record is not None and record.id != memory.id:
             uow.unindex(path)
-        elif record is not None and not path.startswith(TRASHED):
+        elif keep and record is not None and not path.startswith(TRASHED):
             before = self.catalog.inline.get(record.id)  # the text as it was indexed
             if before is not None and before.content != memory.content:
                 uow.keep_version(before, path)
@@ -245,9 +253,16 @@ class FileSync:
         record = self.catalog.writer.record_by_id(name) if is_valid_id(name) else None
         return record.id if record is not None else None
 
+    @staticmethod
+    def indexes(path: str) -> bool:
+        """Whether a file at `path` is indexed: a memory's folder, or superseded facts
+        (trash/versions/ and soft deletes are history, read by id when asked)."""
+        return MarkdownStore.is_memory_path(path) or path.startswith(HISTORY_PREFIX)
+
     def sync_paths_blocking(self, uow: UnitOfWork, paths: Iterable[str],
                             announce: bool = True,
-                            progress: RebuildProgress | None = None) -> dict[str, list[str]]:
+                            progress: RebuildProgress | None = None,
+                            keep: bool = True) -> dict[str, list[str]]:
         """Each file in its own commit of `uow`; hand-edit events are raised on it
         (`announce`; not at start-up, before anybody can be subscribed)."""
         now = utcnow()
@@ -256,7 +271,7 @@ class FileSync:
             if progress is not None:
                 progress.advance()
             try:
-                outcome = self._index_file(uow, path, now)
+                outcome = self._index_file(uow, path, now, keep)
                 uow.commit()
             except StorageFull as exc:  # retried at the file's next change or start-up
                 uow.discard()
@@ -284,11 +299,11 @@ class FileSync:
         indexed = [p for p in self.catalog.writer.all_records() if p.startswith(prefixes)]
         return sorted({*on_disk, *indexed})
 
-    async def sync_paths(self, paths: Iterable[str],
-                         folders: Iterable[str] = ()) -> dict[str, list[str]]:
+    async def sync_paths(self, paths: Iterable[str], folders: Iterable[str] = (),
+                         keep: bool = True) -> dict[str, list[str]]:
         """Re-read these files and folders (hand edits) and index what changed."""
-        return await self.stores.change(
-            lambda uow: self.sync_paths_blocking(uow, [*paths, *self._files_under(folders)]))
+        return await self.stores.change(lambda uow: self.sync_paths_blocking(
+            uow, [*paths, *self._files_under(folders)], keep=keep))
 
     def _reconcile_files(self, uow: UnitOfWork, announce: bool = True,
                          every_file: bool = False,

@@ -16,7 +16,8 @@ them does not queue behind them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import trio
@@ -39,6 +40,13 @@ class Workers:
     async def write(self, fn: Callable[..., T], *args: Any, abandon: bool = False) -> T:
         async with self._write_lock:
             return await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon)
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """No change runs while this is held (reads go on): a sync's merge writes the
+        files the changes would."""
+        async with self._write_lock:
+            yield
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         return await trio.to_thread.run_sync(fn, *args, limiter=self._read_limiter)

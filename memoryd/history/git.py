@@ -29,7 +29,7 @@ import difflib
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +38,8 @@ from typing import Any
 import structlog
 import trio
 
+from memoryd.history.runner import GIT_ENV as GIT_ENV  # for callers
+from memoryd.history.runner import GitError, text
 from memoryd.store import frontmatter
 from memoryd.store.names import SHORT_ID, id_in_name
 from memoryd.store.walk import TMP_PREFIX
@@ -58,9 +60,6 @@ IGNORE = f"""# memoryd: derived or live files, not history
 /.obsidian/workspace-mobile.json
 /.obsidian/cache/
 """
-GIT_ENV = {"GIT_AUTHOR_NAME": "memoryd", "GIT_AUTHOR_EMAIL": "memoryd@localhost",
-        "GIT_COMMITTER_NAME": "memoryd", "GIT_COMMITTER_EMAIL": "memoryd@localhost",
-        "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 MAX_REVISIONS = 200
 FULL_EVERY = 600.0  # seconds between commits that stage everything
 # A commit's fixed work grows with the store (write-tree, reading and writing the index
@@ -79,10 +78,6 @@ SPACED_MAX = 60.0
 # objects (1,000,000: 173 s, then `gc --auto` 203 s in the background).
 _BULK = ("-c", "core.bigFileThreshold=1")
 _VERBS = {"A": "added", "M": "changed", "D": "deleted", "R": "moved"}
-
-
-class GitError(Exception):
-    pass
 
 
 @dataclass
@@ -110,12 +105,16 @@ class GitHistory:
         self.last_error: str | None = None
         self._paths: set[str] = set()  # touched since the last commit (root-relative)
         self._full_at: float | None = None  # when everything was last staged
+        # One git at a time changes the repository: a commit, or a sync's merge.
+        self.lock = trio.Lock()
+        self.on_commit: list[Callable[[], None]] = []  # told after each background commit
 
     # -- setting up ------------------------------------------------------------------
-    async def start(self) -> None:
+    async def start(self, before_commit: Callable[[], Awaitable[None]] | None = None) -> None:
         """Make the root a repository (once) and commit what is there now. A root git
         cannot use turns the history off; a first commit that fails (a user's git
-        holding index.lock, often) is tried again by `run_forever`, as any other."""
+        holding index.lock, often) is tried again by `run_forever`, as any other.
+        `before_commit`: what must run first (a sync killed mid-way finished)."""
         try:
             if not (self.root / ".git").exists():
                 await self._git("init", "-q")
@@ -128,6 +127,8 @@ class GitHistory:
         except (GitError, OSError) as exc:
             self._disable(exc)
             return
+        if before_commit is not None:
+            await before_commit()
         await self._commit_or_retry()
 
     def _disable(self, exc: BaseException) -> None:
@@ -155,9 +156,10 @@ class GitHistory:
             took = trio.current_time() - started
 
     async def _commit_or_retry(self) -> None:
-        self._remove_stale_locks()
         try:
-            await self.commit()
+            async with self.lock:
+                self._remove_stale_locks()
+                made = await self.commit()
         except (GitError, OSError) as exc:  # a user's git holding index.lock, often
             self.last_error = str(exc)[:500]
             self.failures += 1
@@ -166,6 +168,9 @@ class GitHistory:
                         failures=self.failures)
         else:
             self.failures = 0
+            if made is not None:
+                for tell in self.on_commit:
+                    tell()
 
     def _remove_stale_locks(self) -> None:
         """Lock files a git killed mid-commit left (a kill -9 of the daemon during its
@@ -336,18 +341,7 @@ class GitHistory:
             return None
 
     async def _git(self, *args: str, stdin: str = "") -> str:
-        env = {**os.environ, **GIT_ENV}
-        try:
-            proc = await trio.run_process(["git", *args], cwd=self.root, env=env,
-                                          stdin=stdin.encode("utf-8", "surrogateescape"),
-                                          capture_stdout=True, capture_stderr=True,
-                                          check=False)
-        except OSError as exc:
-            raise GitError(f"cannot run git: {exc}") from None
-        if proc.returncode != 0:
-            raise GitError(f"git {args[0]} failed ({proc.returncode}): "
-                           f"{proc.stderr.decode(errors='replace').strip()[:300]}")
-        return proc.stdout.decode("utf-8", errors="replace")
+        return await text(self.root, *args, stdin=stdin)
 
 
 def _version(text: str | None) -> int | None:

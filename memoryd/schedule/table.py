@@ -37,6 +37,8 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec("notify", "notify", "1m", "due reminders are announced once"),
     JobSpec("compress", "compress", "1h",
             "a scope's oldest sessions fold into summary memories past compression.threshold"),
+    JobSpec("sync", "sync", "5m",
+            "with git.remote set: commit, fetch, merge and push (also soon after writes)"),
     JobSpec("dream", "dream", None, "tidies memory while nobody asks anything"),
 )
 SCHEDULED: tuple[JobSpec, ...] = tuple(j for j in JOBS if j.default is not None)

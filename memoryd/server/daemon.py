@@ -43,6 +43,7 @@ from memoryd.store.walk import ChildWalk
 SNAPSHOT_CHECK = 30.0  # seconds between checks whether a snapshot is due
 PERSIST_EVERY = 1.0  # seconds between writes of new vectors to the vector store
 START_REPORT = 10.0  # seconds between start-up progress reports to systemd
+SYNC_SOON = 30.0  # seconds after a commit of writes before they are synced (git.remote)
 log = structlog.get_logger("memoryd")
 
 
@@ -146,9 +147,22 @@ async def _persist_vectors(engine: Engine) -> None:
             log.exception("vectors.persist_failed")
 
 
-async def _history(git: GitHistory) -> None:
-    await git.start()
+async def _history(engine: Engine, git: GitHistory) -> None:
+    await git.start(before_commit=engine.remote.recover if engine.remote else None)
     await git.run_forever()
+
+
+async def _sync_after_writes(app: App, git: GitHistory) -> None:
+    """Writes are synced SYNC_SOON after the history commits them (the `sync` job's own
+    schedule runs besides), so another machine sees a burst of them soon."""
+    wrote = [trio.Event()]
+    git.on_commit.append(lambda: wrote[0].set())
+    while True:
+        await wrote[0].wait()
+        await trio.sleep(SYNC_SOON)
+        wrote[0] = trio.Event()
+        if app.scheduler is not None:  # a failure is the job's report, and logged
+            await app.scheduler.run_now("sync")
 
 
 async def _report_start(engine: Engine, scope: trio.CancelScope) -> None:
@@ -287,7 +301,9 @@ class _Lifecycle:
         engine = self.engine
         await engine.conversation.start()
         if engine.git is not None:  # its first commit does not hold up the start
-            services.start_soon(_history, engine.git)
+            services.start_soon(_history, engine, engine.git)
+            if self.config.git.remote and self.config.jobs.enabled:  # type: ignore[attr-defined]
+                services.start_soon(_sync_after_writes, app, engine.git)
         services.start_soon(_flush_stats_every, engine, self.config.stats.flush_interval)
         services.start_soon(_snapshot_when_due, engine)
         services.start_soon(_persist_vectors, engine)

@@ -20,6 +20,7 @@ from memoryd.engine.links import Links
 from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
+from memoryd.engine.remote import RemoteSync
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
@@ -118,9 +119,11 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
     conversation = Conversation(stores, config, reads, writes, facts, llm)
     ranking = Ranking(reads, config, reranked=reranker is not None)
     snapshots = Snapshots(stores.hybrid, stores.catalog.writer, root / "index")
+    sync = FileSync(stores, config, graph, graph_store, snapshots)
+    remote = RemoteSync(root, config.git, git, stores, sync) if git is not None else None
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
-        sync=FileSync(stores, config, graph, graph_store, snapshots),
+        sync=sync,
         reads=reads, embedder=embedder,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
         ingest=Ingest(stores, writes, links, conversation, config),
@@ -128,7 +131,7 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
         ranking=ranking,
         recall=Recall(reads, ranking, conversation, embedder.count_tokens, config.recall),
         history=History(facts, writes, git),
-        reranker=reranker, llm=llm, git=git)
+        reranker=reranker, llm=llm, git=git, remote=remote)
 
 
 def build_dispatcher(app: App) -> Dispatcher:

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from memoryd import filters
+from memoryd.errors import Forbidden
 from memoryd.protocol.progress import NO_PROGRESS, Progress
 from memoryd.scopes import Caller
-from memoryd.tools.params import ExportParams, ImportParams, IngestParams
+from memoryd.tools.params import ExportParams, ImportParams, IngestParams, SyncParams
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
@@ -49,3 +50,17 @@ async def memory_import(app: App, caller: Caller, p: ImportParams) -> Result:
     if result.imported or result.replaced or result.kept_both:
         app.engine.conversation.wake()  # imported turns may wait for background work
     return result.to_wire()
+
+
+@handler("memory_sync")
+async def memory_sync(app: App, caller: Caller, p: SyncParams) -> Result:
+    if not caller.is_user:
+        raise Forbidden("a sync acts on every scope: only the user's own tooling (a "
+                        "connection that does not name itself) may run it")
+    result = await app.engine.sync_remote(dry_run=p.dry_run)
+    result.setdefault("error", None)
+    for key in ("resolved", "needs_you", "refused"):
+        result.setdefault(key, [])
+    for key in ("came_in", "went_out"):
+        result.setdefault(key, 0)
+    return result

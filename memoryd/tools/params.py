@@ -324,6 +324,12 @@ class ExportParams(Params):
                                         "with `trashed: true`).")] = False
 
 
+class SyncParams(Params):
+    dry_run: Annotated[bool, Meta(description="Fetch and say what the merge would bring "
+                                  "in, send and resolve; change nothing here or there.")
+                       ] = False
+
+
 class ImportParams(Params):
     lines: Annotated[list[Annotated[str, Meta(max_length=2 * 1024 * 1024)] | dict[str, Any]],
                      Meta(max_length=5000, description="JSONL lines, one memory each (as "

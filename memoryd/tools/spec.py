@@ -227,6 +227,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         (on_conflict); a malformed line is reported with its line number and reason and
         the rest imports. Returns {imported, replaced, kept_both, skipped, failed}.""",
           Cli("import", "import memories from JSONL")),
+    _spec("memory_sync", "Sync with the git remote", p.SyncParams, """
+        One sync through `git.remote` (config.yaml): commit this machine's changes,
+        fetch, merge (a memory both machines changed: the higher version wins and the
+        other is kept as a version; an edit beats a delete; another file both changed
+        that git cannot merge keeps this machine's and is reported), write and index
+        what came in, and push (never forced; a remote that moved on is fetched and
+        merged again). Only the user's own tooling may sync. Returns {came_in,
+        went_out, resolved, needs_you, refused, attempts, head, error}.""",
+          Cli("sync", "sync with the git remote: commit, fetch, merge, push")),
     _spec("memory_remind", "Set a reminder", p.RemindParams, """
         Create a reminder, due at `due_at` (ISO 8601) or `when` in words (English or
         Chinese, in the configured timezone). When it is due, the notify job writes it to

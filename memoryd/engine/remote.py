@@ -1,0 +1,307 @@
+"""Sync: one memory on every machine, through a git remote the user already has.
+
+A sync commits what this machine wrote, fetches the remote's branch, merges it
+(history/plan.py: a merge that knows memories, computed in git's object store), writes
+the files the merge changed under the root, moves HEAD, re-reads those files into the
+indexes, and pushes. A push refused because the remote moved on starts again from the
+fetch (at most ATTEMPTS times); nothing is ever force-pushed.
+
+While the merge is computed and written, changes wait (Workers.exclusive) so no write
+lands between the commit and the files the merge replaces; searches and reads answer
+throughout, and the fetch and the push (the slow, networked parts) hold nothing.
+
+A kill at any moment leaves a root the next start makes clean: until the journal
+(`.git/memoryd-sync.json`, written before the first file) is removed, HEAD has not
+moved, and `recover` writes the merge's files again and moves HEAD. The fetch and the
+push change refs only, each atomically.
+
+A remote that cannot be reached, refuses us, or gives no answer within
+`git.sync_timeout` is a failure with its reason, in the result and in `stats`; the
+scheduled sync then backs off (BACKOFF_FIRST, doubling, up to BACKOFF_MAX).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from memoryd.config import GitConfig
+from memoryd.engine.stores import Stores
+from memoryd.engine.sync import FileSync
+from memoryd.errors import InvalidParams
+from memoryd.history.git import GitHistory
+from memoryd.history.plan import Planner, diff, empty_tree, write_tree
+from memoryd.history.remote import RemoteError, fetch, push, shown
+from memoryd.history.runner import GitError, blobs, git
+
+log = structlog.get_logger("memoryd.sync")
+ATTEMPTS = 4  # fetch-merge-push rounds before a moving remote is reported
+BACKOFF_FIRST = 60.0
+BACKOFF_MAX = 3600.0
+SHOWN = 50  # paths listed in a result (all are counted)
+JOURNAL = "memoryd-sync.json"  # under .git/: a merge being written
+STATE = "memoryd-sync-state.json"  # under .git/: the last sync, for status
+HISTORY_OFF = "the git history is off (git.enabled, or no git binary): sync needs it"
+
+
+@dataclass
+class _Merged:
+    head: str | None  # the commit HEAD is now
+    plan: dict[str, Any]
+    changed: list[str]
+
+
+class RemoteSync:
+    def __init__(self, root: Path, config: GitConfig, history: GitHistory, stores: Stores,
+                 files: FileSync, clock: Callable[[], float] = time.time) -> None:
+        self.root, self.config, self.history = root, config, history
+        self.stores, self.files, self.clock = stores, files, clock
+        self._running = trio.Lock()
+        self.state: dict[str, Any] = self._load_state()
+
+    @property
+    def url(self) -> str | None:
+        return self.config.remote or None
+
+    # -- status ----------------------------------------------------------------------
+    def _load_state(self) -> dict[str, Any]:
+        try:
+            loaded = json.loads((self.root / ".git" / STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"failures": 0, "retry_at": None, "last": None, "last_ok": None}
+        return loaded if isinstance(loaded, dict) else {"failures": 0}
+
+    def _save_state(self) -> None:
+        path = self.root / ".git" / STATE
+        try:
+            temp = path.with_suffix(".tmp")
+            temp.write_text(json.dumps(self.state), encoding="utf-8")
+            temp.replace(path)
+        except OSError as exc:  # status only: the sync itself is in git
+            log.warning("sync.state_not_saved", error=str(exc))
+
+    def describe(self) -> dict[str, Any]:
+        """For `stats` and `memoryctl status`: the remote, the last sync, and when the
+        next is held back to after failures (the `sync` job's own time is in `jobs`)."""
+        retry_at = self.state.get("retry_at")
+        return {"remote": shown(self.url) if self.url else None, "branch": self.config.branch,
+                "last": self.state.get("last"), "last_ok": self.state.get("last_ok"),
+                "failures": self.state.get("failures", 0),
+                "retry_at": _iso(retry_at) if retry_at else None}
+
+    # -- a sync ----------------------------------------------------------------------
+    async def sync(self, dry_run: bool = False, scheduled: bool = False) -> dict[str, Any]:
+        """Commit, fetch, merge, push; the result says what came in, went out, was
+        resolved, needs the user, and why it failed if it did."""
+        if not self.history.enabled:
+            raise InvalidParams("git", HISTORY_OFF)
+        if self.url is None:
+            raise InvalidParams("git.remote", "no remote is set: put `git: {remote: URL}` "
+                                "in config.yaml (docs/sync.md)")
+        retry_at = self.state.get("retry_at")
+        if scheduled and retry_at and self.clock() < retry_at:
+            return {"remote": shown(self.url), "skipped": True,
+                    "reason": f"backing off after {self.state.get('failures')} failures "
+                              f"until {_iso(retry_at)}"}
+        async with self._running:
+            started = self.clock()
+            result: dict[str, Any] = {"remote": shown(self.url), "branch": self.config.branch,
+                                      "dry_run": dry_run, "at": _iso(started)}
+            try:
+                result.update(await self._rounds(dry_run))
+            except (RemoteError, GitError, OSError) as exc:
+                result["error"] = str(exc)[:500]
+            result["duration_ms"] = round((self.clock() - started) * 1000, 1)
+            if not dry_run:
+                self._record(result, started)
+            return result
+
+    def _record(self, result: dict[str, Any], started: float) -> None:
+        shown_result = {**result, "at_epoch": started}
+        self.state["last"] = shown_result
+        if result.get("error"):
+            failures = int(self.state.get("failures", 0)) + 1
+            wait = min(BACKOFF_FIRST * 2 ** (failures - 1), BACKOFF_MAX)
+            self.state.update(failures=failures, retry_at=started + wait)
+            log.warning("sync.failed", remote=result["remote"], error=result["error"],
+                        failures=failures, retry_in_s=wait)
+        else:
+            self.state.update(failures=0, retry_at=None, last_ok=result["at"])
+            log.info("sync.done", remote=result["remote"], came_in=result.get("came_in"),
+                     went_out=result.get("went_out"), resolved=len(result.get("resolved", [])),
+                     needs_you=len(result.get("needs_you", [])))
+        self._save_state()
+
+    async def _rounds(self, dry_run: bool) -> dict[str, Any]:
+        url, branch = self.url or "", self.config.branch
+        timeout = float(self.config.sync_timeout)
+        came_in: list[str] = []
+        resolved: list[dict[str, Any]] = []
+        needs_you: list[dict[str, Any]] = []
+        refused: list[dict[str, Any]] = []
+        went_out = 0
+        for attempt in range(1, ATTEMPTS + 1):
+            theirs = await fetch(self.root, url, branch, timeout)
+            merged = await self._merge(theirs, dry_run)
+            came_in += merged.changed
+            resolved += merged.plan.get("resolved", [])
+            needs_you += merged.plan.get("needs_you", [])
+            refused += merged.plan.get("refused", [])
+            ahead = await self._ahead(theirs, merged.head)
+            if dry_run or merged.head is None or ahead == 0:
+                went_out = ahead if dry_run else 0
+                break
+            if await push(self.root, url, branch, merged.head, timeout):
+                went_out = ahead
+                break
+            log.info("sync.remote_moved", attempt=attempt)
+        else:
+            raise RemoteError(f"the remote kept moving: {ATTEMPTS} pushes were refused; "
+                              "the next sync tries again")
+        return {"attempts": attempt, "came_in": len(came_in), "paths_in": came_in[:SHOWN],
+                "went_out": went_out, "resolved": resolved, "needs_you": needs_you,
+                "refused": refused, "head": merged.head}
+
+    async def _ahead(self, theirs: str | None, head: str | None) -> int:
+        """Commits `head` has that the remote has not."""
+        if head is None:
+            return 0
+        spec = f"{theirs}..{head}" if theirs else head
+        return int((await git(self.root, "rev-list", "--count", spec)).decode().strip())
+
+    async def _merge(self, theirs: str | None, dry_run: bool) -> _Merged:
+        """This machine's writes committed, the remote's merged in and written."""
+        async with self.stores.workers.exclusive(), self.history.lock:
+            await self.history.commit()
+            ours = await _head(self.root)
+            if theirs is None or ours == theirs or (ours and await _contains(self.root, ours,
+                                                                            theirs)):
+                return _Merged(ours, {}, [])
+            base = await _merge_base(self.root, ours, theirs) if ours else None
+            if ours is None:  # nothing committed here yet: the remote's is ours
+                plan_info: dict[str, Any] = {}
+                target = theirs
+            else:
+                plan = await Planner(self.root, ours, theirs, base).run()
+                plan_info = {"resolved": plan.resolved, "needs_you": plan.needs_you,
+                             "refused": plan.refused}
+                if dry_run:
+                    return _Merged(ours, plan_info, sorted({*plan.updates, *plan.texts}))
+                tree = await write_tree(self.root, ours, plan)
+                target = await self._commit(ours, theirs, base, tree, plan_info)
+            if dry_run:
+                return _Merged(ours, plan_info, [])
+            changed = await self._apply(ours, target)
+        await self.files.sync_paths(filter(self.files.indexes, changed), keep=False)
+        return _Merged(target, plan_info, changed)
+
+    async def _commit(self, ours: str, theirs: str, base: str | None, tree: str,
+                      plan: dict[str, Any]) -> str:
+        """A fast-forward when this machine had nothing new; else a merge commit."""
+        their_tree = (await git(self.root, "rev-parse", f"{theirs}^{{tree}}")).decode().strip()
+        if base == ours and tree == their_tree:
+            return theirs
+        message = (f"memoryd: sync with {shown(self.url or '')}: "
+                   f"{len(plan['resolved'])} resolved, {len(plan['needs_you'])} need you, "
+                   f"{len(plan['refused'])} refused")
+        return (await git(self.root, "commit-tree", tree, "-p", ours, "-p", theirs,
+                          "-m", message)).decode().strip()
+
+    # -- writing the merge -----------------------------------------------------------
+    async def _apply(self, ours: str | None, target: str) -> list[str]:
+        """The files `target` changes written under the root, the index and HEAD moved;
+        a journal makes it whole again after a kill."""
+        journal = self.root / ".git" / JOURNAL
+        journal.write_text(json.dumps({"from": ours, "to": target}), encoding="utf-8")
+        changed = await self._write(ours, target)
+        journal.unlink(missing_ok=True)
+        return changed
+
+    async def _write(self, ours: str | None, target: str) -> list[str]:
+        base = ours or (await empty_tree(self.root))
+        changes = await diff(self.root, base, target)
+        wanted = {entry[1] for _, entry in changes.values() if entry is not None}
+        data = await blobs(self.root, wanted)
+        files = self.stores.files
+
+        def write() -> None:
+            texts = [(p, data[e[1]]) for p, (_, e) in changes.items()
+                     if e is not None and e[0] != "120000" and e[0] != "160000"]
+            temps = files.write_temps(texts)
+            for (path, _), (temp, _) in zip(texts, temps, strict=True):
+                files.replace(temp, path, sync=False)
+            for path, (_, entry) in changes.items():
+                if entry is None:
+                    files.unlink(path)
+                elif entry[0] == "120000":
+                    files.symlink(data[entry[1]].decode("utf-8", "surrogateescape"), path)
+            files.sync_dirs([p for p, (_, e) in changes.items() if e is not None])
+
+        await trio.to_thread.run_sync(write)
+        paths = sorted(changes)
+        if paths:
+            await git(self.root, "update-index", "-z", "--add", "--remove", "--stdin",
+                      stdin="\0".join(paths).encode("utf-8", "surrogateescape"))
+        await git(self.root, "update-ref", "-m", "memoryd: sync", "HEAD", target,
+                  *((ours,) if ours else ()))
+        return paths
+
+    async def recover(self) -> None:
+        """A sync killed while writing its merge: write it again and move HEAD (run at
+        start, before the history's first commit would take the half-written files for
+        changes of this machine's)."""
+        journal = self.root / ".git" / JOURNAL
+        try:
+            noted = json.loads(journal.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            noted = {}
+        head = await _head(self.root)
+        if isinstance(noted, dict) and noted.get("to") and head in (noted.get("from"),
+                                                                     noted.get("to")):
+            source = noted.get("from") if head != noted["to"] else noted["to"]
+            try:
+                changed = await self._write(source, noted["to"]) if source != noted["to"] \
+                    else []
+            except GitError as exc:
+                log.error("sync.recovery_failed", error=str(exc))
+                return
+            await self.files.sync_paths(filter(self.files.indexes, changed), keep=False)
+            log.warning("sync.recovered", files=len(changed), head=noted["to"][:12])
+        journal.unlink(missing_ok=True)
+
+
+async def _head(root: Path) -> str | None:
+    try:
+        return (await git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}")).decode().strip()
+    except GitError:
+        return None
+
+
+async def _contains(root: Path, head: str, commit: str) -> bool:
+    """Whether `commit` is already in `head`'s history."""
+    try:
+        await git(root, "merge-base", "--is-ancestor", commit, head)
+    except GitError:
+        return False
+    return True
+
+
+async def _merge_base(root: Path, ours: str, theirs: str) -> str | None:
+    try:
+        return (await git(root, "merge-base", ours, theirs)).decode().strip() or None
+    except GitError:  # unrelated histories: two roots that began apart
+        return None
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")

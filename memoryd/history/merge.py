@@ -1,0 +1,116 @@
+"""Two versions of one memory made into one, by rules every machine applies alike.
+
+Used wherever two copies of a memory meet: a sync's merge of two machines' commits
+(sync.py's plan) and a conflict copy another sync tool left beside a file (Syncthing's
+`*.sync-conflict-*`, Dropbox's `(conflicted copy)`: store/copies.py).
+
+- The result is the version with the higher `version`; on a tie the later
+  `updated_at`; on a tie still, the text whose sha256 sorts last. (Any machine
+  computes the same winner from the same two texts: the text stands in for a machine
+  id, which a memory's file does not carry.)
+- The other version is kept as a superseded version (`replaced_by` its own id, under
+  trash/versions/, as an update keeps the text it replaces), unless its content is the
+  winner's: then nothing of it is lost by dropping it.
+- Sets merge as sets: `tags`, `links`, `replaces`, `derived_from`, and the user's own
+  front-matter keys. With the version both started from (`base`), what one side took
+  out stays out; without it, the union.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from memoryd.schema import MAX_LINKS, Memory, as_aware
+from memoryd.store import frontmatter
+
+SETS = ("tags", "links", "replaces", "derived_from")
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One version of a memory: where its file is, the file's text, what it holds."""
+
+    path: str
+    text: str
+    memory: Memory
+
+    @property
+    def rank(self) -> tuple[int, float, str]:
+        return (self.memory.version, as_aware(self.memory.updated_at).timestamp(),
+                hashlib.sha256(self.text.encode("utf-8")).hexdigest())
+
+
+@dataclass(frozen=True)
+class Merged:
+    winner: Copy
+    text: str  # the winner's file, with the sets of both
+    kept: Memory | None  # the loser, to keep as a superseded version (None: same content)
+    loser_path: str
+    first_won: bool  # the first of the two given
+
+
+def read(path: str, text: str) -> Copy | None:
+    """The memory a file's text holds, or None when it holds none memoryd takes."""
+    try:
+        parsed = frontmatter.parse(text, "")
+    except frontmatter.FrontMatterError:
+        return None
+    return Copy(path, text, parsed.memory) if "id" in parsed.present else None
+
+
+def _merged_list(base: list[Any] | None, ours: list[Any], theirs: list[Any]) -> list[Any]:
+    """`ours` then what `theirs` added; without what either took out of `base`."""
+    if base is None:
+        return [*dict.fromkeys([*ours, *theirs])]
+    out = [x for x in ours if x in theirs or x not in base]
+    out += [x for x in theirs if x not in base and x not in out]
+    return out
+
+
+def _merged_extra(base: dict[str, Any] | None, ours: dict[str, Any],
+                  theirs: dict[str, Any]) -> dict[str, Any]:
+    """The winner's own keys, plus those only the other side added (a key one side
+    removed and the other kept unchanged stays removed)."""
+    out = dict(ours)
+    for key, value in theirs.items():
+        if key in out:
+            continue
+        if base is not None and key in base and base[key] == value:
+            continue  # the winner removed it
+        out[key] = value
+    return out
+
+
+def merge(a: Copy, b: Copy, base: Memory | None = None) -> Merged:
+    """The two versions as one (the module's rules); `a` and `b` hold one id."""
+    winner, loser = (a, b) if a.rank >= b.rank else (b, a)
+    merged = msgspec.structs.replace(winner.memory)
+    changed = False
+    for name in SETS:
+        value = _merged_list(getattr(base, name) if base else None,
+                             getattr(winner.memory, name), getattr(loser.memory, name))
+        if name != "tags":
+            value = [x for x in value if x != merged.id][:MAX_LINKS]
+        if value != getattr(winner.memory, name):
+            setattr(merged, name, value)
+            changed = True
+    extra = _merged_extra(base.extra if base else None, winner.memory.extra,
+                          loser.memory.extra)
+    if extra != winner.memory.extra:
+        merged.extra, changed = extra, True
+    text = frontmatter.render(merged).decode("utf-8") if changed else winner.text
+    kept = None
+    if loser.memory.content != winner.memory.content:
+        kept = msgspec.structs.replace(loser.memory, replaced_by=loser.memory.id)
+    return Merged(winner=Copy(winner.path, text, merged), text=text, kept=kept,
+                  loser_path=loser.path, first_won=winner is a)
+
+
+def as_version(memory: Memory) -> str:
+    """A memory's file as a kept version (history, not a soft delete to restore)."""
+    return frontmatter.render(msgspec.structs.replace(memory, replaced_by=memory.id)
+                              ).decode("utf-8")
