@@ -195,7 +195,13 @@ class Planner:
         elif ours is not None or theirs is not None:
             present = ours or theirs
             assert present is not None
-            if base is None or present.text != base.text:  # an edit: it beats the delete
+            gone = self._theirs if ours is not None else self._ours
+            if self._superseded(gone, paths, memory_id):  # replaced by a newer fact
+                if base is None or present.memory.content != base.memory.content:
+                    versions.append((present.path, merge.as_version(present.memory)))
+                self.plan.resolved.append({"id": memory_id, "path": present.path,
+                                           "rule": "a superseded fact stays superseded"})
+            elif base is None or present.text != base.text:  # an edit: it beats the delete
                 final = present
                 deleted = self._theirs if ours is not None else self._ours
                 for path in sorted(paths):
@@ -222,6 +228,18 @@ class Planner:
                 self._put(path, want)
         for hint, text in versions:
             self._put(await self._version_path(hint, memory_id), text)
+
+    def _superseded(self, side: dict[str, tuple[Entry | None, Entry | None]],
+                    paths: set[str], memory_id: str) -> bool:
+        """Whether `side` moved the memory out of the live folders as a fact a newer
+        one replaced (not a delete: the newer fact holds what it said)."""
+        for path in paths:
+            copy = self._copy(path, self._state(side, path))
+            if (path.startswith(TRASH) and path in side and copy is not None
+                    and copy.memory.id == memory_id and copy.memory.superseded_at
+                    and copy.memory.replaced_by not in (None, memory_id)):
+                return True
+        return False
 
     async def _trash_path(self, path: str, versions: list[tuple[str, str]]) -> None:
         """A file under trash/ of a memory both changed: as any path, except that two

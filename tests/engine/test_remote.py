@@ -187,3 +187,121 @@ async def test_credentials_in_the_url_are_never_shown(tmp_path) -> None:
         assert "s3cret" not in (rig.root / ".git" / "config").read_text()
     finally:
         rig.close()
+
+
+async def test_a_fact_superseded_on_one_machine_and_edited_on_another(pair) -> None:
+    a, b = pair
+    await a.result("memory_add", text="I live in Paris.")
+    await sync(a)
+    await sync(b)
+    paris = (await b.result("memory_search", query="Paris"))["memories"][0]
+    await a.result("memory_add", text="Big news: I moved to Berlin last month.")
+    await b.result("memory_update", id=paris["id"], content="The user lives in Paris, France.")
+    await sync(a)
+    merged = await sync(b)
+    assert [r["rule"] for r in merged["resolved"]] == ["a superseded fact stays superseded"]
+    await sync(a)
+    for rig in (a, b):
+        live = (await rig.result("memory_list"))["memories"]
+        assert [m["content"] for m in live] == ["The user moved to Berlin last month."]
+        history = await rig.result("memory_history", id=paris["id"])
+        assert "The user lives in Paris, France." in {v["content"] for v in history["versions"]}
+        assert markers(rig.root) == []
+
+
+def push_from_elsewhere(tmp_path: Path, remote: Path, files: dict[str, str | None],
+                        links: dict[str, str] | None = None) -> None:
+    """Another machine (a plain git clone) commits these files and pushes."""
+    other = tmp_path / "elsewhere"
+    if not other.exists():
+        subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
+    git(other, "pull", "-q", "origin", "main")
+    for path, text in files.items():
+        (other / path).parent.mkdir(parents=True, exist_ok=True)
+        (other / path).write_text(text or "")
+    for path, target in (links or {}).items():
+        (other / path).parent.mkdir(parents=True, exist_ok=True)
+        (other / path).symlink_to(target)
+    git(other, "add", "-A", "-f")
+    git(other, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "elsewhere")
+    git(other, "push", "-q", "origin", "HEAD:main")
+
+
+async def test_what_memoryd_refuses_from_a_remote_is_reported_and_left_alone(
+        tmp_path, monkeypatch) -> None:
+    from memoryd.history import plan
+
+    monkeypatch.setattr(plan, "MAX_SYNCED", 4096)
+    remote = bare(tmp_path)
+    a = await machine(tmp_path, "a", remote)
+    try:
+        await a.result("memory_write", content="first", category="knowledge")
+        await sync(a)
+        push_from_elsewhere(tmp_path, remote, {
+            "index/keyword.sqlite": "not a database",
+            "categories/knowledge/huge.md": "x" * 10_000,
+            "categories/knowledge/bad.md": "---\nversion: lots\nkind: [1, 2]\n---\nhostile\n",
+            "categories/knowledge/fine.md": "A note written elsewhere\n",
+        }, links={"categories/knowledge/passwd.md": "/etc/passwd"})
+        result = await sync(a)
+        refused = {r["path"]: r["reason"] for r in result["refused"]}
+        assert set(refused) == {"index/keyword.sqlite", "categories/knowledge/huge.md"}
+        assert not (a.root / "categories/knowledge/huge.md").exists()
+        assert (a.root / "index/keyword.sqlite").read_bytes()[:6] == b"SQLite"
+        # A link and a file the schema refuses arrive as a hand-made one would: left
+        # on disk, never followed, reported in stats.
+        assert (a.root / "categories/knowledge/passwd.md").is_symlink()
+        rejected = {f["path"] for f in (await a.result("stats"))["rejected_files"]["files"]}
+        assert {"categories/knowledge/bad.md", "categories/knowledge/passwd.md"} <= rejected
+        hits = await a.result("memory_search", query="written elsewhere")
+        assert [m["content"] for m in hits["memories"]] == ["A note written elsewhere"]
+        assert "root:" not in str(await a.result("memory_search", query="root"))
+        # fine.md was completed (front matter, an id) as a hand-made note is; the
+        # history commits that like any change.
+        await a.engine.git.commit()
+        assert git(a.root, "status", "--porcelain") == ""
+    finally:
+        a.close()
+
+
+async def test_three_machines_in_random_order_end_the_same(tmp_path) -> None:
+    import random
+
+    remote = bare(tmp_path)
+    rigs = [await machine(tmp_path, name, remote) for name in "abc"]
+    chance = random.Random(47)
+    try:
+        shared = await rigs[0].result("memory_write", content="shared 0", category="knowledge")
+        for rig in rigs:
+            await sync(rig)
+        written: dict[str, str] = {}
+        for step in range(18):
+            rig = chance.choice(rigs)
+            action = chance.random()
+            if action < 0.4:
+                m = await rig.result("memory_write", content=f"note {step}",
+                                     category="knowledge")
+                written[m["id"]] = m["content"]
+            elif action < 0.8:
+                await rig.result("memory_update", id=shared["id"], content=f"shared {step}")
+            else:
+                await sync(rig)
+        for rig in [*rigs, *rigs]:  # twice round: everything reaches everyone
+            await sync(rig)
+        exports = []
+        for rig in rigs:
+            lines = (await rig.result("memory_export", limit=1000))["lines"]
+            exports.append(sorted(lines))
+            assert markers(rig.root) == []
+            for memory_id, content in written.items():
+                assert (await rig.result("memory_read", id=memory_id))["content"] == content
+        assert exports[0] == exports[1] == exports[2]
+        heads = {git(rig.root, "rev-parse", "HEAD") for rig in rigs}
+        assert len(heads) == 1
+        versions = [{(v["version"], v["content"]) for v in
+                     (await rig.result("memory_history", id=shared["id"]))["versions"]}
+                    for rig in rigs]
+        assert versions[0] == versions[1] == versions[2]
+    finally:
+        for rig in rigs:
+            rig.close()
