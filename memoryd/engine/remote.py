@@ -101,11 +101,12 @@ class RemoteSync:
     async def sync(self, dry_run: bool = False, scheduled: bool = False) -> dict[str, Any]:
         """Commit, fetch, merge, push; the result says what came in, went out, was
         resolved, needs the user, and why it failed if it did."""
-        if not self.history.enabled:
-            raise InvalidParams("git", HISTORY_OFF)
         if self.url is None:
             raise InvalidParams("git.remote", "no remote is set: put `git: {remote: URL}` "
                                 "in config.yaml (docs/sync.md)")
+        await self.history.started.wait()  # a sync asked for right after the start
+        if not self.history.enabled:
+            raise InvalidParams("git", HISTORY_OFF)
         retry_at = self.state.get("retry_at")
         if scheduled and retry_at and self.clock() < retry_at:
             return {"remote": shown(self.url), "skipped": True,

@@ -108,6 +108,7 @@ class GitHistory:
         # One git at a time changes the repository: a commit, or a sync's merge.
         self.lock = trio.Lock()
         self.on_commit: list[Callable[[], None]] = []  # told after each background commit
+        self.started = trio.Event()  # the repository is made and its first commit tried
 
     # -- setting up ------------------------------------------------------------------
     async def start(self, before_commit: Callable[[], Awaitable[None]] | None = None) -> None:
@@ -126,10 +127,14 @@ class GitHistory:
                 ignore.write_text(IGNORE, encoding="utf-8")
         except (GitError, OSError) as exc:
             self._disable(exc)
+            self.started.set()
             return
-        if before_commit is not None:
-            await before_commit()
-        await self._commit_or_retry()
+        try:
+            if before_commit is not None:
+                await before_commit()
+            await self._commit_or_retry()
+        finally:
+            self.started.set()
 
     def _disable(self, exc: BaseException) -> None:
         self.enabled = False

@@ -109,6 +109,9 @@ EFFECTS: dict[str, str] = {
     "ingest.paths": "the folder each source reads by default",
     "git.enabled": "whether the root is kept under git",
     "git.commit_interval": "how often changes are committed",
+    "git.remote": "where sync fetches from and pushes to",
+    "git.branch": "the remote's branch sync uses",
+    "git.sync_timeout": "how long a fetch or push may take",
     "redaction.disabled": "which kinds of secret are stored as given, not redacted",
     "logging.level": "the least severe event logged",
     "logging.format": "how the log is written",
@@ -159,6 +162,12 @@ def recording(config: Config, reads: dict[str, set[str]]) -> Config:
     return copy(config, "")
 
 
+def bare_remote(tmp_path: Path) -> Path:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    return remote
+
+
 async def test_a_day_of_the_daemon_reads_every_key(tmp_path):
     root = Path(tempfile.mkdtemp(prefix="md-")) / "root"
     (root / "categories" / "reminders").mkdir(parents=True)
@@ -177,7 +186,7 @@ async def test_a_day_of_the_daemon_reads_every_key(tmp_path):
             "ingest": {"paths": {"markdown": str(notes)}},
             # One topic that splits (over member_cap), met by a query: low thresholds.
             "graph": {"member_cap": 2, "join_threshold": 0.05, "edge_threshold": 0.05},
-            "git": {"enabled": True}}), reads)
+            "git": {"enabled": True, "remote": str(bare_remote(tmp_path))}}), reads)
         await run_daemon(root, config, a_day)
     # The next morning, without the cross-encoder: the fused relevance's threshold.
     await run_daemon(root, recording(parse_config({}), reads), lambda socket: Client(

@@ -288,10 +288,10 @@ async def test_a_failing_file_never_aborts_the_batch(rig, monkeypatch):
     rig.write("categories/knowledge/two.md", "second of the batch")
     real = rig.engine.sync._index_file
 
-    def flaky(uow, path, now):
+    def flaky(uow, path, now, keep=True):
         if path.endswith("one.md"):
             raise RuntimeError("a bug of ours")
-        return real(uow, path, now)
+        return real(uow, path, now, keep)
 
     monkeypatch.setattr(rig.engine.sync, "_index_file", flaky)
     changed = await rig.sync("categories/knowledge/one.md", "categories/knowledge/two.md")

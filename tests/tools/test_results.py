@@ -10,6 +10,7 @@ import pytest
 
 from memoryd.tools.results import OUTPUTS
 from memoryd.tools.spec import SPECS
+from tests.engine.test_remote import bare, machine
 
 
 def test_every_tool_declares_an_object_schema():
@@ -62,6 +63,13 @@ async def _results(rig, tmp_path: Path) -> dict[str, list[dict]]:
     await call("memory_ingest", source="markdown", path=str(notes))
     page = await call("memory_export")
     await call("memory_import", lines=[*page["lines"][:1], "{not json"])
+    synced = await machine(tmp_path, "synced", bare(tmp_path))  # sync needs a remote
+    try:
+        await synced.result("memory_write", content="to be sent")
+        out["memory_sync"] += [await synced.result("memory_sync", dry_run=True),
+                               await synced.result("memory_sync")]
+    finally:
+        synced.close()
     return out
 
 
