@@ -114,8 +114,10 @@ class RemoteSync:
                               f"until {_iso(retry_at)}"}
         async with self._running:
             started = self.clock()
-            result: dict[str, Any] = {"remote": shown(self.url), "branch": self.config.branch,
-                                      "dry_run": dry_run, "at": _iso(started)}
+            result: dict[str, Any] = {
+                "remote": shown(self.url), "branch": self.config.branch, "dry_run": dry_run,
+                "at": _iso(started), "came_in": 0, "went_out": 0, "resolved": [],
+                "needs_you": [], "refused": [], "error": None}
             try:
                 result.update(await self._rounds(dry_run))
             except (RemoteError, GitError, OSError) as exc:
@@ -181,7 +183,8 @@ class RemoteSync:
     async def _merge(self, theirs: str | None, dry_run: bool) -> _Merged:
         """This machine's writes committed, the remote's merged in and written."""
         async with self.stores.workers.exclusive(), self.history.lock:
-            await self.history.commit()
+            if not dry_run:
+                await self.history.commit()
             ours = await _head(self.root)
             if theirs is None or ours == theirs or (ours and await _contains(self.root, ours,
                                                                             theirs)):
@@ -201,7 +204,7 @@ class RemoteSync:
             if dry_run:
                 return _Merged(ours, plan_info, [])
             changed = await self._apply(ours, target)
-        await self.files.sync_paths(filter(self.files.indexes, changed), keep=False)
+        await self.files.sync_paths(filter(self.files.indexes, changed), keep=False, by="sync")
         return _Merged(target, plan_info, changed)
 
     async def _commit(self, ours: str, theirs: str, base: str | None, tree: str,
@@ -276,7 +279,8 @@ class RemoteSync:
             except GitError as exc:
                 log.error("sync.recovery_failed", error=str(exc))
                 return
-            await self.files.sync_paths(filter(self.files.indexes, changed), keep=False)
+            await self.files.sync_paths(filter(self.files.indexes, changed), keep=False,
+                                        by="sync")
             log.warning("sync.recovered", files=len(changed), head=noted["to"][:12])
         journal.unlink(missing_ok=True)
 

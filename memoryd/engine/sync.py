@@ -300,7 +300,8 @@ class FileSync:
     def sync_paths_blocking(self, uow: UnitOfWork, paths: Iterable[str],
                             announce: bool = True,
                             progress: RebuildProgress | None = None,
-                            keep: bool = True) -> dict[str, list[str]]:
+                            keep: bool = True, by: str = "hand edit"
+                            ) -> dict[str, list[str]]:
         """Each file in its own commit of `uow`; hand-edit events are raised on it
         (`announce`; not at start-up, before anybody can be subscribed)."""
         now = utcnow()
@@ -329,7 +330,7 @@ class FileSync:
             what, scope = outcome
             changed[what].append(path)
             if announce:  # to subscribers who may see the memory's scope only
-                uow.event(_EVENT[what], scope, path=path, by="hand edit")
+                uow.event(_EVENT[what], scope, path=path, by=by)
         return changed
 
     def _files_under(self, folders: Iterable[str]) -> list[str]:
@@ -343,10 +344,11 @@ class FileSync:
         return sorted({*on_disk, *indexed})
 
     async def sync_paths(self, paths: Iterable[str], folders: Iterable[str] = (),
-                         keep: bool = True) -> dict[str, list[str]]:
-        """Re-read these files and folders (hand edits) and index what changed."""
+                         keep: bool = True, by: str = "hand edit") -> dict[str, list[str]]:
+        """Re-read these files and folders (hand edits; `by` a sync's merge) and index
+        what changed."""
         return await self.stores.change(lambda uow: self.sync_paths_blocking(
-            uow, [*paths, *self._files_under(folders)], keep=keep))
+            uow, [*paths, *self._files_under(folders)], keep=keep, by=by))
 
     def _reconcile_files(self, uow: UnitOfWork, announce: bool = True,
                          every_file: bool = False,

@@ -57,10 +57,4 @@ async def memory_sync(app: App, caller: Caller, p: SyncParams) -> Result:
     if not caller.is_user:
         raise Forbidden("a sync acts on every scope: only the user's own tooling (a "
                         "connection that does not name itself) may run it")
-    result = await app.engine.sync_remote(dry_run=p.dry_run)
-    result.setdefault("error", None)
-    for key in ("resolved", "needs_you", "refused"):
-        result.setdefault(key, [])
-    for key in ("came_in", "went_out"):
-        result.setdefault(key, 0)
-    return result
+    return await app.engine.sync_remote(dry_run=p.dry_run)
