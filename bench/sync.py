@@ -106,7 +106,7 @@ def main() -> None:
                 assert first["error"] is None, first
                 print(f"first sync (commit and push of every file): "
                       f"{time.perf_counter() - t:.0f} s")
-            run("git", "clone", "-q", str(remote), str(clone))
+            run("git", "clone", "-q", "--branch", "main", str(remote), str(clone))
             words = changed_files(clone, args.memories, args.changes)
             git(clone, "add", "-A")
             git(clone, "commit", "-qm", f"{args.changes} changes elsewhere")
@@ -146,7 +146,7 @@ def measure(sock: Path, words: list[str]) -> None:
     during = [took for at, took in timings if started <= at <= synced]
     print(f"sync: {synced - started:.2f} s, came in {result['came_in']} files; the last new "
           f"text found by a search {found - started:.2f} s after the sync began; "
-          f"not found: {len(missing)}")
+          f"not found: {len(missing)}; steps (ms): {result.get('timings_ms')}")
     for name, values in (("before", before), ("during", during)):
         if values:
             print(f"smart search {name} the sync: {len(values)} searches, "

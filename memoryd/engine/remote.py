@@ -22,9 +22,10 @@ scheduled sync then backs off (BACKOFF_FIRST, doubling, up to BACKOFF_MAX).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +38,7 @@ from memoryd.config import GitConfig
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.errors import InvalidParams
+from memoryd.history import merge
 from memoryd.history.git import GitHistory
 from memoryd.history.plan import Planner, diff, empty_tree, write_tree
 from memoryd.history.remote import RemoteError, fetch, push, shown
@@ -65,6 +67,7 @@ class RemoteSync:
         self.root, self.config, self.history = root, config, history
         self.stores, self.files, self.clock = stores, files, clock
         self._running = trio.Lock()
+        self._timings: dict[str, float] = {}  # seconds, per step of the sync running
         self.state: dict[str, Any] = self._load_state()
 
     @property
@@ -146,13 +149,15 @@ class RemoteSync:
     async def _rounds(self, dry_run: bool) -> dict[str, Any]:
         url, branch = self.url or "", self.config.branch
         timeout = float(self.config.sync_timeout)
+        self._timings = {}
         came_in: list[str] = []
         resolved: list[dict[str, Any]] = []
         needs_you: list[dict[str, Any]] = []
         refused: list[dict[str, Any]] = []
         went_out = 0
         for attempt in range(1, ATTEMPTS + 1):
-            theirs = await fetch(self.root, url, branch, timeout)
+            with self._timed("fetch"):
+                theirs = await fetch(self.root, url, branch, timeout)
             merged = await self._merge(theirs, dry_run)
             came_in += merged.changed
             resolved += merged.plan.get("resolved", [])
@@ -162,7 +167,9 @@ class RemoteSync:
             if dry_run or merged.head is None or ahead == 0:
                 went_out = ahead if dry_run else 0
                 break
-            if await push(self.root, url, branch, merged.head, timeout):
+            with self._timed("push"):
+                pushed = await push(self.root, url, branch, merged.head, timeout)
+            if pushed:
                 went_out = ahead
                 break
             log.info("sync.remote_moved", attempt=attempt)
@@ -170,8 +177,17 @@ class RemoteSync:
             raise RemoteError(f"the remote kept moving: {ATTEMPTS} pushes were refused; "
                               "the next sync tries again")
         return {"attempts": attempt, "came_in": len(came_in), "paths_in": came_in[:SHOWN],
+                "timings_ms": {k: round(v * 1000, 1) for k, v in self._timings.items()},
                 "went_out": went_out, "resolved": resolved, "needs_you": needs_you,
                 "refused": refused, "head": merged.head}
+
+    @contextlib.contextmanager
+    def _timed(self, step: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._timings[step] = self._timings.get(step, 0.0) + time.perf_counter() - started
 
     async def _ahead(self, theirs: str | None, head: str | None) -> int:
         """Commits `head` has that the remote has not."""
@@ -194,17 +210,20 @@ class RemoteSync:
                 plan_info: dict[str, Any] = {}
                 target = theirs
             else:
-                plan = await Planner(self.root, ours, theirs, base).run()
+                with self._timed("merge"):
+                    plan = await Planner(self.root, ours, theirs, base).run()
                 plan_info = {"resolved": plan.resolved, "needs_you": plan.needs_you,
                              "refused": plan.refused}
                 if dry_run:
                     return _Merged(ours, plan_info, sorted({*plan.updates, *plan.texts}))
-                tree = await write_tree(self.root, ours, plan)
-                target = await self._commit(ours, theirs, base, tree, plan_info)
+                with self._timed("merge"):
+                    tree = await write_tree(self.root, ours, plan)
+                    target = await self._commit(ours, theirs, base, tree, plan_info)
             if dry_run:
                 return _Merged(ours, plan_info, [])
-            changed = await self._apply(ours, target)
-        await self.files.sync_paths(filter(self.files.indexes, changed), keep=False, by="sync")
+            with self._timed("write"):
+                changed, texts = await self._apply(ours, target)
+        await self._index(changed, texts)
         return _Merged(target, plan_info, changed)
 
     async def _commit(self, ours: str, theirs: str, base: str | None, tree: str,
@@ -220,16 +239,27 @@ class RemoteSync:
                           "-m", message)).decode().strip()
 
     # -- writing the merge -----------------------------------------------------------
-    async def _apply(self, ours: str | None, target: str) -> list[str]:
+    async def _index(self, changed: list[str], texts: dict[str, bytes]) -> None:
+        """What the merge wrote, re-read into the indexes, with its texts embedded in
+        one batch first."""
+        with self._timed("index"):
+            paths = [p for p in changed if self.files.indexes(p)]
+            staged = await trio.to_thread.run_sync(lambda: [
+                c.memory for p in paths
+                if p in texts and (c := merge.read(p, texts[p].decode("utf-8", "replace")))])
+            await self.files.sync_paths(paths, keep=False, by="sync", staged=staged)
+
+    async def _apply(self, ours: str | None, target: str) -> tuple[list[str], dict[str, bytes]]:
         """The files `target` changes written under the root, the index and HEAD moved;
         a journal makes it whole again after a kill."""
         journal = self.root / ".git" / JOURNAL
         journal.write_text(json.dumps({"from": ours, "to": target}), encoding="utf-8")
-        changed = await self._write(ours, target)
+        written = await self._write(ours, target)
         journal.unlink(missing_ok=True)
-        return changed
+        return written
 
-    async def _write(self, ours: str | None, target: str) -> list[str]:
+    async def _write(self, ours: str | None, target: str
+                     ) -> tuple[list[str], dict[str, bytes]]:
         base = ours or (await empty_tree(self.root))
         changes = await diff(self.root, base, target)
         wanted = {entry[1] for _, entry in changes.values() if entry is not None}
@@ -256,7 +286,8 @@ class RemoteSync:
                       stdin="\0".join(paths).encode("utf-8", "surrogateescape"))
         await git(self.root, "update-ref", "-m", "memoryd: sync", "HEAD", target,
                   *((ours,) if ours else ()))
-        return paths
+        return paths, {p: data[e[1]] for p, (_, e) in changes.items()
+                       if e is not None and e[1] in data}
 
     async def recover(self) -> None:
         """A sync killed while writing its merge: write it again and move HEAD (run at
@@ -274,13 +305,12 @@ class RemoteSync:
                                                                      noted.get("to")):
             source = noted.get("from") if head != noted["to"] else noted["to"]
             try:
-                changed = await self._write(source, noted["to"]) if source != noted["to"] \
-                    else []
+                changed, texts = (await self._write(source, noted["to"])
+                                  if source != noted["to"] else ([], {}))
             except GitError as exc:
                 log.error("sync.recovery_failed", error=str(exc))
                 return
-            await self.files.sync_paths(filter(self.files.indexes, changed), keep=False,
-                                        by="sync")
+            await self._index(changed, texts)
             log.warning("sync.recovered", files=len(changed), head=noted["to"][:12])
         journal.unlink(missing_ok=True)
 

@@ -13,7 +13,7 @@ dropped from the indexes, and reported: logged once and listed in `stats`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -344,11 +344,13 @@ class FileSync:
         return sorted({*on_disk, *indexed})
 
     async def sync_paths(self, paths: Iterable[str], folders: Iterable[str] = (),
-                         keep: bool = True, by: str = "hand edit") -> dict[str, list[str]]:
+                         keep: bool = True, by: str = "hand edit",
+                         staged: Sequence[Memory] = ()) -> dict[str, list[str]]:
         """Re-read these files and folders (hand edits; `by` a sync's merge) and index
-        what changed."""
+        what changed. `staged`: what the files hold, known already (a merge's): their
+        texts are embedded together at once, not one file's at a time."""
         return await self.stores.change(lambda uow: self.sync_paths_blocking(
-            uow, [*paths, *self._files_under(folders)], keep=keep, by=by))
+            uow, [*paths, *self._files_under(folders)], keep=keep, by=by), staged=staged)
 
     def _reconcile_files(self, uow: UnitOfWork, announce: bool = True,
                          every_file: bool = False,

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import trio
+
 from memoryd.history import merge
 from memoryd.history.runner import ZERO, GitError, blobs, git, sizes
 from memoryd.store.files import named_by_id
@@ -126,7 +128,9 @@ class Planner:
             raw = await blobs(self.root, memory_shas)
             self._texts = {sha: data.decode("utf-8", "replace") for sha, data in raw.items()}
         handled = set()
-        mine, theirs = self._ids(self._ours), self._ids(self._theirs)
+        # Reading thousands of front matters is CPU: off the event loop, which serves.
+        mine = await trio.to_thread.run_sync(self._ids, self._ours)
+        theirs = await trio.to_thread.run_sync(self._ids, self._theirs)
         for memory_id in sorted(mine.keys() & theirs.keys()):
             paths = mine[memory_id] | theirs[memory_id]
             await self._memory(memory_id, paths)
