@@ -40,7 +40,7 @@ from memoryd.engine.sync import FileSync
 from memoryd.errors import InvalidParams
 from memoryd.history import merge
 from memoryd.history.git import GitHistory
-from memoryd.history.plan import Planner, diff, empty_tree, write_tree
+from memoryd.history.plan import Planner, diff, empty_tree, refusal, write_tree
 from memoryd.history.remote import RemoteError, fetch, push, shown
 from memoryd.history.runner import GitError, blobs, git
 
@@ -262,20 +262,26 @@ class RemoteSync:
                      ) -> tuple[list[str], dict[str, bytes]]:
         base = ours or (await empty_tree(self.root))
         changes = await diff(self.root, base, target)
+        for path, (_, entry) in changes.items():  # the plan left these out; never write one
+            why = refusal(path, entry[0], 0) if entry is not None else None
+            if why is not None:
+                raise GitError(f"the merge holds {path}, which memoryd does not write "
+                               f"({why}); nothing was applied")
         wanted = {entry[1] for _, entry in changes.values() if entry is not None}
         data = await blobs(self.root, wanted)
         files = self.stores.files
 
         def write() -> None:
+            for path, (_, entry) in changes.items():  # first: a link may stand where a
+                if entry is None:                     # folder comes
+                    files.unlink(path)
             texts = [(p, data[e[1]]) for p, (_, e) in changes.items()
-                     if e is not None and e[0] != "120000" and e[0] != "160000"]
+                     if e is not None and e[0] != "120000"]
             temps = files.write_temps(texts)
             for (path, _), (temp, _) in zip(texts, temps, strict=True):
                 files.replace(temp, path, sync=False)
             for path, (_, entry) in changes.items():
-                if entry is None:
-                    files.unlink(path)
-                elif entry[0] == "120000":
+                if entry is not None and entry[0] == "120000":
                     files.symlink(data[entry[1]].decode("utf-8", "surrogateescape"), path)
             files.sync_dirs([p for p, (_, e) in changes.items() if e is not None])
 

@@ -98,6 +98,12 @@ def merge(a: Copy, b: Copy, base: Memory | None = None) -> Merged:
         if value != getattr(winner.memory, name):
             setattr(merged, name, value)
             changed = True
+    # Reads on either machine count: the most accesses and the latest (decay, upgrade).
+    if loser.memory.access_count > merged.access_count:
+        merged.access_count, changed = loser.memory.access_count, True
+    seen = [t for t in (merged.last_accessed_at, loser.memory.last_accessed_at) if t]
+    if seen and max(seen, key=as_aware) != merged.last_accessed_at:
+        merged.last_accessed_at, changed = max(seen, key=as_aware), True
     extra = _merged_extra(base.extra if base else None, winner.memory.extra,
                           loser.memory.extra)
     if extra != winner.memory.extra:

@@ -305,3 +305,27 @@ async def test_three_machines_in_random_order_end_the_same(tmp_path) -> None:
     finally:
         for rig in rigs:
             rig.close()
+
+
+async def test_a_remote_that_never_answers_is_stopped_at_the_timeout(tmp_path) -> None:
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/memory.git"
+    rig = Rig(tmp_path / "a", {"git": {"remote": url, "sync_timeout": "1s"}})
+    await rig.start()
+    await rig.engine.git.start()
+    try:
+        result = await rig.result("memory_sync")
+        assert "gave no answer in 1 s" in result["error"]
+        assert (await rig.result("health"))["status"] == "ok"  # the daemon answers on
+    finally:
+        rig.close()
+        listener.close()
+        for conn in held:
+            conn.close()
