@@ -141,8 +141,10 @@ def measure(sock: Path, words: list[str]) -> None:
             time.sleep(0.01)
         found = time.perf_counter()
         missing = [w for w in words if not c.call("memory_search", {"query": w})["total"]]
+        scoring = c.call("stats")["models"]["scoring"]
     stop.set()
     searcher.join()
+    print(f"vectors scored on the {scoring['path']} path ({scoring['why']})")
     during = [took for at, took in timings if started <= at <= synced]
     print(f"sync: {synced - started:.2f} s, came in {result['came_in']} files; the last new "
           f"text found by a search {found - started:.2f} s after the sync began; "

@@ -17,7 +17,10 @@ from memoryd.history.runner import REMOTE_OPTIONS, GitError, git, remote_env
 FETCHED = "refs/memoryd/remote"  # where the remote's branch is fetched to
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 _NO_BRANCH = ("couldn't find remote ref", "could not find remote ref")
-_MOVED = ("[rejected]", "non-fast-forward", "fetch first", "stale info")
+# Refused because the branch moved: before the push (a fast-forward check) or during it
+# (another push updated the ref first: its lock, or its old value, did not hold).
+_MOVED = ("[rejected]", "non-fast-forward", "fetch first", "stale info",
+          "failed to update ref", "cannot lock ref", "incorrect old value")
 
 
 class RemoteError(Exception):

@@ -216,7 +216,8 @@ def test_ranked_subcommands(daemon):
 def test_jobs_list_and_run(daemon):
     jobs = ok(daemon, "jobs")["jobs"]
     assert {j["name"] for j in jobs} == {"expire", "decay", "upgrade", "consolidate",
-                                         "decay-sweep", "notify", "compress", "dream"}
+                                         "decay-sweep", "notify", "compress", "sync",
+                                         "dream"}
     assert all(j["next_run"] for j in jobs if j["name"] != "dream")
     m = ok(daemon, "write", "read me three times")
     for _ in range(3):

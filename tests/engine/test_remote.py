@@ -329,3 +329,40 @@ async def test_a_remote_that_never_answers_is_stopped_at_the_timeout(tmp_path) -
         listener.close()
         for conn in held:
             conn.close()
+
+
+async def test_two_machines_pushing_at_once_both_get_through(tmp_path) -> None:
+    import trio
+
+    remote = bare(tmp_path)
+    a, b = await machine(tmp_path, "a", remote), await machine(tmp_path, "b", remote)
+    try:
+        await sync(a)
+        await sync(b)
+        # A slow remote from now on: the next push to arrive waits 3 s before its ref is
+        # updated, so the other machine's push overlaps it (and finds the branch moved).
+        slow = tmp_path / "slow-once"
+        slow.write_text("")
+        hook = remote / "hooks" / "pre-receive"
+        hook.write_text(f"#!/bin/sh\ncat > /dev/null\nif rm {slow} 2>/dev/null; then "
+                        "sleep 3; fi\n")
+        hook.chmod(0o755)
+        x = await a.result("memory_write", content="written on a", category="knowledge")
+        y = await b.result("memory_write", content="written on b", category="knowledge")
+        results = []
+
+        async def one(rig):
+            results.append(await sync(rig))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one, a)
+            nursery.start_soon(one, b)
+        assert sorted(r["attempts"] for r in results) == [1, 2]
+        await sync(a)
+        await sync(b)
+        for rig in (a, b):
+            for m in (x, y):
+                assert (await rig.result("memory_read", id=m["id"]))["content"] == m["content"]
+    finally:
+        a.close()
+        b.close()
