@@ -37,7 +37,7 @@ from memoryctl.serving import (
 from memoryd.schema import CATEGORIES
 from memoryd_client import ClientPool, DaemonUnavailable, RpcFailure
 
-READ = ("stats", "jobs/list", "graph/topics", "memory_list", "memory_search",
+READ = ("stats", "jobs/list", "graph/topics", "graph/links", "memory_list", "memory_search",
         "memory_smart_search", "memory_explain", "memory_read", "memory_history",
         "memory_backlinks", "memory_trash", "memory_entities")
 EDIT = ("memory_write", "memory_update", "memory_delete")

@@ -33,9 +33,9 @@ class ToolMethods:
         """Delete a memory. See `tools/list` for the whole description."""
         return self.call("memory_delete", _given({"id": id}))
 
-    def memory_list(self, *, phase: str | None = None, category: str | None = None, scope: str | None = None, source: str | None = None, tags: list[str] | None = None, include_compressed: bool | None = None, order: str | None = None, limit: int | None = None, offset: int | None = None) -> Any:
+    def memory_list(self, *, phase: str | None = None, category: str | None = None, kind: str | None = None, scope: str | None = None, source: str | None = None, tags: list[str] | None = None, include_compressed: bool | None = None, order: str | None = None, replaced: bool | None = None, limit: int | None = None, offset: int | None = None) -> Any:
         """List memories. See `tools/list` for the whole description."""
-        return self.call("memory_list", _given({"phase": phase, "category": category, "scope": scope, "source": source, "tags": tags, "include_compressed": include_compressed, "order": order, "limit": limit, "offset": offset}))
+        return self.call("memory_list", _given({"phase": phase, "category": category, "kind": kind, "scope": scope, "source": source, "tags": tags, "include_compressed": include_compressed, "order": order, "replaced": replaced, "limit": limit, "offset": offset}))
 
     def memory_search(self, query: str, *, tags: list[str] | None = None, scope: str | None = None, phase: str | None = None, category: str | None = None, kind: str | None = None, type: str | None = None, session: str | None = None, from_: str | None = None, to: str | None = None, include_compressed: bool | None = None, limit: int | None = None, offset: int | None = None) -> Any:
         """Keyword search. See `tools/list` for the whole description."""
@@ -147,9 +147,9 @@ class AsyncToolMethods:
         """Delete a memory. See `tools/list` for the whole description."""
         return await self.call("memory_delete", _given({"id": id}))
 
-    async def memory_list(self, *, phase: str | None = None, category: str | None = None, scope: str | None = None, source: str | None = None, tags: list[str] | None = None, include_compressed: bool | None = None, order: str | None = None, limit: int | None = None, offset: int | None = None) -> Any:
+    async def memory_list(self, *, phase: str | None = None, category: str | None = None, kind: str | None = None, scope: str | None = None, source: str | None = None, tags: list[str] | None = None, include_compressed: bool | None = None, order: str | None = None, replaced: bool | None = None, limit: int | None = None, offset: int | None = None) -> Any:
         """List memories. See `tools/list` for the whole description."""
-        return await self.call("memory_list", _given({"phase": phase, "category": category, "scope": scope, "source": source, "tags": tags, "include_compressed": include_compressed, "order": order, "limit": limit, "offset": offset}))
+        return await self.call("memory_list", _given({"phase": phase, "category": category, "kind": kind, "scope": scope, "source": source, "tags": tags, "include_compressed": include_compressed, "order": order, "replaced": replaced, "limit": limit, "offset": offset}))
 
     async def memory_search(self, query: str, *, tags: list[str] | None = None, scope: str | None = None, phase: str | None = None, category: str | None = None, kind: str | None = None, type: str | None = None, session: str | None = None, from_: str | None = None, to: str | None = None, include_compressed: bool | None = None, limit: int | None = None, offset: int | None = None) -> Any:
         """Keyword search. See `tools/list` for the whole description."""

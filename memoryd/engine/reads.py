@@ -7,6 +7,7 @@ buffer are overlaid on what is returned, so a reply shows every read at once.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
@@ -111,9 +112,16 @@ class Reads:
         return self.access_counts.overlay(memory)
 
     async def list_memories(self, filters: Filters, limit: int, offset: int,
-                            order: str = "newest") -> tuple[list[Memory], int]:
+                            order: str = "newest", replaced: bool = False
+                            ) -> tuple[list[Memory], int]:
+        """A page; with `replaced`, the facts its memories replaced too, by when each
+        was made (`total` counts the live ones)."""
         memories, total = await self.workers.read(self.catalog.reader.list_memories, filters,
                                                   limit, offset, order)
+        if replaced:
+            older = await self.workers.read(self._replaced, memories, limit)
+            memories = sorted([*memories, *older], key=lambda m: m.created_at,
+                              reverse=order != "oldest")
         return self._overlaid(memories), total
 
     async def search(self, query: str, filters: Filters, limit: int,
@@ -152,6 +160,28 @@ class Reads:
                     found.append(old)
                     wanted += [r for r in old.replaces if r not in seen]
         return found
+
+    async def link_graph(self, caller: Caller, limit: int) -> dict[str, Any]:
+        """The whole store's link graph as the web view draws it: the `limit` most
+        linked memories `caller` may see (title, category, how many links), and the
+        links between them, each once."""
+        def run() -> tuple[set[tuple[str, str]], Counter[str], list[str], list[Memory]]:
+            pairs: set[tuple[str, str]] = set()
+            for a, b, scope_a, scope_b in self.catalog.reader.link_pairs():
+                if a != b and caller.can_see(scope_a) and caller.can_see(scope_b):
+                    pairs.add((a, b) if a < b else (b, a))
+            degree = Counter(i for pair in pairs for i in pair)
+            top = sorted(degree, key=lambda i: (-degree[i], i))[:limit]
+            return pairs, degree, top, self.catalog.reader.get_many(top)
+
+        pairs, degree, top, shown = await self.workers.read(run)
+        order = {memory_id: n for n, memory_id in enumerate(top)}
+        nodes = [{"id": m.id, "title": m.title, "category": m.category, "scope": m.scope,
+                  "links": degree[m.id]} for m in sorted(shown, key=lambda m: order[m.id])]
+        edges = [{"source": a, "target": b} for a, b in sorted(pairs)
+                 if a in order and b in order]
+        return {"nodes": nodes, "edges": edges, "linked": len(degree),
+                "truncated": len(degree) > len(nodes)}
 
     async def backlinks(self, memory_id: str, caller: Caller) -> list[Memory]:
         await self.read(memory_id, caller, count_access=False)

@@ -98,7 +98,8 @@ class RemoteSync:
         return {"remote": shown(self.url) if self.url else None, "branch": self.config.branch,
                 "last": self.state.get("last"), "last_ok": self.state.get("last_ok"),
                 "failures": self.state.get("failures", 0),
-                "retry_at": _iso(retry_at) if retry_at else None}
+                "retry_at": _iso(retry_at) if retry_at else None,
+                "conflicts": self.state.get("conflicts", [])}
 
     # -- a sync ----------------------------------------------------------------------
     async def sync(self, dry_run: bool = False, scheduled: bool = False) -> dict[str, Any]:
@@ -123,12 +124,29 @@ class RemoteSync:
                 "needs_you": [], "refused": [], "error": None}
             try:
                 result.update(await self._rounds(dry_run))
+                if not dry_run:
+                    self.state["conflicts"] = await self._open(result["needs_you"])
             except (RemoteError, GitError, OSError) as exc:
                 result["error"] = str(exc)[:500]
             result["duration_ms"] = round((self.clock() - started) * 1000, 1)
             if not dry_run:
                 self._record(result, started)
             return result
+
+    async def _open(self, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Files a sync could not merge, this one's and earlier ones', until this
+        machine's copy changes (the user merged them by hand)."""
+        entries = {c["path"]: c for c in [*self.state.get("conflicts", []), *found]}
+        if not entries:
+            return []
+        listed = await git(self.root, "ls-tree", "-z", "HEAD", "--",
+                           *(f":(literal){p}" for p in entries))
+        now: dict[str, str] = {}
+        for record in listed.decode("utf-8", "surrogateescape").split("\0"):
+            meta, _, path = record.partition("\t")
+            if path:
+                now[path] = meta.split()[2]
+        return [c for p, c in entries.items() if now.get(p) == c.get("ours")]
 
     def _record(self, result: dict[str, Any], started: float) -> None:
         shown_result = {**result, "at_epoch": started}
@@ -248,6 +266,8 @@ class RemoteSync:
                 c.memory for p in paths
                 if p in texts and (c := merge.read(p, texts[p].decode("utf-8", "replace")))])
             await self.files.sync_paths(paths, keep=False, by="sync", staged=staged)
+            if any(p.startswith("sessions/") for p in paths):  # turns another machine swept
+                await self.files.reconcile_graph(self.files.graph)
 
     async def _apply(self, ours: str | None, target: str) -> tuple[list[str], dict[str, bytes]]:
         """The files `target` changes written under the root, the index and HEAD moved;

@@ -288,7 +288,7 @@ class Planner:
         merged = await self._merge_text(path, self._base(path), mine, other)
         if merged is None:
             self.plan.needs_you.append({
-                "path": path, "theirs": self.theirs,
+                "path": path, "theirs": self.theirs, "ours": mine[1] if mine else None,
                 "reason": "both machines changed it and git could not merge the two; "
                           "this machine's is kept"})
         elif self._texts_of(mine) != merged:

@@ -187,8 +187,14 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
         decode_params(raw, NoParams)
         return app.engine.graph_view(conn.caller, GRAPH_NODES)
 
+    async def graph_links(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
+        """The link graph of the whole store: the GRAPH_NODES most linked memories the
+        caller may see, and the links between them."""
+        decode_params(raw, NoParams)
+        return await app.engine.reads.link_graph(conn.caller, GRAPH_NODES)
+
     return {"initialize": initialize, "ping": ping, "health": health, "stats": stats,
-            "graph/topics": graph_topics,
+            "graph/topics": graph_topics, "graph/links": graph_links,
             "prompts/list": prompts_list, "prompts/get": prompts_get,
             "events/subscribe": subscribe, "events/unsubscribe": unsubscribe,
             "jobs/list": jobs_list, "jobs/run": jobs_run}

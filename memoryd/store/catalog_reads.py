@@ -287,6 +287,13 @@ class Reader:
         """catalog_entities.one."""
         return catalog_entities.one(self.conn, filters, key, limit)
 
+    def link_pairs(self) -> list[tuple[str, str, str, str]]:
+        """Every link between two live memories: (source, target, their scopes)."""
+        return list(self.conn.execute(
+            "SELECT l.src, l.dst, a.scope, b.scope FROM links l "
+            "JOIN memories a ON a.id = l.src JOIN memories b ON b.id = l.dst "
+            "WHERE a.superseded_at IS NULL AND b.superseded_at IS NULL"))
+
     def backlinks(self, memory_id: str) -> list[str]:
         rows = self.conn.execute("SELECT DISTINCT src FROM links WHERE dst = ?", (memory_id,))
         return [r[0] for r in rows]

@@ -91,7 +91,8 @@ async def memory_delete(app: App, caller: Caller, p: IdParams) -> Result:
 @handler("memory_list")
 async def memory_list(app: App, caller: Caller, p: ListParams) -> Result:
     where = filters.of(p, caller.visible_scopes(p.scope))
-    memories, total = await app.engine.reads.list_memories(where, p.limit, p.offset, p.order)
+    memories, total = await app.engine.reads.list_memories(where, p.limit, p.offset, p.order,
+                                                           replaced=p.replaced)
     return {"memories": [to_wire(m) for m in memories], "total": total,
             "limit": p.limit, "offset": p.offset}
 

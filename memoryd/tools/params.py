@@ -96,6 +96,7 @@ IncludeCompressed = Annotated[bool, Meta(description="Also turns that a summary 
 class ListParams(Params):
     phase: Phase | None = None
     category: Category | None = None
+    kind: Kind | None = None
     scope: Scope | None = None
     source: Source | None = None
     tags: Tags = []
@@ -103,6 +104,10 @@ class ListParams(Params):
     order: Annotated[Literal["newest", "oldest", "updated", "accessed"], Meta(
         description="newest (created) first, oldest first, last updated first, or most "
                     "accessed first.")] = "newest"
+    replaced: Annotated[bool, Meta(description=(
+        "Also the facts the listed ones replaced (superseded: `superseded_at` set), "
+        "back along `replaces`, each placed by when it was made (newest or oldest "
+        "first): what was true before, on the same page."))] = False
     limit: Limit = 50
     offset: Offset = 0
 

@@ -187,6 +187,53 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
         driver.quit()
 
 
+def test_the_stores_link_graph_and_a_projects_facts_in_chromium(daemon, web):
+    """Logseq's documentation graph ingested: the Links section draws the most linked
+    pages, grouped by category; a node opens its memory. A project's facts over time,
+    the replaced one struck through."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.ingest.test_sources import LOGSEQ_DOCS
+
+    if not LOGSEQ_DOCS.is_dir():
+        pytest.skip("the Logseq docs graph is not here")
+    with daemon.client(timeout=300) as c:
+        c.call("memory_ingest", {"source": "logseq", "path": str(LOGSEQ_DOCS)})
+        for text in ("We deploy with Jenkins.", "We switched from Jenkins to GitHub Actions."):
+            c.call("memory_add", {"text": text, "scope": "project:demo-0b6c2f3e"})
+    driver = _chromium()
+    base, token = web
+    try:
+        wait = WebDriverWait(driver, 60)
+        driver.get(f"{base}/?token={token}")
+        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute(
+            "data-loaded") == "yes")
+        nodes = driver.find_elements(By.CSS_SELECTOR, "#links circle.store-link")
+        assert len(nodes) == 150
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#links line")) > 150
+        assert "linked memories" in driver.find_element(By.ID, "links-summary").text
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "web-link-graph.png"
+        graph = driver.find_element(By.ID, "links")
+        driver.execute_script("arguments[0].scrollIntoView()", graph)
+        assert graph.screenshot(str(shot)) and shot.stat().st_size > 10_000
+        driver.execute_script(
+            "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", nodes[0])
+        wait.until(ready.presence_of_element_located((By.ID, "memory-title")))
+        assert driver.find_element(By.ID, "memory-title").text
+        driver.find_element(By.CSS_SELECTOR, ".project-link").click()
+        wait.until(ready.presence_of_element_located((By.CSS_SELECTOR, "#project-facts li")))
+        facts = driver.find_elements(By.CSS_SELECTOR, "#project-facts li")
+        assert [f.get_attribute("class") for f in facts] == ["superseded", ""]
+        assert "GitHub Actions" in facts[1].text and "(superseded" in facts[0].text
+        shot = ARTIFACTS / "web-project.png"
+        assert driver.find_element(By.ID, "detail").screenshot(str(shot))
+    finally:
+        driver.quit()
+
+
 def test_paging_creating_a_note_and_looking_without_counting_in_chromium(daemon):
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By

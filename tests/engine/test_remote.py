@@ -154,6 +154,10 @@ async def test_a_file_git_cannot_merge_keeps_this_machines_and_is_reported(pair)
     assert [n["path"] for n in result["needs_you"]] == ["notes.txt"]
     assert (b.root / "notes.txt").read_text() == "one\nTWO from b\nthree\n"
     assert markers(b.root) == []
+    # Status keeps it until this machine's copy changes (the user merged it by hand).
+    await sync(b)
+    conflicts = (await b.result("stats"))["sync"]["conflicts"]
+    assert [c["path"] for c in conflicts] == ["notes.txt"] and conflicts[0]["theirs"]
     # Changes git can merge are merged.
     (a.root / "notes.txt").write_text("zero\none\nTWO from a\nthree\n")
     a.engine.git.changed(["notes.txt"])
@@ -162,6 +166,7 @@ async def test_a_file_git_cannot_merge_keeps_this_machines_and_is_reported(pair)
     await sync(b)
     await sync(a)
     assert (a.root / "notes.txt").read_text() == "zero\none\nTWO from b\nthree\nfour\n"
+    assert (await b.result("stats"))["sync"]["conflicts"] == []
 
 
 async def test_an_unreachable_remote_is_a_reported_failure_with_backoff(tmp_path) -> None:
@@ -366,3 +371,28 @@ async def test_two_machines_pushing_at_once_both_get_through(tmp_path) -> None:
     finally:
         a.close()
         b.close()
+
+
+async def test_episodes_swept_on_one_machine_join_the_others_topic_graph(pair) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from memoryd.jobs import decay_sweep
+
+    a, b = pair
+    old = datetime.now(UTC) - timedelta(days=30)
+    talk = [("user", "We use Redis for session caching in the API."),
+            ("assistant", "Redis keeps sessions fast and expires them with TTLs."),
+            ("user", "Redis eviction hit our session cache last night."),
+            ("assistant", "Set maxmemory-policy to volatile-lru for the session keys.")]
+    for i, (role, text) in enumerate(talk):
+        await a.result("memory_remember", session="s1", role=role, content=text,
+                       timestamp=(old + timedelta(minutes=i)).isoformat())
+    await sync(a)
+    await sync(b)
+    await decay_sweep.run(a.engine, datetime.now(UTC), dry_run=False)
+    swept = (await a.result("stats"))["graph"]
+    assert swept["episodes"] == 2
+    await sync(a)
+    await sync(b)
+    got = (await b.result("stats"))["graph"]
+    assert (got["episodes"], got["nodes"]) == (swept["episodes"], swept["nodes"])

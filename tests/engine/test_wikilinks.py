@@ -75,3 +75,37 @@ async def test_every_link_of_an_ingested_graph_names_a_file_of_the_root(rig):
             assert link[2:-2].split("|")[0] in stems, (path.name, link)
             linked += 1
     assert linked == 2 * report["links"]  # each link listed at both ends
+
+
+async def test_the_stores_link_graph_is_the_most_linked_a_caller_may_see(rig):
+    from memoryd.protocol.dispatch import Connection
+    from memoryd.scopes import Caller
+
+    ann = await rig.result("memory_write", content="Ann", category="people")
+    bea = await rig.result("memory_write", content="Bea", category="people")
+    hub = await rig.result("memory_write", content="Family", category="knowledge")
+    mine = await rig.result("memory_write", content="A private note", scope="agent:other")
+    for other in (ann, bea, mine):
+        await rig.result("memory_link", source=hub["id"], target=other["id"])
+    graph = await rig.result("graph/links")
+    assert [n["id"] for n in graph["nodes"]][0] == hub["id"]  # the most linked first
+    assert graph["nodes"][0]["links"] == 3 and graph["nodes"][0]["title"] == "Family"
+    assert len(graph["edges"]) == 3 and graph["linked"] == 4 and not graph["truncated"]
+    bot = Connection()
+    bot.caller = Caller(agent="agent:bot")  # may not see agent:other's note
+    seen = await rig.result("graph/links", bot)
+    assert {n["id"] for n in seen["nodes"]} == {hub["id"], ann["id"], bea["id"]}
+    assert {frozenset((e["source"], e["target"])) for e in seen["edges"]} == {
+        frozenset((hub["id"], ann["id"])), frozenset((hub["id"], bea["id"]))}
+
+
+async def test_an_ingested_graphs_link_graph_holds_its_links(rig):
+    if not LOGSEQ_DOCS.is_dir():
+        pytest.skip("the Logseq docs graph is not here")
+    await rig.result("memory_ingest", source="logseq", path=str(LOGSEQ_DOCS))
+    graph = await rig.result("graph/links")
+    shown = {n["id"] for n in graph["nodes"]}
+    assert len(shown) == 150 and graph["truncated"] and graph["linked"] > 150
+    assert all(e["source"] in shown and e["target"] in shown for e in graph["edges"])
+    degrees = [n["links"] for n in graph["nodes"]]
+    assert degrees == sorted(degrees, reverse=True) and degrees[0] > 5

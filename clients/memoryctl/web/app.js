@@ -77,6 +77,7 @@ async function loadStats() {
       (index.in_step ? "index in step: " : "index out of step: ") +
       `${index.files} files, ${index.keyword_rows} keyword rows, ${index.vectors.own || 0} vectors` +
       (index.differs.length ? " — " + index.differs.join("; ") : "")) : "");
+    loadProjects(s.by_scope || {});
     const categories = document.getElementById("f-category");
     if (categories.options.length === 1) {
       for (const name of Object.keys(s.by_category).sort()) categories.append(el("option", {}, name));
@@ -246,6 +247,32 @@ async function showEntity(name) {
   } catch (error) { fail(target, error); }
 }
 
+// -- projects: a project's facts over time --------------------------------------------
+function loadProjects(byScope) {
+  const target = document.getElementById("projects");
+  const scopes = Object.keys(byScope).filter((s) => s.startsWith("project:")).sort();
+  target.replaceChildren(scopes.length ? el("ul", {}, ...scopes.map((scope) => el("li", {},
+    el("a", {class: "link project-link", onclick: () => showProject(scope)}, scope),
+    ` (${byScope[scope]})`))) : el("p", {class: "muted"},
+    "No project memory yet (memoryctl hooks install … remembers coding sessions)."));
+}
+
+// What the project's facts said over time, oldest first, the replaced ones struck through.
+async function showProject(scope) {
+  const target = document.getElementById("detail");
+  try {
+    const r = await api("memory_list", {scope, kind: "fact", order: "oldest", replaced: true,
+      limit: 200});
+    target.replaceChildren(el("h3", {id: "project-name"}, scope),
+      el("p", {}, `${r.total} current fact${r.total === 1 ? "" : "s"}, with what they replaced`),
+      el("ol", {id: "project-facts"}, ...r.memories.map((m) => el("li",
+        {class: m.superseded_at ? "superseded" : ""},
+        el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.created_at)), " ",
+        oneLine(m.content, 200),
+        m.superseded_at ? el("span", {class: "muted"}, ` (superseded ${when(m.superseded_at)})`) : ""))));
+  } catch (error) { fail(target, error); }
+}
+
 // -- the topic graph ------------------------------------------------------------------
 async function loadTopics() {
   const svg = document.getElementById("topics");
@@ -275,6 +302,55 @@ async function loadTopics() {
       svg.append(circle, label);
     }
   } catch (error) { fail(summary, error); }
+}
+
+// -- the link graph of the whole store -----------------------------------------------
+// The most linked memories, grouped by category around the circle (within one, in id
+// order: the hubs spread out instead of crowding one arc); the 20 with the most links
+// are labelled (more would hide each other), every node names itself on hover.
+const LABELLED = 20;
+async function loadLinks() {
+  const svg = document.getElementById("links");
+  const summary = document.getElementById("links-summary");
+  try {
+    const g = await api("graph/links");
+    summary.textContent = g.nodes.length
+      ? `${g.linked} linked memories, ${g.edges.length} links shown` +
+        (g.truncated ? ` (the ${g.nodes.length} most linked)` : "")
+      : "No memory links to another yet.";
+    svg.replaceChildren();
+    const grouped = [...g.nodes].sort((a, b) =>
+      a.category.localeCompare(b.category) || a.id.localeCompare(b.id));
+    const place = onCircle(grouped.map((node) => node.id), 300, 210, 180);
+    for (const e of g.edges) {
+      const [x1, y1] = place[e.source], [x2, y2] = place[e.target];
+      svg.append(make("line", {x1, y1, x2, y2, stroke: "#9aa7c2", class: "edge"}));
+    }
+    const most = Math.max(1, ...g.nodes.map((node) => node.links));
+    const labelled = new Set(g.nodes.slice(0, LABELLED).map((node) => node.id));
+    for (const node of grouped) {
+      const [x, y] = place[node.id];
+      const circle = make("circle", {cx: x, cy: y, r: 2 + 9 * Math.sqrt(node.links / most),
+        fill: categoryColour(node.category), "fill-opacity": 0.8, class: "node store-link"});
+      const title = make("title", {});
+      title.textContent = `${node.title} (${node.category}, ${node.links} links)`;
+      circle.append(title);
+      circle.addEventListener("click", () => showMemory(node.id));
+      svg.append(circle);
+      if (labelled.has(node.id)) {
+        const outward = x >= 300;  // labels point away from the circle's middle
+        const label = make("text", {x: x + (outward ? 8 : -8), y: y + (y >= 210 ? 12 : -6),
+          "text-anchor": outward ? "start" : "end", class: "link-label"});
+        label.textContent = oneLine(node.title, 22);
+        svg.append(label);
+      }
+    }
+  } catch (error) { fail(summary, error); }
+}
+function categoryColour(category) {
+  let hash = 0;
+  for (const ch of category) hash = (hash * 31 + ch.charCodeAt(0)) % 360;
+  return `hsl(${hash}, 55%, 45%)`;
 }
 
 // -- drawing ----------------------------------------------------------------------------
@@ -394,6 +470,7 @@ document.addEventListener("DOMContentLoaded", async () => {
     event.preventDefault();
     loadMemories();
   });
-  await Promise.all([loadStats(), loadMemories(), loadEntities(), loadTopics(), loadJobs()]);
+  await Promise.all([loadStats(), loadMemories(), loadEntities(), loadLinks(), loadTopics(),
+    loadJobs()]);
   document.body.dataset.loaded = "yes";
 });
