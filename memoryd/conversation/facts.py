@@ -83,6 +83,21 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
+_WE_FULL = {"'re": "are", "'ve": "have", "'ll": "will", "'d": "would"}
+_WE_CONTRACTED = re.compile(r"^we('re|'ve|'ll|'d)\b", re.I)
+_WE_VERB = re.compile(rf"^we ((?:(?:{'|'.join(sorted(_ADVERBS))}) )*)([\w']+)", re.I)
+_ONE = {"are": "is", "were": "was", "aren't": "isn't", "weren't": "wasn't",
+        "don't": "doesn't", "haven't": "hasn't"}
+
+
+def _team_verb(match: re.Match[str]) -> str:
+    """`We [adverbs] verb` with the verb of one subject (the team)."""
+    adverbs, verb = match.group(1), match.group(2)
+    if verb.casefold() == "do" and match.string[match.end():].startswith(" not"):
+        return f"We {adverbs}does"
+    return f"We {adverbs}{_ONE.get(verb.casefold()) or _third_person(verb)}"
+
+
 def _rewrite_english(sentence: str, team: bool = False) -> str:
     text = sentence
     text = re.sub(r"\bI'm\b", "I am", text)
@@ -123,6 +138,9 @@ def _rewrite_english(sentence: str, team: bool = False) -> str:
     text = re.sub(r"\bmine\b", "the user's", text, flags=re.I)
     text = re.sub(r"\b(me|myself)\b", "the user", text, flags=re.I)
     text = re.sub(r"\bour\b", "the team's" if team else "the user's", text, flags=re.I)
+    text = _WE_CONTRACTED.sub(lambda m: f"We {_WE_FULL[m.group(1).casefold()]}", text)
+    if team:  # "the team" is one: its verb agrees ("We deploy" -> "The team deploys")
+        text = _WE_VERB.sub(_team_verb, text)
     text = re.sub(r"^we\b", "The team" if team else "The user and family", text, flags=re.I)
     text = text.strip().rstrip(".!;,")
     return text[:1].upper() + text[1:] + "."
