@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from memoryd.schema import SCOPE_PATTERN, utcnow
 from memoryd.store.files import TRASH, MarkdownStore, UnreadableMemory
@@ -31,21 +31,26 @@ def check_scope(value: str) -> str | None:
 def rescope(root: Path, old: str, new: str) -> Rescoped:
     """Rewrite each memory file under the root whose scope is `old` with scope `new`
     (version + 1), one atomic write each: a run cut short is finished by running it
-    again."""
+    again. Each keeps its `wikilinks` (the linked memories' file names, read first)."""
     files = MarkdownStore(root)
     done = Rescoped()
     now = utcnow()
+    names: dict[str, str] = {}  # id -> its live file's name, what `wikilinks` say
+    found = []
     for rel in files.iter_files([*WATCHED_DIRS, TRASH]):
         try:
             memory = files.read_memory(rel, files.id_from_filename(rel))
         except UnreadableMemory:
             done.unreadable.append(rel)
             continue
-        if memory.scope != old:
-            continue
+        if not rel.startswith(f"{TRASH}/"):
+            names[memory.id] = PurePosixPath(rel).stem
+        if memory.scope == old:
+            found.append((rel, memory))
+    for rel, memory in found:
         memory.scope = new
         memory.version += 1
         memory.updated_at = now
-        files.write_atomic(rel, render(memory))
+        files.write_atomic(rel, render(memory, names))
         done.moved += 1
     return done

@@ -10,6 +10,7 @@ from structlog.testing import capture_logs
 
 from memoryd.rescope import rescope
 from memoryd.scopes import agent_scope, earlier_agent_scope
+from tests.layout import file_of
 from tests.rig import Rig
 from tests.test_scopes import Client
 
@@ -79,3 +80,19 @@ def test_the_rescope_command_checks_its_scopes_and_the_lock(daemon, tmp_path):
     (empty / "categories").mkdir(parents=True)
     ok = run("agent:a", "agent:b", "--root", str(empty))
     assert ok.returncode == 0 and ok.stdout.startswith("moved 0 memories"), ok.stderr
+
+
+async def test_rescope_keeps_the_wikilinks_obsidian_reads(tmp_path):
+    root = tmp_path / "root"
+    rig = Rig(root)
+    await rig.start()
+    try:
+        a = await rig.result("memory_write", content="Ann", category="people", scope="agent:old")
+        b = await rig.result("memory_write", content="Bea", category="people", scope="agent:old")
+        await rig.result("memory_link", source=a["id"], target=b["id"])
+    finally:
+        rig.close()
+    assert f"[[{file_of(root, b).stem}]]" in file_of(root, a).read_text()
+    assert rescope(root, "agent:old", "agent:new").moved == 2
+    after = file_of(root, a).read_text()
+    assert "scope: agent:new" in after and f"[[{file_of(root, b).stem}]]" in after
