@@ -171,6 +171,7 @@ class GitConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     remote: Annotated[str, Meta(pattern=_REMOTE, max_length=2048)] | None = None
     branch: Annotated[str, Meta(pattern=_BRANCH)] = "main"
     sync_timeout: Duration = Duration(120)
+    sync_after: Duration = Duration(30)  # after the history commits writes; 0: only the job
 
 
 class RedactionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -43,7 +43,6 @@ from memoryd.store.walk import ChildWalk
 SNAPSHOT_CHECK = 30.0  # seconds between checks whether a snapshot is due
 PERSIST_EVERY = 1.0  # seconds between writes of new vectors to the vector store
 START_REPORT = 10.0  # seconds between start-up progress reports to systemd
-SYNC_SOON = 30.0  # seconds after a commit of writes before they are synced (git.remote)
 log = structlog.get_logger("memoryd")
 
 
@@ -152,14 +151,15 @@ async def _history(engine: Engine, git: GitHistory) -> None:
     await git.run_forever()
 
 
-async def _sync_after_writes(app: App, git: GitHistory) -> None:
-    """Writes are synced SYNC_SOON after the history commits them (the `sync` job's own
-    schedule runs besides), so another machine sees a burst of them soon."""
+async def _sync_after_writes(app: App, git: GitHistory, after: float) -> None:
+    """Writes are synced `after` seconds (`git.sync_after`) once the history committed
+    them (the `sync` job's own schedule runs besides), so another machine sees a burst
+    of them soon."""
     wrote = [trio.Event()]
     git.on_commit.append(lambda: wrote[0].set())
     while True:
         await wrote[0].wait()
-        await trio.sleep(SYNC_SOON)
+        await trio.sleep(after)
         wrote[0] = trio.Event()
         if app.scheduler is not None:  # a failure is the job's report, and logged
             await app.scheduler.run_now("sync")
@@ -302,8 +302,10 @@ class _Lifecycle:
         await engine.conversation.start()
         if engine.git is not None:  # its first commit does not hold up the start
             services.start_soon(_history, engine, engine.git)
-            if self.config.git.remote and self.config.jobs.enabled:  # type: ignore[attr-defined]
-                services.start_soon(_sync_after_writes, app, engine.git)
+            after = float(self.config.git.sync_after)
+            jobs = self.config.jobs.enabled  # type: ignore[attr-defined]
+            if self.config.git.remote and after and jobs:
+                services.start_soon(_sync_after_writes, app, engine.git, after)
         services.start_soon(_flush_stats_every, engine, self.config.stats.flush_interval)
         services.start_soon(_snapshot_when_due, engine)
         services.start_soon(_persist_vectors, engine)

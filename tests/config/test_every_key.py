@@ -112,6 +112,7 @@ EFFECTS: dict[str, str] = {
     "git.remote": "where sync fetches from and pushes to",
     "git.branch": "the remote's branch sync uses",
     "git.sync_timeout": "how long a fetch or push may take",
+    "git.sync_after": "how soon after committed writes a sync runs",
     "redaction.disabled": "which kinds of secret are stored as given, not redacted",
     "logging.level": "the least severe event logged",
     "logging.format": "how the log is written",

@@ -156,3 +156,24 @@ def test_kill_9_during_a_sync_then_restart(make_daemon, short_tmp) -> None:
     log = receiver.log
     print(f"kill -9 at (s after the sync began): {killed_at}; merges finished after a "
           f"kill: {log.count('sync.recovered')}; syncs done: {log.count('sync.done')}")
+
+
+def test_writes_are_synced_soon_after_they_are_committed(make_daemon, short_tmp) -> None:
+    """No `memoryctl sync`: the history commits the write, and `git.sync_after` later
+    the daemon syncs by itself (the job's own schedule is an hour away)."""
+    remote = bare(short_tmp)
+    d = make_daemon("a", config=f"git:\n  remote: {remote}\n  commit_interval: 1s\n"
+                               "  sync_after: 1s\njobs:\n  sync: 1h\n").start()
+    d.call("memory_write", {"content": "Pushed without being asked", "category": "knowledge"})
+
+    def on_the_remote() -> bool:
+        try:
+            listed = git(remote, "grep", "-l", "Pushed without being asked", "main", "--",
+                         "categories")
+        except subprocess.CalledProcessError:  # no branch yet, or no match
+            return False
+        return bool(listed.strip())
+
+    wait_for(on_the_remote, timeout=150, what="the write on the remote")
+    status = d.call("stats")["sync"]
+    assert status["last"]["error"] is None and status["last"]["went_out"] >= 1
