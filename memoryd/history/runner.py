@@ -50,12 +50,21 @@ async def git(root: Path, *args: str, stdin: bytes = b"", env: dict[str, str] | 
                                           check=False)
         except OSError as exc:
             raise GitError(f"cannot run git: {exc}") from None
+    name = _command(args)
     if scope.cancelled_caught:
-        raise GitError(f"git {args[0]} gave no answer in {timeout:g} s and was stopped")
+        raise GitError(f"git {name} gave no answer in {timeout:g} s and was stopped")
     if proc.returncode != 0:
-        raise GitError(f"git {args[0]} failed ({proc.returncode}): "
+        raise GitError(f"git {name} failed ({proc.returncode}): "
                        f"{proc.stderr.decode(errors='replace').strip()[:300]}")
     return proc.stdout
+
+
+def _command(args: tuple[str, ...]) -> str:
+    """The git command of these arguments (past `-c key=value` options)."""
+    for i, arg in enumerate(args):
+        if not arg.startswith("-") and (i == 0 or args[i - 1] != "-c"):
+            return arg
+    return args[0] if args else "git"
 
 
 async def text(root: Path, *args: str, stdin: str = "") -> str:

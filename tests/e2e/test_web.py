@@ -117,12 +117,23 @@ def _chromium():
     return webdriver.Chrome(service=Service(chromedriver), options=options)
 
 
+def _loaded(driver, base: str, token: str):
+    """The page opened with its token and every section loaded; a wait to go on with."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, 60)
+    driver.get(f"{base}/?token={token}")
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute(
+        "data-loaded") == "yes")
+    return wait
+
+
 def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
     driver = _chromium()
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
 
     a = daemon.call("memory_write", {"content": "Ann drinks green tea every morning",
                                      "category": "people", "tags": ["ann"]})
@@ -132,10 +143,7 @@ def test_the_page_searches_and_shows_a_memory_in_chromium(daemon, web):
     daemon.call("memory_update", {"id": a["id"], "content": "Ann drinks green tea daily"})
     base, token = web
     try:
-        wait = WebDriverWait(driver, 60)
-        driver.get(f"{base}/?token={token}")
-        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute(
-            "data-loaded") == "yes")
+        wait = _loaded(driver, base, token)
         assert driver.find_element(By.ID, "total").text == "2"
         assert len(driver.find_elements(By.CSS_SELECTOR, "#memories tr.memory-row")) == 2
         assert driver.find_element(By.ID, "mode").text == "read-only"
@@ -193,7 +201,6 @@ def test_the_stores_link_graph_and_a_projects_facts_in_chromium(daemon, web):
     the replaced one struck through."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from tests.ingest.test_sources import LOGSEQ_DOCS
 
@@ -206,10 +213,7 @@ def test_the_stores_link_graph_and_a_projects_facts_in_chromium(daemon, web):
     driver = _chromium()
     base, token = web
     try:
-        wait = WebDriverWait(driver, 60)
-        driver.get(f"{base}/?token={token}")
-        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute(
-            "data-loaded") == "yes")
+        wait = _loaded(driver, base, token)
         nodes = driver.find_elements(By.CSS_SELECTOR, "#links circle.store-link")
         assert len(nodes) == 150
         assert len(driver.find_elements(By.CSS_SELECTOR, "#links line")) > 150

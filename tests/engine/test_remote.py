@@ -396,3 +396,30 @@ async def test_episodes_swept_on_one_machine_join_the_others_topic_graph(pair) -
     await sync(b)
     got = (await b.result("stats"))["graph"]
     assert (got["episodes"], got["nodes"]) == (swept["episodes"], swept["nodes"])
+
+
+async def test_a_remote_refusing_the_credentials_is_reported_not_prompted(tmp_path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="memory"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/memory.git"
+    rig = await machine(tmp_path, "a", url)
+    try:
+        result = await rig.result("memory_sync")  # returns: git was never let prompt
+        assert result["error"] and "fetch failed" in result["error"]
+        assert (await rig.result("stats"))["sync"]["failures"] == 1
+    finally:
+        rig.close()
+        server.shutdown()
