@@ -6,9 +6,11 @@ the files the merge changed under the root, moves HEAD, re-reads those files int
 indexes, and pushes. A push refused because the remote moved on starts again from the
 fetch (at most ATTEMPTS times); nothing is ever force-pushed.
 
-While the merge is computed and written, changes wait (Workers.exclusive) so no write
-lands between the commit and the files the merge replaces; searches and reads answer
-throughout, and the fetch and the push (the slow, networked parts) hold nothing.
+While the merge is computed, written and indexed, changes wait (Workers.exclusive): no
+write lands between the commit and the files the merge replaces, and no hand-edit
+event for a merged file is indexed before the merge indexes it (as an edit, keeping a
+second copy of a version the merge brought). Searches and reads answer throughout; the
+fetch and the push (the slow, networked parts) hold nothing.
 
 A kill at any moment leaves a root the next start makes clean: until the journal
 (`.git/memoryd-sync.json`, written before the first file) is removed, HEAD has not
@@ -241,7 +243,7 @@ class RemoteSync:
                 return _Merged(ours, plan_info, [])
             with self._timed("write"):
                 changed, texts = await self._apply(ours, target)
-        await self._index(changed, texts)
+            await self._index(changed, texts)
         return _Merged(target, plan_info, changed)
 
     async def _commit(self, ours: str, theirs: str, base: str | None, tree: str,
@@ -331,12 +333,13 @@ class RemoteSync:
                                                                      noted.get("to")):
             source = noted.get("from") if head != noted["to"] else noted["to"]
             try:
-                changed, texts = (await self._write(source, noted["to"])
-                                  if source != noted["to"] else ([], {}))
+                async with self.stores.workers.exclusive():
+                    changed, texts = (await self._write(source, noted["to"])
+                                      if source != noted["to"] else ([], {}))
+                    await self._index(changed, texts)
             except GitError as exc:
                 log.error("sync.recovery_failed", error=str(exc))
                 return
-            await self._index(changed, texts)
             log.warning("sync.recovered", files=len(changed), head=noted["to"][:12])
         journal.unlink(missing_ok=True)
 

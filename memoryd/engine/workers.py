@@ -34,19 +34,27 @@ READERS = SCORERS + 2
 class Workers:
     def __init__(self) -> None:
         self._write_lock = trio.Lock()
+        self._holder: object | None = None  # the task inside `exclusive`, if one is
         self._read_limiter = trio.CapacityLimiter(READERS)
         self._score_limiter = trio.CapacityLimiter(SCORERS)
 
     async def write(self, fn: Callable[..., T], *args: Any, abandon: bool = False) -> T:
+        if self._holder is not None and self._holder is trio.lowlevel.current_task():
+            return await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon)
         async with self._write_lock:
             return await trio.to_thread.run_sync(fn, *args, abandon_on_cancel=abandon)
 
     @contextlib.asynccontextmanager
     async def exclusive(self) -> AsyncIterator[None]:
-        """No change runs while this is held (reads go on): a sync's merge writes the
-        files the changes would."""
+        """No change but the holder's runs while this is held (reads go on): a sync's
+        merge writes files and indexes them before any other change may see them (a
+        hand-edit event for one of them would otherwise be indexed first, as an edit)."""
         async with self._write_lock:
-            yield
+            self._holder = trio.lowlevel.current_task()
+            try:
+                yield
+            finally:
+                self._holder = None
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         return await trio.to_thread.run_sync(fn, *args, limiter=self._read_limiter)
