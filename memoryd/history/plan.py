@@ -207,10 +207,9 @@ class Planner:
                                            "rule": "a superseded fact stays superseded"})
             elif base is None or present.text != base.text:  # an edit: it beats the delete
                 final = present
-                deleted = self._theirs if ours is not None else self._ours
-                for path in sorted(paths):
-                    copy = self._copy(path, self._state(deleted, path))
-                    if (path.startswith(TRASH) and path in deleted and self._base(path) is None
+                for path in sorted(paths):  # the deleted copy: a kept version, not a delete
+                    copy = self._copy(path, self._state(gone, path))
+                    if (path.startswith(TRASH) and path in gone and self._base(path) is None
                             and copy is not None and copy.memory.replaced_by is None):
                         versions.append((path, merge.as_version(copy.memory)))
                         skip.add(path)
