@@ -112,10 +112,9 @@ class FileSync:
         """Stage what brings the index in step with one file; returns what changed and
         the scope of the memory it concerns. `keep`: the text it replaces is kept as a
         version (not after a sync's merge, which brings the versions it made)."""
-        if copies.original_of(path) is not None:
-            merged = self._conflict_copy(uow, path)
-            if merged is not None:
-                return merged
+        merged = self._conflict_copy(uow, path)
+        if merged is not None:
+            return merged
         record = self.catalog.writer.record_by_path(path)
         try:
             got = self.files.read_stamped(path)
@@ -197,6 +196,8 @@ class FileSync:
             uow.put(winner, original)
         elif merged.kept is not None:
             uow.keep_version(copy.memory, original)
+        if self.catalog.writer.record_by_path(path) is not None:  # indexed before: no more
+            uow.unindex(path)
         self._copies_done.append(path)
         log.info("store.conflict_copy_merged", path=path, original=original, scheme=scheme,
                  winner="copy" if merged.text != mine.text else "original")
