@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -201,6 +201,10 @@ class RemoteSync:
                 "went_out": went_out, "resolved": resolved, "needs_you": needs_you,
                 "refused": refused, "head": merged.head}
 
+    async def _paths_of(self, ids: Iterable[str]) -> dict[str, str]:
+        catalog = self.stores.catalog  # its reader is the reading thread's own
+        return await self.stores.workers.read(lambda: catalog.reader.paths_of(ids))
+
     @contextlib.contextmanager
     def _timed(self, step: str) -> Iterator[None]:
         started = time.perf_counter()
@@ -231,7 +235,7 @@ class RemoteSync:
                 target = theirs
             else:
                 with self._timed("merge"):
-                    plan = await Planner(self.root, ours, theirs, base).run()
+                    plan = await Planner(self.root, ours, theirs, base, self._paths_of).run()
                 plan_info = {"resolved": plan.resolved, "needs_you": plan.needs_you,
                              "refused": plan.refused}
                 if dry_run:

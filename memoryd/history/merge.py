@@ -19,6 +19,7 @@ Used wherever two copies of a memory meet: a sync's merge of two machines' commi
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,9 @@ from memoryd.schema import MAX_LINKS, Memory, as_aware
 from memoryd.store import frontmatter
 
 SETS = ("tags", "links", "replaces", "derived_from")
+# Where the memories of these ids have their files (what a merged file's `wikilinks`
+# name): the engine's catalog answers it.
+Names = Callable[[Iterable[str]], Awaitable[dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -85,8 +89,10 @@ def _merged_extra(base: dict[str, Any] | None, ours: dict[str, Any],
     return out
 
 
-def merge(a: Copy, b: Copy, base: Memory | None = None) -> Merged:
-    """The two versions as one (the module's rules); `a` and `b` hold one id."""
+def merge(a: Copy, b: Copy, base: Memory | None = None,
+          names: Mapping[str, str] | None = None) -> Merged:
+    """The two versions as one (the module's rules); `a` and `b` hold one id. `names`:
+    the linked memories' file names, for the `wikilinks` of a file written anew."""
     winner, loser = (a, b) if a.rank >= b.rank else (b, a)
     merged = msgspec.structs.replace(winner.memory)
     changed = False
@@ -108,7 +114,7 @@ def merge(a: Copy, b: Copy, base: Memory | None = None) -> Merged:
                           loser.memory.extra)
     if extra != winner.memory.extra:
         merged.extra, changed = extra, True
-    text = frontmatter.render(merged).decode("utf-8") if changed else winner.text
+    text = frontmatter.render(merged, names).decode("utf-8") if changed else winner.text
     kept = None
     if loser.memory.content != winner.memory.content:
         kept = msgspec.structs.replace(loser.memory, replaced_by=loser.memory.id)

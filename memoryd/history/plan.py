@@ -105,8 +105,10 @@ async def empty_tree(root: Path) -> str:
 class Planner:
     """One merge of `ours` and `theirs` (commits) from `base` (None: unrelated)."""
 
-    def __init__(self, root: Path, ours: str, theirs: str, base: str | None) -> None:
+    def __init__(self, root: Path, ours: str, theirs: str, base: str | None,
+                 paths_of: merge.Names | None = None) -> None:
         self.root, self.ours, self.theirs, self.base = root, ours, theirs, base
+        self.paths_of = paths_of
         self.plan = Plan()
         self._ours: dict[str, tuple[Entry | None, Entry | None]] = {}
         self._theirs: dict[str, tuple[Entry | None, Entry | None]] = {}
@@ -188,7 +190,9 @@ class Planner:
             if ours.text == theirs.text and ours.path == theirs.path:
                 final = ours
             else:
-                merged = merge.merge(ours, theirs, base.memory if base else None)
+                merged = merge.merge(ours, theirs, base.memory if base else None,
+                                     await self._names({*ours.memory.links,
+                                                        *theirs.memory.links}))
                 final = merged.winner
                 if merged.kept is not None:
                     versions.append((merged.loser_path, merge.as_version(merged.kept)))
@@ -231,6 +235,16 @@ class Planner:
                 self._put(path, want)
         for hint, text in versions:
             self._put(await self._version_path(hint, memory_id), text)
+
+    async def _names(self, ids: set[str]) -> dict[str, str]:
+        """The file name (stem) of each linked memory: where the merge puts it if it
+        moved or came in, else where this machine has it."""
+        paths = await self.paths_of(ids) if self.paths_of is not None and ids else {}
+        for path, (_, entry) in self._theirs.items():
+            copy = self._copy(path, entry) if not path.startswith(TRASH) else None
+            if copy is not None and copy.memory.id in ids:
+                paths[copy.memory.id] = path
+        return {i: PurePosixPath(p).stem for i, p in paths.items()}
 
     def _superseded(self, side: dict[str, tuple[Entry | None, Entry | None]],
                     paths: set[str], memory_id: str) -> bool:

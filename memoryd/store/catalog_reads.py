@@ -61,6 +61,17 @@ class Reader:
                                   (memory_id,)).fetchone()
         return (decode(row[0]), row[1]) if row else None
 
+    def paths_of(self, ids: Iterable[str]) -> dict[str, str]:
+        """Each of these memories' file path, where the catalog has it."""
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, str] = {}
+        for at in range(0, len(wanted), 500):  # SQLite's bound on a statement's variables
+            part = wanted[at:at + 500]
+            found.update(self.conn.execute(
+                f"SELECT id, path FROM memories WHERE id IN ({','.join('?' * len(part))})",
+                part).fetchall())
+        return found
+
     def list_memories(self, filters: Filters, limit: int, offset: int,
                       order: str = "newest") -> tuple[list[Memory], int]:
         """One page of the memories `filters` admit, in `order` (ORDERS), and how many

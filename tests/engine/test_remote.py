@@ -423,3 +423,20 @@ async def test_a_remote_refusing_the_credentials_is_reported_not_prompted(tmp_pa
     finally:
         rig.close()
         server.shutdown()
+
+
+async def test_a_merged_memory_keeps_the_wikilinks_obsidian_reads(pair) -> None:
+    a, b = pair
+    m = await a.result("memory_write", content="Ann", category="people", tags=["x"])
+    other = await a.result("memory_write", content="Bea", category="people")
+    await a.result("memory_link", source=m["id"], target=other["id"])
+    await sync(a)
+    await sync(b)
+    await a.result("memory_tag", id=m["id"], add=["from-a"])
+    await b.result("memory_update", id=m["id"], content="Ann Smith", tags=["x", "from-b"])
+    await sync(a)
+    merged = await sync(b)
+    assert [r["id"] for r in merged["resolved"]] == [m["id"]]
+    text = file_of(b.root, m).read_text()
+    assert "from-a" in text and "from-b" in text  # the sets merged: the file written anew
+    assert f"[[{file_of(b.root, other).stem}]]" in text
