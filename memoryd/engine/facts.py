@@ -33,7 +33,7 @@ from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
-from memoryd.schema import Memory, content_hash, new_id, utcnow
+from memoryd.schema import Memory, as_aware, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
 
 log = structlog.get_logger("memoryd.facts")
@@ -273,12 +273,14 @@ class Facts:
 
     async def kept_version(self, memory_id: str, version: int, caller: Caller
                            ) -> Memory | None:
-        """Version `version` of a memory as an update kept it under trash/, or None."""
+        """Version `version` of a memory as an update kept it under trash/, or None.
+        Two machines may each have written a version of that number (a sync keeps
+        both): the later one."""
         def run() -> Memory | None:
-            for memory, _ in self.stores.files.trashed_copies(memory_id):
-                if memory.version == version:
-                    return memory
-            return None
+            kept = [m for m, _ in self.stores.files.trashed_copies(memory_id)
+                    if m.version == version]
+            return max(kept, key=lambda m: (as_aware(m.updated_at), m.content_hash),
+                       default=None)
 
         found = await self.stores.workers.read(run)
         if found is not None:

@@ -115,6 +115,9 @@ async def test_both_machines_edit_one_memory_the_higher_version_wins(pair) -> No
         assert git(rig.root, "status", "--porcelain") == ""
     assert (a.root / file_of(a.root, m["id"])).read_bytes() == \
         (b.root / file_of(b.root, m["id"])).read_bytes()
+    # Both machines wrote a version 2 (floor 4 on a, floor 5 on b): restore takes the later.
+    restored = await a.result("memory_restore", id=m["id"], version=2)
+    assert restored["content"] == "The office is on floor 5" and restored["version"] == 4
 
 
 async def test_an_edit_beats_a_delete_on_the_other_machine(pair) -> None:
