@@ -199,6 +199,49 @@ def _by(counts: dict[str, int]) -> str:
         or "-"
 
 
+def synced(r: dict[str, Any]) -> str:
+    """One sync's result (`memoryctl sync`, and the last one in `status`)."""
+    if r.get("skipped"):
+        return f"skipped: {r['reason']}"
+    verb = "would bring in" if r.get("dry_run") else "brought in"
+    line = (f"{r['remote']} ({r.get('branch', 'main')}): {verb} {r['came_in']} files, "
+            f"{'would send' if r.get('dry_run') else 'sent'} {r['went_out']} commits, "
+            f"{len(r['resolved'])} resolved")
+    if r["needs_you"]:
+        line += f", {len(r['needs_you'])} NEED YOU"
+    if r["refused"]:
+        line += f", {len(r['refused'])} refused"
+    if r.get("error"):
+        line += f"; FAILED: {r['error']}"
+    lines = [line]
+    lines += [f"  resolved  {short_id(c['id'])}  {c['path']}  ({c['rule']})"
+              for c in r["resolved"][:20]]
+    lines += [f"  needs you {c['path']}: {c['reason']} (the other: git show "
+              f"{c['theirs'][:12]}:{c['path']})" for c in r["needs_you"]]
+    lines += [f"  refused   {c['path']}: {c['reason']}" for c in r["refused"]]
+    return "\n".join(lines)
+
+
+def _sync_rows(sync: dict[str, Any], jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """`status`: the remote, the last sync, the next, and files that need the user."""
+    if not sync.get("remote"):
+        return [("sync", "off (no git.remote: docs/sync.md)")]
+    last = sync.get("last")
+    rows = [("sync", f"{sync['remote']} ({sync['branch']})")]
+    if last:
+        rows.append(("  last", f"{local_time(last['at'])}: "
+                               + synced(last).split("\n")[0].split("): ", 1)[-1]))
+    nexts = [j.get("next_run") for j in jobs if j.get("name") == "sync" and j.get("next_run")]
+    if sync.get("retry_at"):
+        rows.append(("  next", f"{local_time(sync['retry_at'])} (backing off after "
+                               f"{sync['failures']} failures)"))
+    elif nexts:
+        rows.append(("  next", local_time(str(nexts[0]))))
+    rows += [("  needs you", f"{c['path']} (the other: git show {c['theirs'][:12]}:"
+                             f"{c['path']})") for c in sync.get("conflicts", [])]
+    return rows
+
+
 def status(s: dict[str, Any]) -> str:
     """`memoryctl status`: one aligned block a person reads top to bottom."""
     rows: list[tuple[str, str]] = [
@@ -264,6 +307,7 @@ def status(s: dict[str, Any]) -> str:
                         if git.get("last_commit_at") else "")
                      + (f"; FAILING ({git['failures']} in a row): {git['last_error']}"
                         if git.get("failures") else "")))
+    rows += _sync_rows(s.get("sync") or {}, s.get("jobs") or [])
     rows.append(("backlog", f"{s['backlog']} turns waiting for background learning"))
     rows.append(("access counts", f"{s['pending_access_counts']} not yet written"))
     width = max(len(k) for k, _ in rows) + 2

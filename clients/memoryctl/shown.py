@@ -88,6 +88,8 @@ def show(command: str, result: Any) -> str:
                f"{render.local_time(result['due_at'])}: {result['content']}"
     if command == "jobs":
         return render.jobs(result["jobs"])
+    if command == "sync":
+        return render.synced(result)
     if command in ("run", "notify", "dream"):
         verb = "would change" if result["dry_run"] else "changed"
         lines = [f"{result['job']}: {verb} {len(result['changes'])} "

@@ -18,7 +18,7 @@ import pytest
 from memoryd.history.git import available
 from memoryd_client import DaemonUnavailable, RpcFailure
 from tests.e2e.test_lifecycle import wait_for
-from tests.e2e.test_memoryctl import ok
+from tests.e2e.test_memoryctl import ctl, ok
 from tests.engine.test_remote import markers
 
 pytestmark = pytest.mark.skipif(not available(), reason="no git binary on this machine")
@@ -99,6 +99,11 @@ def test_three_daemons_one_remote(make_daemon, short_tmp) -> None:
     # The job runs a sync too (`memoryctl run sync`): nothing left to do.
     report = ok(a, "run", "sync")
     assert report["error"] is None and report["changes"] == []
+    # What a person reads: the sync's line, and status's remote, last and next syncs.
+    said = ctl(a, "sync").stdout
+    assert said.startswith(f"{remote} (main): brought in 0 files, sent 0 commits"), said
+    shown = ctl(a, "status").stdout
+    assert f"{remote} (main)" in shown and "  last" in shown, shown
 
 
 ROUNDS = 5
