@@ -443,3 +443,22 @@ async def test_a_merged_memory_keeps_the_wikilinks_obsidian_reads(pair) -> None:
     text = file_of(b.root, m).read_text()
     assert "from-a" in text and "from-b" in text  # the sets merged: the file written anew
     assert f"[[{file_of(b.root, other).stem}]]" in text
+
+
+async def test_what_a_sync_brings_in_is_announced_to_subscribers(pair) -> None:
+    import trio
+
+    from tests.test_scopes import Client
+
+    a, b = pair
+    await sync(b)
+    listener = Client(b)
+    await listener.start()
+    await listener.ok("events/subscribe")
+    m = await a.result("memory_write", content="Announced on arrival", category="knowledge")
+    await sync(a)
+    await sync(b)
+    with trio.fail_after(5):
+        _, event = await listener.conn.subscription.receive.receive()
+    assert event["event"] == "written" and event["by"] == "sync"
+    assert event["path"] == str(file_of(b.root, m).relative_to(b.root))
