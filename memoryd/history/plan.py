@@ -280,6 +280,15 @@ class Planner:
         self._taken.add(candidate)
         return candidate
 
+    async def _beside(self, path: str, memory_id: str) -> str:
+        """A free path in `path`'s folder for the memory `memory_id`, named by its id."""
+        name = PurePosixPath(path)
+        candidate = str(name.with_name(f"{name.stem}-{memory_id}.md"))
+        if candidate in self._taken or await self._exists(candidate):
+            candidate = str(name.with_name(f"{memory_id}.md"))
+        self._taken.add(candidate)
+        return candidate
+
     async def _exists(self, path: str) -> bool:
         """Whether either side's tree, or this plan, has a file at `path`."""
         if path in self._ours or path in self._theirs:
@@ -297,6 +306,15 @@ class Planner:
             self._take(path, other)
             return
         if path in GENERATED:
+            return
+        mine_copy, other_copy = self._copy(path, mine), self._copy(path, other)
+        if mine_copy and other_copy and mine_copy.memory.id != other_copy.memory.id:
+            # Two memories came to one name (a note made by hand on each machine, then
+            # given an id by each): both stay, the other's beside this one.
+            beside = await self._beside(path, other_copy.memory.id)
+            self._put(beside, other_copy.text)
+            self.plan.resolved.append({"id": other_copy.memory.id, "path": beside,
+                                       "rule": "two memories at one path: both kept"})
             return
         merged = await self._merge_text(path, self._base(path), mine, other)
         if merged is None:

@@ -462,3 +462,32 @@ async def test_what_a_sync_brings_in_is_announced_to_subscribers(pair) -> None:
         _, event = await listener.conn.subscription.receive.receive()
     assert event["event"] == "written" and event["by"] == "sync"
     assert event["path"] == str(file_of(b.root, m).relative_to(b.root))
+
+
+async def test_one_name_made_by_hand_on_two_machines(pair) -> None:
+    """`ideas.md` written on each machine is one note (its id is its name) edited twice:
+    one text wins, the other is its history. Two files that name different ids at one
+    path are two memories: both stay."""
+    a, b = pair
+    ids = {a: "0b6c2f3e-0000-4000-8000-00000000000a", b: "0b6c2f3e-0000-4000-8000-00000000000b"}
+    for rig, text in ((a, "Ideas from the laptop"), (b, "Ideas from the desktop")):
+        folder = rig.root / "categories" / "knowledge"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "ideas.md").write_text(text + "\n")
+        (folder / "plans.md").write_text(f"---\nid: {ids[rig]}\n---\nPlans of {text[11:]}\n")
+        await rig.engine.sync.sync_paths(["categories/knowledge/ideas.md",
+                                          "categories/knowledge/plans.md"])
+    await sync(a)
+    merged = await sync(b)
+    assert sorted(r["rule"] for r in merged["resolved"]) == [
+        "the higher version wins", "two memories at one path: both kept"]
+    await sync(a)
+    for rig in (a, b):
+        listed = await rig.result("memory_list", category="knowledge")
+        contents = {m["content"] for m in listed["memories"]}
+        assert len(contents) == 3, contents  # one ideas note, two plans notes
+        assert {"Plans of the laptop", "Plans of the desktop"} <= contents
+        history = await rig.result("memory_history", id="ideas")
+        assert {v["content"] for v in history["versions"]} == {
+            "Ideas from the laptop", "Ideas from the desktop"}
+        assert markers(rig.root) == []
