@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memoryd.store.frontmatter import parse
+from memoryd.store.frontmatter import FrontMatterError, parse
 from memoryd.store.names import given_by_hand
 
 
@@ -17,11 +17,14 @@ def file_of(root: Path, memory: dict[str, Any] | str, category: str | None = Non
     memory_id = memory if isinstance(memory, str) else memory["id"]
     folders = [root / "categories" / category] if category else sorted(
         (root / "categories").iterdir())
-    for folder in folders:
-        for path in sorted(folder.glob("*.md")):
-            if not given_by_hand(path.name, memory_id) and parse(
-                    path.read_text(), path.stem).memory.id == memory_id:
-                return path
+    for folder in folders:  # a name memoryd gave first, then any (an ingested page's own)
+        paths = sorted(folder.glob("*.md"), key=lambda p: given_by_hand(p.name, memory_id))
+        for path in paths:
+            try:
+                if parse(path.read_text(), path.stem).memory.id == memory_id:
+                    return path
+            except (FrontMatterError, UnicodeDecodeError):  # a file the test made bad
+                continue
     return None
 
 

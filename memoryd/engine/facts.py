@@ -287,6 +287,11 @@ class Facts:
             caller.check(found.scope)
         return found
 
+    async def path_of(self, memory_id: str) -> str | None:
+        """Where a memory's file is (indexed, else in trash/), or None."""
+        found = await self.stores.workers.read(self._find, memory_id)
+        return found[1] if found else None
+
     def _find(self, memory_id: str) -> tuple[Memory, str | None] | None:
         """A memory by id: indexed (current, or superseded history), else in trash/."""
         indexed = self.stores.catalog.reader.located(memory_id)

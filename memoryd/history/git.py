@@ -29,7 +29,7 @@ import difflib
 import os
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -282,11 +282,12 @@ class GitHistory:
         return head
 
     # -- reading the past ------------------------------------------------------------
-    async def revisions(self, memory_id: str) -> list[dict[str, Any]]:
+    async def revisions(self, memory_id: str, paths: Sequence[str] = ()
+                        ) -> list[dict[str, Any]]:
         """The committed revisions of a memory, oldest first: commit, date, message,
         path, version (None where the file was removed), and the unified diff."""
         revisions, before = [], ""
-        for rev in await self._revisions(memory_id):
+        for rev in await self._revisions(memory_id, paths):
             after = rev.text or ""
             diff = "".join(difflib.unified_diff(
                 before.splitlines(keepends=True), after.splitlines(keepends=True),
@@ -297,14 +298,15 @@ class GitHistory:
             before = after
         return revisions
 
-    async def text_at(self, memory_id: str, version: int) -> str | None:
+    async def text_at(self, memory_id: str, version: int, paths: Sequence[str] = ()
+                      ) -> str | None:
         """The file text of a memory at one of its versions, from the history."""
-        for rev in reversed(await self._revisions(memory_id)):
+        for rev in reversed(await self._revisions(memory_id, paths)):
             if _version(rev.text) == version:
                 return rev.text
         return None
 
-    async def _revisions(self, memory_id: str) -> list[Revision]:
+    async def _revisions(self, memory_id: str, paths: Sequence[str] = ()) -> list[Revision]:
         """Every commit that touched a file of this id, oldest first, with the text."""
         if not self.enabled or not (self.root / ".git").exists():
             return []
@@ -313,7 +315,9 @@ class GitHistory:
         # readable path counts once one of its revisions holds this id.
         specs = [f":(glob)**/{memory_id}.md", f":(glob)**/*__{memory_id}.md",
                  f":(glob)**/{memory_id}.*.md", f":(glob)**/*-{memory_id[:SHORT_ID]}.md",
-                 f":(glob)**/*-{memory_id}.md"]
+                 f":(glob)**/*-{memory_id}.md",
+                 # a name no id is in (an ingested page's own): where it is known to be
+                 *(f":(literal){p}" for p in paths)]
         try:
             out = await self._git("log", f"--max-count={MAX_REVISIONS}", "--name-status",
                                   "--format=%x1e%H%x1f%aI%x1f%s", "--", *specs)

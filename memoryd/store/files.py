@@ -86,8 +86,9 @@ class MarkdownStore(RootedFiles):
 
     def _named(self, memory: Memory, folder: str, taken: Collection[str],
                own: str | None = None) -> str:
+        ingested = memory.kind == "note" and memory.source.startswith("ingest:")
         options = [f"{folder}/{name}" for name in
-                   names.candidates(memory.title or title_for(memory), memory.id)]
+                   names.candidates(memory.title or title_for(memory), memory.id, ingested)]
         for relpath in options:
             if relpath == own or (relpath not in taken and not self.lexists(relpath)):
                 return relpath

@@ -36,12 +36,34 @@ def slug(title: str) -> str:
     return text.strip("-")
 
 
-def candidates(title: str, memory_id: str) -> list[str]:
+def candidates(title: str, memory_id: str, keep_name: bool = False) -> list[str]:
     """The file names a memory may take, the preferred first: `<slug>-<short id>.md`,
-    `<slug>-<id>.md`, and `<id>.md` (a title with no letters or digits)."""
+    `<slug>-<id>.md`, and `<id>.md` (a title with no letters or digits). `keep_name`
+    (a note ingested from another tool): its own name first, where every file system
+    takes it as it is (`as_named`), so the tool's `[[Page Name]]` links find it."""
     base = slug(title)
     names = [f"{base}-{memory_id[:SHORT_ID]}.md", f"{base}-{memory_id}.md"] if base else []
-    return [*dict.fromkeys([*names, f"{memory_id}.md"])]
+    own = as_named(title) if keep_name else None
+    return [*dict.fromkeys([*([own] if own else []), *names, f"{memory_id}.md"])]
+
+
+# Characters a file name cannot hold on Windows (and `/` nowhere), and its device names;
+# `#^[]` and `|` would end the name inside an Obsidian link (a heading, a block, a label).
+_RESERVED = re.compile(r'[<>:"/\\|?*#^\[\]\x00-\x1f\x7f]')
+_DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
+                      *(f"lpt{i}" for i in range(1, 10))})
+
+
+def as_named(title: str) -> str | None:
+    """`title` itself as a file name (`Page Name.md`), or None where some file system
+    would not take it as it is: a reserved character, a leading or trailing dot or
+    space, a device name, too long. (Obsidian finds `[[Page Name]]` by the file's name.)"""
+    name = unicodedata.normalize("NFC", title)
+    if (not name or _RESERVED.search(name) or name[0] in ". " or name[-1] in ". "
+            or name.split(".")[0].strip().casefold() in _DEVICES
+            or len(name.encode("utf-8")) > MAX_SLUG_BYTES):
+        return None
+    return f"{name}.md"
 
 
 def id_in_name(name: str) -> str:

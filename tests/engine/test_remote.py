@@ -491,3 +491,4 @@ async def test_one_name_made_by_hand_on_two_machines(pair) -> None:
         assert {v["content"] for v in history["versions"]} == {
             "Ideas from the laptop", "Ideas from the desktop"}
         assert markers(rig.root) == []
+

@@ -4,9 +4,12 @@ a [[link]] written in a note's text by hand becomes a link both ways."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memoryd.store import frontmatter
+from memoryd.store.names import as_named
 from tests.ingest.test_sources import LOGSEQ_DOCS
 from tests.layout import file_of, relpath_of
 
@@ -109,3 +112,27 @@ async def test_an_ingested_graphs_link_graph_holds_its_links(rig):
     assert all(e["source"] in shown and e["target"] in shown for e in graph["edges"])
     degrees = [n["links"] for n in graph["nodes"]]
     assert degrees == sorted(degrees, reverse=True) and degrees[0] > 5
+
+
+async def test_an_ingested_graphs_body_links_find_their_pages_by_name(rig):
+    """A page's `[[Other Page]]`, as Obsidian reads it (by a file's name, any case),
+    finds the file of that page wherever its name can be a file name."""
+    if not LOGSEQ_DOCS.is_dir():
+        pytest.skip("the Logseq docs graph is not here")
+    await rig.result("memory_ingest", source="logseq", path=str(LOGSEQ_DOCS))
+    files = list((rig.root / "categories").rglob("*.md"))
+    stems = {p.stem.casefold() for p in files}
+    titles = {m["title"].casefold()
+              for m in (await rig.result("memory_list", limit=1000))["memories"]}
+    found = missing = 0
+    for path in files:
+        body = path.read_text().split("---\n", 2)[-1]
+        for target in re.findall(r"\[\[([^\[\]\n]+)\]\]", body):
+            name = target.split("|")[0].strip()
+            if name.casefold() not in titles or as_named(name) is None:
+                continue  # no page of that name was ingested, or no file can be named so
+            if name.casefold() in stems:
+                found += 1
+            else:
+                missing += 1
+    assert found > 500 and missing == 0, (found, missing)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.store.names import MAX_SLUG_BYTES, MAX_SLUG_CHARS, candidates, given_by_hand, slug
+from memoryd.store.names import (
+    MAX_SLUG_BYTES,
+    MAX_SLUG_CHARS,
+    as_named,
+    candidates,
+    given_by_hand,
+    slug,
+)
 
 ID = "0b6c2f3e-9a7d-4f1e-8c55-0c1d2e3f4a5b"
 
@@ -78,3 +85,25 @@ async def test_a_taken_name_falls_back_to_the_whole_id(rig):
                                                         "twin-aaaaaaaa.md"]
     third = await rig.result("memory_write", content="# Twin\n\nthree", category="people")
     assert (folder / f"twin-{third['id'][:8]}.md").exists()
+
+
+@pytest.mark.parametrize(("title", "expected"), [
+    ("Meeting Notes", "Meeting Notes.md"),
+    ("日本語のページ", "日本語のページ.md"),
+    ("Whiteboard/Tool", None),  # a folder separator
+    ("a:b", None), ("what?", None), ('say "hi"', None), ("pipe|name", None),
+    ("Heading#part", None), ("[[x]]", None), ("^block", None),  # Obsidian link syntax
+    ("CON", None), ("nul.txt", None), ("com1", None),  # Windows device names
+    (".hidden", None), ("trailing.", None), (" padded", None), ("", None),
+    ("x" * (MAX_SLUG_BYTES + 1), None),
+])
+def test_an_ingested_pages_own_name_where_every_file_system_takes_it(title, expected):
+    assert as_named(title) == expected
+
+
+def test_an_ingested_note_prefers_its_own_name():
+    memory_id = "0b6c2f3e-0000-4000-8000-000000000001"
+    assert candidates("Meeting Notes", memory_id, keep_name=True)[:2] == [
+        "Meeting Notes.md", "meeting-notes-0b6c2f3e.md"]
+    assert candidates("Meeting Notes", memory_id)[0] == "meeting-notes-0b6c2f3e.md"
+    assert candidates("a/b", memory_id, keep_name=True)[0] == "a-b-0b6c2f3e.md"
