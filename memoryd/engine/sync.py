@@ -22,13 +22,13 @@ import structlog
 import trio
 
 from memoryd.config import Config
+from memoryd.engine.copies import conflict_copy
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidFile, NotFound, StorageFull
 from memoryd.graph import episodes
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
-from memoryd.history import merge
 from memoryd.ingest.markup import wikilinks
 from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval.snapshots import Snapshots
@@ -44,7 +44,7 @@ from memoryd.schema import (
     utcnow,
     validate,
 )
-from memoryd.store import copies, frontmatter, names
+from memoryd.store import frontmatter, names
 from memoryd.store.catalog import FileRecord
 from memoryd.store.files import (
     HISTORY_DIR,
@@ -112,8 +112,9 @@ class FileSync:
         """Stage what brings the index in step with one file; returns what changed and
         the scope of the memory it concerns. `keep`: the text it replaces is kept as a
         version (not after a sync's merge, which brings the versions it made)."""
-        merged = self._conflict_copy(uow, path)
+        merged = conflict_copy(self.files, self.catalog.writer, uow, path)
         if merged is not None:
+            self._copies_done.append(path)
             return merged
         record = self.catalog.writer.record_by_path(path)
         try:
@@ -168,40 +169,6 @@ class FileSync:
         else:
             uow.index(memory, path, sha, stamp)
         return ("updated" if record is not None else "added"), memory.scope
-
-    def _conflict_copy(self, uow: UnitOfWork, path: str) -> tuple[str, str] | None:
-        """A copy another sync tool left of a memory's file (store/copies.py): the two
-        merged by the sync's rules into the original's file, the losing text kept as a
-        version, the copy removed once that is durable. None: not a copy of the
-        memory beside it (then it is a file like any other)."""
-        found = copies.original_of(path)
-        if found is None:
-            return None
-        original, scheme = found
-        texts = []
-        for each in (original, path):
-            try:
-                data = self.files.read_bytes(each)
-                texts.append(merge.read(each, data.decode("utf-8")) if data else None)
-            except (UnsafePath, OSError, UnicodeDecodeError):
-                return None
-        mine, copy = texts
-        if mine is None or copy is None or mine.memory.id != copy.memory.id:
-            return None
-        merged = merge.merge(mine, copy)
-        if merged.text != mine.text:
-            winner = merged.winner.memory
-            if winner.content != mine.memory.content:
-                uow.keep_version(mine.memory, original)
-            uow.put(winner, original)
-        elif merged.kept is not None:
-            uow.keep_version(copy.memory, original)
-        if self.catalog.writer.record_by_path(path) is not None:  # indexed before: no more
-            uow.unindex(path)
-        self._copies_done.append(path)
-        log.info("store.conflict_copy_merged", path=path, original=original, scheme=scheme,
-                 winner="copy" if merged.text != mine.text else "original")
-        return "updated", merged.winner.memory.scope
 
     @staticmethod
     def _forget(uow: UnitOfWork, path: str, record: FileRecord | None
