@@ -185,7 +185,8 @@ class GitHistory:
         start": a service restarted a moment after the kill would keep the lock for
         its whole life.)"""
         folder = self.root / ".git"
-        for lock in [folder / "index.lock", folder / "HEAD.lock",
+        # packed-refs: a `gc --auto` killed while packing refs (a sync's fetch makes them).
+        for lock in [folder / "index.lock", folder / "HEAD.lock", folder / "packed-refs.lock",
                      *(folder / "refs").rglob("*.lock")]:
             try:
                 made = lock.lstat().st_mtime

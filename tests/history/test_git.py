@@ -158,11 +158,16 @@ async def test_commits_are_spaced_by_how_long_the_last_one_took(tmp_path,
     assert gaps == pytest.approx([2.0 + SPACING * 2.0, 10.0 + SPACED_MAX, 0.1 + 10.0])
 
 
-async def test_a_lock_left_by_a_git_killed_before_this_start_is_removed(tmp_path) -> None:
-    """kill -9 during a commit leaves .git/index.lock: every later commit would fail.
-    A lock older than this history's start that no process holds is removed."""
+@pytest.mark.parametrize("name", ["index.lock", "packed-refs.lock",
+                                  "refs/memoryd/remote.lock"])
+async def test_a_lock_left_by_a_git_killed_before_this_start_is_removed(tmp_path,
+                                                                         name) -> None:
+    """kill -9 during a commit (or a sync's fetch, or the `gc --auto` after a commit)
+    leaves a lock: every later commit would fail. A lock older than this history's start
+    that no process holds is removed."""
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    lock = tmp_path / ".git" / "index.lock"
+    lock = tmp_path / ".git" / name
+    lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("")
     old = time.time() - 600
     os.utime(lock, (old, old))
