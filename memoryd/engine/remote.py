@@ -44,7 +44,7 @@ from memoryd.history import merge
 from memoryd.history.git import GitHistory
 from memoryd.history.plan import Planner, diff, empty_tree, refusal, write_tree
 from memoryd.history.remote import RemoteError, fetch, push, shown
-from memoryd.history.runner import GitError, blobs, git
+from memoryd.history.runner import GitError, blobs, git, head_of
 
 log = structlog.get_logger("memoryd.sync")
 ATTEMPTS = 4  # fetch-merge-push rounds before a moving remote is reported
@@ -225,7 +225,7 @@ class RemoteSync:
         async with self.stores.workers.exclusive(), self.history.lock:
             if not dry_run:
                 await self.history.commit()
-            ours = await _head(self.root)
+            ours = await head_of(self.root)
             if theirs is None or ours == theirs or (ours and await _contains(self.root, ours,
                                                                             theirs)):
                 return _Merged(ours, {}, [])
@@ -332,7 +332,7 @@ class RemoteSync:
             return
         except (OSError, ValueError):
             noted = {}
-        head = await _head(self.root)
+        head = await head_of(self.root)
         if isinstance(noted, dict) and noted.get("to") and head in (noted.get("from"),
                                                                      noted.get("to")):
             source = noted.get("from") if head != noted["to"] else noted["to"]
@@ -346,13 +346,6 @@ class RemoteSync:
                 return
             log.warning("sync.recovered", files=len(changed), head=noted["to"][:12])
         journal.unlink(missing_ok=True)
-
-
-async def _head(root: Path) -> str | None:
-    try:
-        return (await git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}")).decode().strip()
-    except GitError:
-        return None
 
 
 async def _contains(root: Path, head: str, commit: str) -> bool:

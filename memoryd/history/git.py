@@ -39,7 +39,7 @@ import structlog
 import trio
 
 from memoryd.history.runner import GIT_ENV as GIT_ENV  # for callers
-from memoryd.history.runner import GitError, text
+from memoryd.history.runner import GitError, head_of, text
 from memoryd.store import frontmatter
 from memoryd.store.names import SHORT_ID, id_in_name
 from memoryd.store.walk import TMP_PREFIX
@@ -269,10 +269,7 @@ class GitHistory:
         A user's commit between reading HEAD and moving it fails `update-ref`, and the
         change is committed at the next interval."""
         tree = (await self._git("write-tree")).strip()
-        try:
-            parent = (await self._git("rev-parse", "-q", "--verify", "HEAD^{commit}")).strip()
-        except GitError:  # no commit yet
-            parent = ""
+        parent = await head_of(self.root) or ""  # "": no commit yet
         head = (await self._git("commit-tree", tree, *(("-p", parent) if parent else ()),
                                 "-m", message)).strip()
         await self._git("update-ref", "-m", f"commit: {message}", "HEAD", head, parent)

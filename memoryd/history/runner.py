@@ -67,6 +67,14 @@ def _command(args: tuple[str, ...]) -> str:
     return args[0] if args else "git"
 
 
+async def head_of(root: Path) -> str | None:
+    """The commit HEAD names, or None before the first commit."""
+    try:
+        return (await git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}")).decode().strip()
+    except GitError:
+        return None
+
+
 async def text(root: Path, *args: str, stdin: str = "") -> str:
     out = await git(root, *args, stdin=stdin.encode("utf-8", "surrogateescape"))
     return out.decode("utf-8", errors="replace")
