@@ -30,10 +30,14 @@ class History:
     async def versions(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
         """Every version, oldest first, each with its git revisions (none without git)."""
         versions = await self.facts.history(memory_id, caller)
-        for version in versions:  # its files' names, for a name that holds no id
-            paths = [v["path"] for v in versions if v["id"] == version["id"] and v["path"]]
-            version["revisions"] = (await self.git.revisions(version["id"], paths)
-                                    if self.git else [])
+        paths: dict[str, list[str]] = {}  # each id's files, for a name that holds no id
+        for version in versions:
+            paths.setdefault(version["id"], []).extend([version["path"]] if version["path"]
+                                                       else [])
+        revisions = {i: await self.git.revisions(i, p) if self.git else []
+                     for i, p in paths.items()}  # one git log an id, not one a version
+        for version in versions:
+            version["revisions"] = revisions[version["id"]]
         return versions
 
     async def restore(self, memory_id: str, version: int | None, caller: Caller) -> Memory:
@@ -42,9 +46,10 @@ class History:
         if version is None:
             return await self.writes.untrash(memory_id, caller)
         old = await self.facts.kept_version(memory_id, version, caller)
-        where = await self.facts.path_of(memory_id) if old is None and self.git else None
-        text = (await self.git.text_at(memory_id, version, [where] if where else [])
-                if old is None and self.git else None)
+        text = None
+        if old is None and self.git:
+            where = await self.facts.path_of(memory_id)
+            text = await self.git.text_at(memory_id, version, [where] if where else [])
         if old is None and text is None:
             raise NotFound(f"version {version} of memory {memory_id} is not in the history "
                            "(memory_history lists the versions kept)")
