@@ -203,9 +203,19 @@ def synced(r: dict[str, Any]) -> str:
     """One sync's result (`memoryctl sync`, and the last one in `status`)."""
     if r.get("skipped"):
         return f"skipped: {r['reason']}"
-    verb = "would bring in" if r.get("dry_run") else "brought in"
-    line = (f"{r['remote']} ({r.get('branch', 'main')}): {verb} {r['came_in']} files, "
-            f"{'would send' if r.get('dry_run') else 'sent'} {r['went_out']} commits, "
+    lines = [f"{r['remote']} ({r.get('branch', 'main')}): {_sync_summary(r)}"]
+    lines += [f"  resolved  {short_id(c['id'])}  {c['path']}  ({c['rule']})"
+              for c in r["resolved"][:20]]
+    lines += [f"  needs you {c['path']}: {c['reason']} {_other(c)}" for c in r["needs_you"]]
+    lines += [f"  refused   {c['path']}: {c['reason']}" for c in r["refused"]]
+    return "\n".join(lines)
+
+
+def _sync_summary(r: dict[str, Any]) -> str:
+    """What one sync did (or, dry, would do), in one line."""
+    dry = r.get("dry_run")
+    line = (f"{'would bring in' if dry else 'brought in'} {r['came_in']} files, "
+            f"{'would send' if dry else 'sent'} {r['went_out']} commits, "
             f"{len(r['resolved'])} resolved")
     if r["needs_you"]:
         line += f", {len(r['needs_you'])} NEED YOU"
@@ -213,13 +223,12 @@ def synced(r: dict[str, Any]) -> str:
         line += f", {len(r['refused'])} refused"
     if r.get("error"):
         line += f"; FAILED: {r['error']}"
-    lines = [line]
-    lines += [f"  resolved  {short_id(c['id'])}  {c['path']}  ({c['rule']})"
-              for c in r["resolved"][:20]]
-    lines += [f"  needs you {c['path']}: {c['reason']} (the other: git show "
-              f"{c['theirs'][:12]}:{c['path']})" for c in r["needs_you"]]
-    lines += [f"  refused   {c['path']}: {c['reason']}" for c in r["refused"]]
-    return "\n".join(lines)
+    return line
+
+
+def _other(conflict: dict[str, Any]) -> str:
+    """Where the other machine's version of a file a sync could not merge is."""
+    return f"(the other: git show {conflict['theirs'][:12]}:{conflict['path']})"
 
 
 def _sync_rows(sync: dict[str, Any], jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -229,16 +238,14 @@ def _sync_rows(sync: dict[str, Any], jobs: list[dict[str, Any]]) -> list[tuple[s
     last = sync.get("last")
     rows = [("sync", f"{sync['remote']} ({sync['branch']})")]
     if last:
-        rows.append(("  last", f"{local_time(last['at'])}: "
-                               + synced(last).split("\n")[0].split("): ", 1)[-1]))
+        rows.append(("  last", f"{local_time(last['at'])}: {_sync_summary(last)}"))
     nexts = [j.get("next_run") for j in jobs if j.get("name") == "sync" and j.get("next_run")]
     if sync.get("retry_at"):
         rows.append(("  next", f"{local_time(sync['retry_at'])} (backing off after "
                                f"{sync['failures']} failures)"))
     elif nexts:
         rows.append(("  next", local_time(str(nexts[0]))))
-    rows += [("  needs you", f"{c['path']} (the other: git show {c['theirs'][:12]}:"
-                             f"{c['path']})") for c in sync.get("conflicts", [])]
+    rows += [("  needs you", f"{c['path']} {_other(c)}") for c in sync.get("conflicts", [])]
     return rows
 
 

@@ -238,13 +238,17 @@ async function showEntity(name) {
       el("h3", {id: "entity-name"}, e.name),
       el("p", {}, `${e.memories} memor${e.memories === 1 ? "y" : "ies"}, ${when(e.first)} to ${when(e.last)}` +
         (e.aliases.length ? `; may be short for ${e.aliases.join(", ")}` : "")),
-      el("ol", {id: "entity-memories"}, ...r.memories.map((m) => el("li",
-        {class: m.superseded_at ? "superseded" : ""},
-        el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.created_at)), " ",
-        oneLine(m.content, 200),
-        m.superseded_at ? el("span", {class: "muted"}, ` (superseded ${when(m.superseded_at)})`) : ""))),
+      el("ol", {id: "entity-memories"}, ...r.memories.map(overTime)),
       el("h3", {}, "Named beside it"), beside);
   } catch (error) { fail(target, error); }
+}
+
+// One line of a timeline: when, what; a fact a newer one replaced struck through.
+function overTime(m) {
+  return el("li", {class: m.superseded_at ? "superseded" : ""},
+    el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.created_at)), " ",
+    oneLine(m.content, 200),
+    m.superseded_at ? el("span", {class: "muted"}, ` (superseded ${when(m.superseded_at)})`) : "");
 }
 
 // -- projects: a project's facts over time --------------------------------------------
@@ -265,11 +269,7 @@ async function showProject(scope) {
       limit: 200});
     target.replaceChildren(el("h3", {id: "project-name"}, scope),
       el("p", {}, `${r.total} current fact${r.total === 1 ? "" : "s"}, with what they replaced`),
-      el("ol", {id: "project-facts"}, ...r.memories.map((m) => el("li",
-        {class: m.superseded_at ? "superseded" : ""},
-        el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.created_at)), " ",
-        oneLine(m.content, 200),
-        m.superseded_at ? el("span", {class: "muted"}, ` (superseded ${when(m.superseded_at)})`) : ""))));
+      el("ol", {id: "project-facts"}, ...r.memories.map(overTime)));
   } catch (error) { fail(target, error); }
 }
 
