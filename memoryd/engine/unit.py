@@ -230,15 +230,10 @@ class UnitOfWork:
     def _link_names(self, memories: list[Memory], staged: dict[str, str]) -> dict[str, str]:
         """The file name (stem) of each memory these link to, where this change puts it
         or where the catalog has it: what their `wikilinks` say (frontmatter.render)."""
-        names = {}
-        for linked in {i for m in memories for i in m.links}:
-            path = staged.get(linked)
-            if path is None:
-                record = self.catalog.writer.record_by_id(linked)
-                path = record.path if record is not None else None
-            if path is not None:
-                names[linked] = PurePosixPath(path).stem
-        return names
+        linked = {i for m in memories for i in m.links}
+        paths = self.catalog.writer.paths_of(linked - staged.keys())  # one query
+        paths.update((i, staged[i]) for i in linked & staged.keys())
+        return {i: PurePosixPath(p).stem for i, p in paths.items()}
 
     # -- applying ------------------------------------------------------------------
     def commit(self) -> None:

@@ -24,6 +24,7 @@ from memoryd.store.catalog_sql import (
     decode,
     keys_only,
     newest,
+    paths_by_ids,
     rowid_bounds,
     where,
 )
@@ -63,14 +64,7 @@ class Reader:
 
     def paths_of(self, ids: Iterable[str]) -> dict[str, str]:
         """Each of these memories' file path, where the catalog has it."""
-        wanted = list(dict.fromkeys(ids))
-        found: dict[str, str] = {}
-        for at in range(0, len(wanted), 500):  # SQLite's bound on a statement's variables
-            part = wanted[at:at + 500]
-            found.update(self.conn.execute(
-                f"SELECT id, path FROM memories WHERE id IN ({','.join('?' * len(part))})",
-                part).fetchall())
-        return found
+        return paths_by_ids(self.conn, ids)
 
     def list_memories(self, filters: Filters, limit: int, offset: int,
                       order: str = "newest") -> tuple[list[Memory], int]:

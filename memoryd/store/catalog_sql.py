@@ -208,6 +208,18 @@ def by_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Memory]:
     return out
 
 
+def paths_by_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, str]:
+    """Each of these memories' file path, where the catalog has it (in chunks)."""
+    wanted = list(dict.fromkeys(ids))
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), ID_CHUNK):
+        chunk = wanted[start:start + ID_CHUNK]
+        found.update(conn.execute(
+            f"SELECT id, path FROM memories WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk).fetchall())
+    return found
+
+
 def like(term: str) -> str:
     """A LIKE pattern (ESCAPE '\\') matching `term` anywhere."""
     return f"%{like_escaped(term)}%"

@@ -19,7 +19,14 @@ import msgspec
 from memoryd.filters import EQUAL
 from memoryd.schema import Memory
 from memoryd.store import catalog_entities, catalog_stamps
-from memoryd.store.catalog_sql import ROWID_SLOTS, by_ids, decode, rowid_second, spaced
+from memoryd.store.catalog_sql import (
+    ROWID_SLOTS,
+    by_ids,
+    decode,
+    paths_by_ids,
+    rowid_second,
+    spaced,
+)
 
 _encode = msgspec.json.Encoder().encode
 
@@ -195,6 +202,10 @@ class Writer:
         row = self.conn.execute(f"SELECT {_RECORD} FROM memories WHERE id = ?",
                                   (memory_id,)).fetchone()
         return FileRecord(*row) if row else None
+
+    def paths_of(self, ids: Iterable[str]) -> dict[str, str]:
+        """Each of these memories' file path, where the catalog has it."""
+        return paths_by_ids(self.conn, ids)
 
     def all_records(self) -> dict[str, FileRecord]:
         rows = self.conn.execute(f"SELECT {_RECORD} FROM memories")
