@@ -119,9 +119,7 @@ class Reads:
         memories, total = await self.workers.read(self.catalog.reader.list_memories, filters,
                                                   limit, offset, order)
         if replaced:
-            older = await self.workers.read(self._replaced, memories, limit)
-            memories = sorted([*memories, *older], key=lambda m: m.created_at,
-                              reverse=order != "oldest")
+            memories = await self._with_replaced(memories, limit, newest=order != "oldest")
         return self._overlaid(memories), total
 
     async def search(self, query: str, filters: Filters, limit: int,
@@ -142,9 +140,14 @@ class Reads:
         true of it before), and the entities most often named beside it."""
         found, memories, beside = await self.workers.read(
             self.catalog.reader.entity, filters, key(name), limit)
-        older = await self.workers.read(self._replaced, memories, limit)
-        timeline = sorted([*memories, *older], key=lambda m: m.created_at)
+        timeline = await self._with_replaced(memories, limit)
         return found, self._overlaid(timeline), beside
+
+    async def _with_replaced(self, memories: list[Memory], limit: int, newest: bool = False
+                             ) -> list[Memory]:
+        """These memories and the facts they replaced, by when each was made."""
+        older = await self.workers.read(self._replaced, memories, limit)
+        return sorted([*memories, *older], key=lambda m: m.created_at, reverse=newest)
 
     def _replaced(self, memories: list[Memory], limit: int) -> list[Memory]:
         """The versions these facts replaced, back along `replaces` (at most `limit`)."""
