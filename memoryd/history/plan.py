@@ -231,7 +231,7 @@ class Planner:
             if want is None:
                 if mine is not None:
                     self.plan.updates[path] = None
-            elif mine is None or self._texts.get(mine[1]) != want:
+            elif self._texts_of(mine) != want:
                 self._put(path, want)
         for hint, text in versions:
             self._put(await self._version_path(hint, memory_id), text)
