@@ -1,5 +1,5 @@
 """Time in a question: the date window an expression names ("in May 2023", "on October
-13, 2023", "last weekend", "two weeks ago", "去年夏天", "2023年5月"), read against a
+13, 2023", "last weekend", "two weeks ago", "去年夏天", "2023年5月", "on May 2nd"), read against a
 reference time (now, `as_of`, or `reference_time` for a replayed conversation).
 
 Ranking boosts memories of that window (it never filters them: a question about
@@ -73,6 +73,13 @@ _RULES: list[tuple[int, re.Pattern[str]]] = [  # (specificity, pattern)
     (3, re.compile(rf"\b(?:on\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mn>{_MONTH})"
                    rf"\.?,?\s+(?P<y>(?:19|20)\d\d)\b", re.I)),
     (3, re.compile(r"(?P<y>(?:19|20)\d\d)年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]")),
+    # A day without its year ("on May 2nd", "the 3rd of May", "5月2日"): the latest one
+    # at or before the reference.
+    (3, re.compile(rf"\b(?:on\s+)?(?P<mn>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?P<o>st|nd|rd|th)?\b"
+                   rf"(?!:\d|\s*[,.]?\s*(?:19|20)\d\d)", re.I)),
+    (3, re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?P<d>\d{{1,2}})(?P<o>st|nd|rd|th)?\s+(?:of\s+)?"
+                   rf"(?P<mn>{_MONTH})\b(?!\.?,?\s*(?:19|20)\d\d)", re.I)),
+    (3, re.compile(r"(?<![年\d])(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]")),
     (2, re.compile(rf"\b(?:in\s+)?(?P<mn>{_MONTH})\.?,?\s+(?:of\s+)?(?P<y>(?:19|20)\d\d)\b",
                    re.I)),
     (2, re.compile(r"(?P<y>(?:19|20)\d\d)年(?P<m>\d{1,2})月")),
@@ -123,6 +130,13 @@ def _bounds(m: re.Match[str], ref: date) -> tuple[datetime, datetime] | None:
     if "y" in g and ("d" in g):
         month = int(g["m"]) if "m" in g else _month(g["mn"])
         return _day(date(int(g["y"]), month, int(g["d"])))
+    if "d" in g:
+        if g.get("mn") == "may" and "o" not in g:
+            return None  # "you may 2x it", "room 5 may": the verb, not the month
+        month = int(g["m"]) if "m" in g else _month(g["mn"])
+        day = int(g["d"])
+        year = ref.year if (month, day) <= (ref.month, ref.day) else ref.year - 1
+        return _day(date(year, month, day))
     if "y" in g and ("m" in g or "mn" in g):
         month = int(g["m"]) if "m" in g else _month(g["mn"])
         return _months(int(g["y"]), month, month)

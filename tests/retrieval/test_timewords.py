@@ -38,6 +38,16 @@ REF = datetime(2023, 10, 20, 15, tzinfo=UTC)  # a Friday
     ("去年去了哪里", date(2022, 1, 1), date(2023, 1, 1)),
     ("what did we do last summer", date(2023, 6, 1), date(2023, 9, 1)),
     ("我们去年夏天去了哪里", date(2022, 6, 1), date(2022, 9, 1)),
+    # A day without its year: the latest one at or before the reference.
+    ("On May 2nd, which movie did I watch?", date(2023, 5, 2), date(2023, 5, 3)),
+    ("what was my mood on October 3rd", date(2023, 10, 3), date(2023, 10, 4)),
+    ("Oct. 20 plans?", date(2023, 10, 20), date(2023, 10, 21)),
+    ("what did we eat on the 1st of October?", date(2023, 10, 1), date(2023, 10, 2)),
+    ("I told you on 14 October where I was going", date(2023, 10, 14), date(2023, 10, 15)),
+    ("what happened on December 25th?", date(2022, 12, 25), date(2022, 12, 26)),
+    ("May 4th is not my birthday, right?", date(2023, 5, 4), date(2023, 5, 5)),
+    ("我5月2号去了哪", date(2023, 5, 2), date(2023, 5, 3)),
+    ("12月25日吃了什么", date(2022, 12, 25), date(2022, 12, 26)),
 ])
 def test_each_expression_names_its_window(question, start, end):
     window = find(question, REF)
@@ -58,8 +68,12 @@ def test_the_most_specific_wins_and_no_time_is_none():
     window = find("in 2023, what did I do on May 3, 2023?", REF)
     assert window is not None and window.start.date() == date(2023, 5, 3)
     for question in ("what pets does the user have?", "May I ask something?",
-                     "room 2023b is booked", "用户喜欢什么"):
+                     "room 2023b is booked", "用户喜欢什么", "room 5 may be free",
+                     "we may 3 times a week", "see you at May 2:30"):
         assert find(question, REF) is None, question
+    assert find("on May 3, 2023, or May 4th?", REF).start.date() == date(2023, 5, 3), \
+        "a day with its year before one without"
+    assert find("February 30th", REF) is None, "no such day, no year: none"
     no_such_day = find("what happened on February 30, 2023?", REF)
     assert no_such_day is not None and no_such_day.start.date() == date(2023, 1, 1), \
         "no such day: the year it names"
@@ -85,7 +99,9 @@ async def test_a_memory_of_the_named_time_ranks_first(harness):
     for question, want in (("what did we do last weekend?", "hiking"),
                            ("what did we do two weeks ago?", "museum"),
                            ("what did we do in September?", "cinema"),
-                           ("what did we do on October 7, 2023?", "museum")):
+                           ("what did we do on October 7, 2023?", "museum"),
+                           ("what did we do on the 7th of October?", "museum"),
+                           ("and on Sept 9th?", "cinema")):
         out = await harness.call("memory_smart_search", query=question, reference_time=ref)
         assert out["memories"][0]["id"] == ids[want], question
         assert out["memories"][0]["scores"]["when"] > 0
