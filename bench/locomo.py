@@ -11,8 +11,14 @@ skipped, and why, and how many of those were evidence.
 `--daemon-config FILE` gives the daemon a config.yaml (e.g. `embedder: {variant:
 int8}`); `--sweep` runs the decay-sweep job after each conversation is written (its
 turns are years old, so all are cold: the questions then run against the topic
-graph, which grows co-occurrence edges as they go); every other argument goes to
-`../shared/bench/locomo/eval_retrieval.py`. A fresh
+graph, which grows co-occurrence edges as they go); `--data FILE` runs another set in
+LoCoMo's format (`bench/data/memorybank/memorybank-en.json`: MemoryBank's conversations,
+see `bench/convert_memorybank.py`); `--reference-time` gives each question the time of its
+conversation's last turn as `reference_time` (the evaluator's rule for a time-aware
+retriever: "on May 2nd" then means the conversation's May); `--baseline bm25|dense`
+runs a reference retriever instead of memoryd (the evaluator's BM25, or dense-only:
+cosine over memoryd's own MiniLM, fp32, of "speaker: text"); every other argument goes
+to `../shared/bench/locomo/eval_retrieval.py`. A fresh
 daemon is started on a temp root for each run. Each turn is written with
 memory_write: its speaker in the content ("Caroline: ..."), its session as
 "<conversation>:<session number>", role user/assistant by speaker, its time as
@@ -49,6 +55,12 @@ LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "l
 CONFIG_ENV = "LOCOMO_DAEMON_CONFIG"
 SWEEP_ENV = "LOCOMO_SWEEP"
 VIA_ENV = "LOCOMO_VIA"
+DATA_ENV = "LOCOMO_DATA"
+REFERENCE_ENV = "LOCOMO_REFERENCE_TIME"
+
+
+def data_file() -> Path:
+    return Path(os.environ.get(DATA_ENV, LOCOMO / "locomo10.json"))
 
 
 class DaemonRetriever:
@@ -84,6 +96,8 @@ class DaemonRetriever:
         self.sweep = os.environ.get(SWEEP_ENV) == "1"
         self.sweep_s = 0.0
         self.episodes = 0
+        self.reference = os.environ.get(REFERENCE_ENV) == "1"
+        self.last_turn: dict[str, str] = {}
 
     def close(self) -> None:
         if self.turns:
@@ -108,6 +122,10 @@ class DaemonRetriever:
 
     def ingest(self, conv_id: str, turns: list[dict]) -> None:
         started = time.perf_counter()
+        if turns:
+            last = turns[-1]
+            when = datetime.fromisoformat(last["timestamp"]) + timedelta(seconds=last["index"])
+            self.last_turn[conv_id] = when.isoformat() + "Z"
         first_speaker = turns[0]["speaker"] if turns else ""
         requests = []
         for turn in turns:
@@ -165,8 +183,10 @@ class DaemonRetriever:
             self.episodes += sum(c["action"] == "episode" for c in report["changes"])
 
     def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:
-        result = self.client.call("memory_smart_search", {
-            "query": question, "top_k": k, "scope": f"user:{conv_id}"})
+        params = {"query": question, "top_k": k, "scope": f"user:{conv_id}"}
+        if self.reference:
+            params["reference_time"] = self.last_turn[conv_id]
+        result = self.client.call("memory_smart_search", params)
         out: list[str] = []
         for m in result["memories"]:  # a fact counts for the turns it was learned from
             out += [self.dia_of[m["id"]]] if m["id"] in self.dia_of else self.derived.get(
@@ -176,7 +196,7 @@ class DaemonRetriever:
 
 def evidence_ids() -> set[tuple[str, str]]:
     """(conversation, dia id) of every turn some question names as evidence."""
-    data = json.loads((LOCOMO / "locomo10.json").read_text())
+    data = json.loads(data_file().read_text())
     out: set[tuple[str, str]] = set()
     for conv in data:
         for qa in conv.get("qa", []):
@@ -186,6 +206,14 @@ def evidence_ids() -> set[tuple[str, str]]:
 
 def make_retriever() -> DaemonRetriever:
     return DaemonRetriever()
+
+
+def make_dense() -> Any:
+    """Dense-only: the evaluator's cosine retriever over memoryd's MiniLM (fp32)."""
+    from memoryd.models.embedder import OnnxEmbedder
+
+    embedder = OnnxEmbedder(threads=2)
+    return load_evaluator().DenseRetriever(lambda texts: embedder.embed(list(texts)))
 
 
 def load_evaluator() -> Any:
@@ -215,8 +243,22 @@ def main() -> None:
     if "--sweep" in args:
         os.environ[SWEEP_ENV] = "1"
         args.remove("--sweep")
-    evaluator.main(["--data", str(LOCOMO / "locomo10.json"),
-                    "--retriever", f"{Path(__file__).resolve()}:make_retriever", *args])
+    if "--data" in args:
+        at = args.index("--data")
+        os.environ[DATA_ENV] = str(Path(args[at + 1]).resolve())
+        del args[at:at + 2]
+    if "--reference-time" in args:
+        os.environ[REFERENCE_ENV] = "1"
+        args.remove("--reference-time")
+    retriever = f"{Path(__file__).resolve()}:make_retriever"
+    if "--baseline" in args:
+        at = args.index("--baseline")
+        choice = args[at + 1]
+        if choice not in ("bm25", "dense"):
+            raise SystemExit("--baseline takes bm25 or dense")
+        retriever = "bm25" if choice == "bm25" else f"{Path(__file__).resolve()}:make_dense"
+        del args[at:at + 2]
+    evaluator.main(["--data", str(data_file()), "--retriever", retriever, *args])
 
 
 if __name__ == "__main__":
