@@ -90,19 +90,24 @@ def choose(procedural: list[Memory], ranked: list[tuple[Memory, float]], now: da
     matters: the few most important (then the newest) and those the query ranked
     relevant, never every one. Of the ranked: none far below the best answer (under RELATIVE of its
     relevance: in a small store everything passes the search's threshold); a reminder
-    only when due or about the query; a conversation's turn not when a fact shown
-    says what it said (the fact learned from it, `derived_from`)."""
+    only when due or about the query; a conversation's turn not when a fact kept and
+    ranked above it says what it said (the fact learned from it, `derived_from`): a
+    fact left out, or further down, leaves the turn in."""
     best = max((relevance for _, relevance in ranked), default=0.0)
     relevant = {m.id for m, relevance in ranked if relevance >= RELEVANT}
     by_weight = sorted(procedural, key=lambda m: (-m.importance, -m.created_at.timestamp()))
     shown = by_weight[:ALWAYS_PROCEDURAL]
     shown += [m for m in by_weight if m.id in relevant and m not in shown]
-    told = {turn for m, _ in ranked if m.kind == "fact" for turn in m.derived_from}
-    kept = [m for m, relevance in ranked
-            if relevance >= RELATIVE * best
-            and not (m.kind == "turn" and m.id in told)
-            and not (m.kind == "reminder" and relevance < RELEVANT
-                     and (m.due_at is None or m.due_at > now))]
+    kept: list[Memory] = []
+    told: set[str] = set()  # turns a kept fact above says
+    for m, relevance in ranked:
+        if relevance < RELATIVE * best or (m.kind == "turn" and m.id in told) or (
+                m.kind == "reminder" and relevance < RELEVANT
+                and (m.due_at is None or m.due_at > now)):
+            continue
+        kept.append(m)
+        if m.kind == "fact":
+            told.update(m.derived_from)
     return shown, kept
 
 

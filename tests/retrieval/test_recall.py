@@ -101,6 +101,25 @@ def test_a_block_shows_what_the_question_needs_not_everything_that_passed():
     assert [x.id for x in asked] == ["call-ann", "dog"]
 
 
+def test_a_turn_stays_when_the_fact_learned_from_it_is_not_shown_above_it():
+    """Only a fact the block keeps, ranked above the turn it was learned from, says
+    what the turn said; a fact left out, or below, leaves the turn in."""
+    from memoryd.retrieval.recall import choose
+
+    def m(i: str, kind: str, **kw) -> Memory:
+        return Memory(id=i, content=i, kind=kind, created_at=WHEN, **kw)
+
+    turn = m("turn-cuisine", "turn", session="s", role="user")
+    weak_fact = m("fact-cuisine", "fact", derived_from=["turn-cuisine"])
+    other = m("other", "fact")
+    _, kept = choose([], [(turn, 0.8), (other, 0.7), (weak_fact, 0.2)], WHEN)
+    assert [x.id for x in kept] == ["turn-cuisine", "other"], "the fact is left out"
+    _, kept = choose([], [(turn, 0.8), (weak_fact, 0.7)], WHEN)
+    assert [x.id for x in kept] == ["turn-cuisine", "fact-cuisine"], "the fact is below"
+    _, kept = choose([], [(weak_fact, 0.8), (turn, 0.7)], WHEN)
+    assert [x.id for x in kept] == ["fact-cuisine"], "the fact above says it"
+
+
 async def test_a_question_about_a_pet_is_answered_by_the_pet(harness):
     """The new user's store: preferences, a pet, a city, a reminder. The block for a
     question about the pet opens with the pet, carries no preference it does not need
