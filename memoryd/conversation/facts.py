@@ -54,6 +54,16 @@ still never always usually often sometimes recently finally already actually now
 """.split())
 _ADVERBS = frozenset("also really just still never always usually often sometimes "
                      "recently finally already actually now even only".split())
+# Any "-ly" word before the verb is an adverb ("I mainly love...", "I mostly cook..."),
+# but for the verbs that end so.
+_LY_VERBS = frozenset("apply reply rely supply comply imply multiply fly ally bully tally "
+                      "rally sully dally".split())
+
+
+def _adverb(word: str) -> bool:
+    low = word.casefold()
+    return low in _ADVERBS or (low.endswith("ly") and low.isalpha() and len(low) > 3
+                               and low not in _LY_VERBS)
 _NEGATIONS = {"don't": "doesn't"}
 # A verb of the user's after "and" ("I sold my car and now drive a Tesla"): conjugated
 # when an adverb says it is one, or when it is a verb people state facts with.
@@ -74,7 +84,7 @@ def _third_person(verb: str) -> str:
     low = verb.casefold()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low in _UNCHANGED or low.endswith("ed") or not low.isalpha():
+    if low in _UNCHANGED or low.endswith("ed") or not low.isalpha() or _adverb(low):
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -85,7 +95,8 @@ def _third_person(verb: str) -> str:
 
 _WE_FULL = {"'re": "are", "'ve": "have", "'ll": "will", "'d": "would"}
 _WE_CONTRACTED = re.compile(r"^we('re|'ve|'ll|'d)\b", re.I)
-_WE_VERB = re.compile(rf"^we ((?:(?:{'|'.join(sorted(_ADVERBS))}) )*)([\w']+)", re.I)
+_WE_VERB = re.compile(rf"^we ((?:(?:{'|'.join(sorted(_ADVERBS))}|"
+                      rf"(?!(?:{'|'.join(sorted(_LY_VERBS))})\b)[a-z]{{2,}}ly) )*)([\w']+)", re.I)
 _ONE = {"are": "is", "were": "was", "aren't": "isn't", "weren't": "wasn't",
         "don't": "doesn't", "haven't": "hasn't"}
 
@@ -110,7 +121,7 @@ def _rewrite_english(sentence: str, team: bool = False) -> str:
         out = []
         for n, word in enumerate(words):  # adverbs pass, the first verb conjugates
             low = word.casefold()
-            if low in _ADVERBS and n + 1 < len(words):
+            if _adverb(low) and n + 1 < len(words):
                 out.append(word)
                 continue
             if low == "do" and n + 1 < len(words) and words[n + 1].casefold() == "not":

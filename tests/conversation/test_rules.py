@@ -42,6 +42,13 @@ def test_the_relevance_gate(text, reason):
     ("我住在北京", ["用户住在北京。"]),
     ("What is my name? Can you help me? Thanks!", []),
     ("I usually go running in the morning", ["The user usually goes running in the morning."]),
+    # any "-ly" word before the verb is an adverb, but for the verbs that end so
+    ("I mainly love Chinese food and Japanese cuisine.",
+     ["The user mainly loves Chinese food and Japanese cuisine."]),
+    ("I mostly cook at home", ["The user mostly cooks at home."]),
+    ("I definitely prefer window seats", ["The user definitely prefers window seats."]),
+    ("I fly to Lisbon every month", ["The user flies to Lisbon every month."]),
+    ("I rely on my bike to get to work", ["The user relies on their bike to get to work."]),
 ])
 def test_facts_are_statements_about_the_user_in_the_third_person(text, expected):
     assert facts.extract(text) == expected
@@ -65,6 +72,8 @@ def test_facts_are_statements_about_the_user_in_the_third_person(text, expected)
     ("Our staging database is Postgres 16.", "The user's staging database is Postgres 16.",
      "The team's staging database is Postgres 16."),
     ("我们每周四发布。", "用户一家每周四发布。", "团队每周四发布。"),
+    ("We mostly deploy on Tuesdays.", "The user and family mostly deploy on Tuesdays.",
+     "The team mostly deploys on Tuesdays."),
 ])
 def test_we_is_the_family_in_a_conversation_and_the_team_in_a_project(text, family, team):
     assert facts.extract(text) == [family]
