@@ -133,7 +133,8 @@ def _rewrite_english(sentence: str, team: bool = False) -> str:
         return f"{match.group(1)}the user {' '.join(out)}"
 
     starts_with_i = bool(re.match(r"\s*I\b", text))
-    text = re.sub(r"(^|[^\w'])I ([\w']+(?: [\w']+){0,2})", subject, text)
+    # (the words after "I" stop at another "I": "I feel like I am tired")
+    text = re.sub(r"(^|[^\w'])I ((?!I\b)[\w']+(?: (?!I\b)[\w']+){0,2})", subject, text)
     if starts_with_i:  # the user is the subject: a verb after "and" is the user's too
         def coordinated(match: re.Match[str]) -> str:
             joint, adverb, verb = match.groups()

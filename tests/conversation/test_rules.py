@@ -49,6 +49,8 @@ def test_the_relevance_gate(text, reason):
     ("I definitely prefer window seats", ["The user definitely prefers window seats."]),
     ("I fly to Lisbon every month", ["The user flies to Lisbon every month."]),
     ("I rely on my bike to get to work", ["The user relies on their bike to get to work."]),
+    ("I feel like I'm about to faint", ["The user feels like the user is about to faint."]),
+    ("I think I lack inspiration", ["The user thinks the user lacks inspiration."]),
 ])
 def test_facts_are_statements_about_the_user_in_the_third_person(text, expected):
     assert facts.extract(text) == expected
