@@ -20,6 +20,7 @@ _QUESTION_START = re.compile(
     r"do|does|did|is|are|am|was|were|have|has|may|might)\b", re.I)
 _REQUEST_START = re.compile(
     r"^(please|pls|let's|let me|tell|show|give|help|write|make|explain|find|remind|"
+    r"share|recommend|suggest|send|teach|describe|list|translate|summari[sz]e|bring|"
     r"thanks|thank you|ok|okay|sure|yes|no|hi|hello|hey|sorry|i wonder|i was wondering|"
     r"i'm (just )?(curious|wondering)|i think so|i guess|i hope you)\b", re.I)
 _CJK_QUESTION = re.compile(r"[吗呢？?]$|^(请|帮我|能不能|可以|怎么|为什么|什么)")
@@ -27,6 +28,8 @@ _CJK_QUESTION = re.compile(r"[吗呢？?]$|^(请|帮我|能不能|可以|怎么|
 # "Big news: I moved to Berlin", "haha yes I did", "嗯，我结婚了". Stripped before the
 # statement test (alone, such words are no statement: the request test still says so).
 _LEAD_WORDS = (r"thanks|thank you|thx|ok|okay|yes|yeah|yep|yup|no|nope|sure|well|so|oh|ah|"
+               r"hi there|hello there|hey there|hi|hello|hey|good morning|good afternoon|"
+               r"good evening|greetings|"
                r"wow|haha+|hah|lol|hmm+|great|cool|nice|alright|right|anyway|btw|"
                r"by the way|big news|good news|bad news|news|guess what|fun fact|update|fyi|"
                r"actually|honestly|you know what|oh and|also")
@@ -182,8 +185,10 @@ def _is_statement(sentence: str) -> bool:
     if _REQUEST_START.match(stripped):
         return False
     words = re.findall(r"[\w']+", stripped)
-    # Two words are a statement when one is its subject: "I'm vegetarian", "I resigned".
-    if len(words) == 2 and words[1].casefold() in _EMPTY_SECOND:
+    # Two words are a statement when the first is its subject: "I'm vegetarian", "I
+    # resigned"; not "my friend" (who is addressed), "my bad", "my pleasure".
+    if len(words) == 2 and (words[1].casefold() in _EMPTY_SECOND
+                            or words[0].casefold() in ("my", "our")):
         return False
     return len(words) >= 2 and bool(_FIRST_PERSON.search(stripped))
 

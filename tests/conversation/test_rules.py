@@ -51,6 +51,16 @@ def test_the_relevance_gate(text, reason):
     ("I rely on my bike to get to work", ["The user relies on their bike to get to work."]),
     ("I feel like I'm about to faint", ["The user feels like the user is about to faint."]),
     ("I think I lack inspiration", ["The user thinks the user lacks inspiration."]),
+    # a greeting opens a statement, and is none: "my friend" is who is addressed
+    ("Hi, my name is Emily. Nice to meet you.", ["The user's name is Emily."]),
+    ("Hello there, I'm Sam and I live in Leeds.", ["The user is Sam.", "The user lives in Leeds."]),
+    ("hey I moved to Berlin last month", ["The user moved to Berlin last month."]),
+    ("Good evening! We bought a house in Leeds.",
+     ["The user and family bought a house in Leeds."]),
+    ("Good morning, my friend.", []), ("My bad.", []), ("My pleasure!", []),
+    # what the user asks the assistant to do is no fact about the user
+    ("Share with me.", []), ("Recommend me a good book about Rome.", []),
+    ("Suggest some places to visit for me.", []),
 ])
 def test_facts_are_statements_about_the_user_in_the_third_person(text, expected):
     assert facts.extract(text) == expected
