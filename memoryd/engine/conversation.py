@@ -37,7 +37,7 @@ from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams, NotFound, RpcError
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
-from memoryd.retrieval.text import index_text
+from memoryd.retrieval.text import index_text, terms
 from memoryd.schema import Memory, as_aware, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
 
@@ -48,6 +48,12 @@ RETRY_AFTER = 30.0  # seconds, after the worker itself failed
 # is settled as it is (the formula's importance, no facts): never pending for ever.
 TURN_RETRIES = (10.0, 60.0)
 QUIET = 0.1  # seconds without a request before the next turn is worked on
+
+
+def _says_more(text: str, other: str) -> bool:
+    """Whether `text` has a content word (a stem; a CJK character or pair) `other`
+    lacks: "...on Wednesday at 3" says more than "...on Tuesday at 3"."""
+    return not set(terms(text)) <= set(terms(other))
 
 
 def summary_id(session: str) -> str:
@@ -95,7 +101,7 @@ class Conversation:
         created = as_aware(timestamp) if timestamp else utcnow()
         probe = Memory(id="probe", content=text, created_at=created)
         duplicate = await self.stores.workers.read(self._recent_duplicate, index_text(probe),
-                                                   scope)
+                                                   text, scope)
         if duplicate is not None:
             self.stores.access_counts.hit(duplicate[0])
             return {"stored": False, "skipped": {"reason": "near_duplicate",
@@ -124,14 +130,21 @@ class Conversation:
         found = {m.id: m for m in await self.reads.peek(ids)}
         return [found[i] for i in ids if i in found]
 
-    def _recent_duplicate(self, text: str, scope: str) -> tuple[str, float] | None:
-        """The scope's recent memory nearest to `text`, if it is a near-duplicate (the
-        embedding is cached: the write that follows reuses it)."""
+    def _recent_duplicate(self, indexed: str, content: str, scope: str
+                          ) -> tuple[str, float] | None:
+        """The scope's recent memory nearest to `indexed` (the turn's index text), if it
+        is a near-duplicate: as close as `duplicate_cosine` *and* with no content word
+        that memory lacks. The model alone is no judge: MiniLM puts "meeting on
+        Tuesday" and "...Wednesday" at 0.99, and two unrelated Chinese sentences of one
+        shape above 0.92. (The embedding is cached: the write that follows reuses it.)"""
         hybrid = self.stores.hybrid
-        vector = hybrid.embedder.embed([text])[0]
+        vector = hybrid.embedder.embed([indexed])[0]
         (found,) = hybrid.nearest(scope, vector, 1, not_kind="summary",
                                   recent=self.config.conversation.duplicate_window)
         if not found or found[0].cosine < self.config.conversation.duplicate_cosine:
+            return None
+        other = self.stores.catalog.reader.get(found[0].id)
+        if other is None or _says_more(content, other.content):
             return None
         return found[0].id, found[0].cosine
 

@@ -74,6 +74,27 @@ async def test_a_near_duplicate_bumps_the_original_instead(rig):
     assert len(list(rig.root.glob("sessions/s1/turns/*.md"))) == 1
 
 
+async def test_a_turn_that_says_something_new_is_no_duplicate_however_close(tmp_path):
+    """The model alone is no judge of a duplicate (the real MiniLM puts "on Tuesday" and
+    "on Wednesday" at 0.99, unrelated Chinese sentences of one shape above 0.92): a turn
+    with a content word the close one lacks is stored."""
+    rig = Rig(tmp_path, {"conversation": {"duplicate_cosine": 0.5}})  # all are close
+    await rig.start()
+    try:
+        first = await remember(rig, "Meeting with Ann and Bob in room 4 on Tuesday at 3")
+        moved = await remember(rig, "Meeting with Ann and Bob in room 4 on Wednesday at 3")
+        assert moved["stored"] is True, moved
+        again = await remember(rig, "meeting with Ann and Bob, in room 4, on Tuesday at 3!")
+        assert again["skipped"]["reason"] == "near_duplicate", again
+        assert again["skipped"]["duplicate_of"] == first["id"]
+        chinese = [await remember(rig, text) for text in ("今天我想和你聊聊关于旅游的事情。",
+                                                          "今天我想和你聊聊关于工作的事情。")]
+        assert all(got["stored"] for got in chinese), chinese
+        assert len(list(rig.root.glob("sessions/s1/turns/*.md"))) == 4
+    finally:
+        rig.close()
+
+
 async def test_recall_shows_the_session_tail_verbatim(rig):
     topics = ["gardening in spring", "cheap flights to Rome", "the new laptop battery",
               "a violin lesson on Friday", "tomato seedlings indoors", "the chess club",
