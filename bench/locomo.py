@@ -78,12 +78,14 @@ class DaemonRetriever:
         while True:
             try:
                 self.client = Client(self.root / "memory.sock", timeout=600)
-                self.client.call("health")
-                break
+                # the socket answers health while start-up still builds the indexes
+                if self.client.call("health")["status"] == "ok":
+                    break
             except (DaemonUnavailable, OSError):
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise SystemExit("memoryd did not start") from None
-                time.sleep(0.1)
+                pass
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise SystemExit("memoryd did not start")
+            time.sleep(0.1)
         self.dia_of: dict[str, str] = {}
         self.via = os.environ.get(VIA_ENV, "write")
         self.derived: dict[str, list[str]] = {}  # fact id -> the dia ids it came from

@@ -1,7 +1,9 @@
-"""What `memory_recall`'s block holds for LoCoMo's questions: how many lines, and how
-many of them are the question's evidence (precision), at what recall.
+"""What `memory_recall`'s block holds for LoCoMo's questions (or another set's in its
+format): how many lines, and how many of them are the question's evidence (precision),
+at what recall.
 
     .venv/bin/python bench/recall_block.py [--convs 0-9] [--via write|remember]
+        [--data FILE] [--reference-time]
 
 Each conversation is written as `bench/locomo.py` writes it (through a real daemon),
 then each non-adversarial question is one `memory_recall` with default parameters in
@@ -9,6 +11,7 @@ the conversation's scope; a fact counts for the turns it was learned from. Print
 lines a block, evidence precision (the share of the block's memories that are
 evidence), evidence recall (the share of the evidence the block holds), and the
 question's evidence found at all (any of it), overall and by category.
+`--reference-time` gives each recall its conversation's last turn as `reference_time`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.locomo import LOCOMO, VIA_ENV, DaemonRetriever, load_evaluator  # noqa: E402
+from bench.locomo import (  # noqa: E402
+    DATA_ENV,
+    REFERENCE_ENV,
+    VIA_ENV,
+    DaemonRetriever,
+    data_file,
+    load_evaluator,
+)
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -30,11 +40,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--convs", default="0-9")
     ap.add_argument("--via", default="write", choices=["write", "remember"])
+    ap.add_argument("--data", type=Path)
+    ap.add_argument("--reference-time", action="store_true")
+    ap.add_argument("--misses", action="store_true",
+                    help="print each question whose block lacks some of its evidence")
     args = ap.parse_args()
     os.environ[VIA_ENV] = args.via
+    if args.data:
+        os.environ[DATA_ENV] = str(args.data.resolve())
+    if args.reference_time:
+        os.environ[REFERENCE_ENV] = "1"
     first, _, last = args.convs.partition("-")
-    data = load_evaluator().load_locomo(LOCOMO / "locomo10.json")[
-        int(first):int(last or first) + 1]
+    data = load_evaluator().load_locomo(data_file())[int(first):int(last or first) + 1]
     daemon = DaemonRetriever()
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0] * 5)  # n, lines, prec, rec, any
     try:
@@ -46,14 +63,19 @@ def main() -> None:
                 evidence = set(qa.get("evidence", []))
                 if category is None or not evidence:
                     continue
-                block = daemon.client.call("memory_recall", {"query": qa["question"],
-                                                             "scope": f"user:{conv_id}"})
+                params = {"query": qa["question"], "scope": f"user:{conv_id}"}
+                if daemon.reference:
+                    params["reference_time"] = daemon.last_turn[conv_id]
+                block = daemon.client.call("memory_recall", params)
                 shown: list[str] = []
                 for m in block["memories"]:
                     shown += ([daemon.dia_of[m["id"]]] if m["id"] in daemon.dia_of
                               else daemon.derived.get(m["id"], []))
                 lines = len(block["memories"])
                 hit = evidence & set(shown)
+                if args.misses and hit != evidence:
+                    print(f"miss {conv_id} {sorted(evidence - hit)} {qa['question']!r} "
+                          f"shown {shown}")
                 for key in ("overall", category):
                     row = sums[key]
                     row[0] += 1
