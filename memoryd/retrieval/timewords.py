@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from memoryd.daynames import MONTHS
+from memoryd.daynames import MONTHS, WEEKDAYS
 
 _MONTH = "|".join([*MONTHS, *(m[:3] for m in MONTHS if m != "may"), "sept"])
 _NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
@@ -224,3 +224,26 @@ def without(question: str, window: Window | None) -> str:
     if window is None or not window.relative:
         return question
     return (question[:window.span[0]] + " " + question[window.span[1]:]).strip()
+
+
+# A question that asks for a time ("When did Ann move?", "On what date...", "什么时候"):
+# its answer is likelier a memory that says one ("...moved last week", "...on 3 May").
+_ASKS_WHEN = re.compile(
+    r"^\W*when\b|\b(?:what|which) (?:date|day|time|year|month|week)\b(?! zone)|"
+    r"\bhow long ago\b|\bsince when\b|什么时候|哪天|哪一天|几号|几月|哪年|何时", re.I)
+_STATES_TIME = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|(?:last|next|this) (?:week|weekend|month|"
+    rf"year|night|morning|evening|summer|winter|spring|fall|autumn)|"
+    rf"{'|'.join(WEEKDAYS)}|{'|'.join(m for m in MONTHS if m != 'may')}|(?:19|20)\d\d)"
+    rf"\b|昨天|前天|今天|明天|上周|上个月|去年|前年|\d+月|\d+[日号]", re.I)
+
+
+def asks_when(question: str) -> bool:
+    """Whether a question asks for a time (when, what date, 什么时候)."""
+    return bool(_ASKS_WHEN.search(question))
+
+
+def states_time(text: str) -> bool:
+    """Whether a text says when something was ("yesterday", "last weekend", a weekday,
+    a month, a year, "上周"); "may" is left out, as mostly the verb."""
+    return bool(_STATES_TIME.search(text))

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memoryd.retrieval.timewords import find, find_at, without
+from memoryd.retrieval.timewords import asks_when, find, find_at, states_time, without
 
 REF = datetime(2023, 10, 20, 15, tzinfo=UTC)  # a Friday
 
@@ -85,6 +85,57 @@ def test_a_relative_expression_is_no_keyword_a_date_stays_one():
                    ).split() == ["what", "did", "we", "do", "?"]
     dated = "what happened in May 2023?"
     assert without(dated, find(dated, REF)) == dated  # indexed text carries the day
+
+
+@pytest.mark.parametrize(("question", "asks"), [
+    ("When did Caroline go to the support group?", True),
+    ("when was the last time I called Ann", True),
+    ("On what date did we sign the lease?", True),
+    ("What day did Ann arrive?", True),
+    ("Which year did he graduate?", True),
+    ("How long ago did we move?", True),
+    ("Since when has she lived in Leeds?", True),
+    ("Ann什么时候搬家的？", True),
+    ("我们哪天去的博物馆？", True),
+    ("What pet does the user have?", False),
+    ("Where does Ann live?", False),
+    ("What time zone am I in?", False),
+    ("Whenever I travel, what do I pack?", False),
+    ("用户喜欢什么？", False),
+])
+def test_a_question_that_asks_for_a_time(question, asks):
+    assert asks_when(question) is asks
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("I went to a support group yesterday", True),
+    ("We moved last week.", True),
+    ("She got the job two years ago", True),
+    ("On Saturday we hiked up Snowdon", True),
+    ("back in March we adopted a cat", True),
+    ("I started this job in 2019", True),
+    ("我昨天去了博物馆", True),
+    ("5月3日我们见了面", True),
+    ("我上个月换了工作", True),
+    ("I may go hiking", False),
+    ("I love hiking with my dog", False),
+    ("我喜欢猫", False),
+])
+def test_a_memory_that_says_when(text, says):
+    assert states_time(text) is says
+
+
+async def test_a_question_that_asks_when_finds_the_memory_that_says_when(harness):
+    """Of two memories about the same thing, a question asking when ranks first the
+    one that says a time (memory_explain: `says_when`); any other question, neither."""
+    plain = await harness.write("Ann went to the pottery class")
+    dated = await harness.write("Ann and I went to that pottery class last Saturday")
+    out = await harness.call("memory_smart_search", query="When did Ann go to the pottery class?")
+    assert out["memories"][0]["id"] == dated
+    assert out["memories"][0]["scores"]["says_when"] > 0
+    assert all("says_when" not in m["scores"] for m in out["memories"] if m["id"] == plain)
+    out = await harness.call("memory_smart_search", query="Who went to the pottery class?")
+    assert all("says_when" not in m["scores"] for m in out["memories"])
 
 
 async def test_a_memory_of_the_named_time_ranks_first(harness):
