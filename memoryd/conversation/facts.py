@@ -67,6 +67,8 @@ def _adverb(word: str) -> bool:
     low = word.casefold()
     return low in _ADVERBS or (low.endswith("ly") and low.isalpha() and len(low) > 3
                                and low not in _LY_VERBS)
+
+
 _NEGATIONS = {"don't": "doesn't"}
 # A verb of the user's after "and" ("I sold my car and now drive a Tesla"): conjugated
 # when an adverb says it is one, or when it is a verb people state facts with.

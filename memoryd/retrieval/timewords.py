@@ -1,6 +1,8 @@
 """Time in a question: the date window an expression names ("in May 2023", "on October
-13, 2023", "last weekend", "two weeks ago", "去年夏天", "2023年5月", "on May 2nd"), read against a
-reference time (now, `as_of`, or `reference_time` for a replayed conversation).
+13, 2023", "on May 2nd", "last weekend", "two weeks ago", "去年夏天", "2023年5月"), read
+against a reference time (now, `as_of`, or `reference_time` for a replayed
+conversation); and whether a question asks for a time ("When did...?") and a memory
+says one ("...last week"), for the answer to "when".
 
 Ranking boosts memories of that window (it never filters them: a question about
 "last summer" may be answered by what was said in September), and the expression's
