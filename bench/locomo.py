@@ -124,10 +124,6 @@ class DaemonRetriever:
 
     def ingest(self, conv_id: str, turns: list[dict]) -> None:
         started = time.perf_counter()
-        if turns:
-            last = turns[-1]
-            when = datetime.fromisoformat(last["timestamp"]) + timedelta(seconds=last["index"])
-            self.last_turn[conv_id] = when.isoformat() + "Z"
         first_speaker = turns[0]["speaker"] if turns else ""
         requests = []
         for turn in turns:
@@ -142,6 +138,7 @@ class DaemonRetriever:
                 params |= {"source": "locomo", "created_at": when.isoformat() + "Z"}
             requests.append({"id": turn["id"], "method": f"memory_{self.via}",
                              "params": params})
+            self.last_turn[conv_id] = when.isoformat() + "Z"
         sock: socket.socket = self.client._sock
         for start in range(0, len(requests), 64):  # pipelined in windows
             window = requests[start:start + 64]
@@ -184,11 +181,17 @@ class DaemonRetriever:
             self.sweep_s += time.perf_counter() - started
             self.episodes += sum(c["action"] == "episode" for c in report["changes"])
 
-    def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:
-        params = {"query": question, "top_k": k, "scope": f"user:{conv_id}"}
+    def asking(self, conv_id: str, question: str) -> dict[str, str]:
+        """A question's params: its conversation's scope, and with `--reference-time`
+        the conversation's last turn as its reference."""
+        params = {"query": question, "scope": f"user:{conv_id}"}
         if self.reference:
             params["reference_time"] = self.last_turn[conv_id]
-        result = self.client.call("memory_smart_search", params)
+        return params
+
+    def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:
+        result = self.client.call("memory_smart_search",
+                                  self.asking(conv_id, question) | {"top_k": k})
         out: list[str] = []
         for m in result["memories"]:  # a fact counts for the turns it was learned from
             out += [self.dia_of[m["id"]]] if m["id"] in self.dia_of else self.derived.get(

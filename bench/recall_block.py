@@ -63,10 +63,8 @@ def main() -> None:
                 evidence = set(qa.get("evidence", []))
                 if category is None or not evidence:
                     continue
-                params = {"query": qa["question"], "scope": f"user:{conv_id}"}
-                if daemon.reference:
-                    params["reference_time"] = daemon.last_turn[conv_id]
-                block = daemon.client.call("memory_recall", params)
+                block = daemon.client.call("memory_recall",
+                                           daemon.asking(conv_id, qa["question"]))
                 shown: list[str] = []
                 for m in block["memories"]:
                     shown += ([daemon.dia_of[m["id"]]] if m["id"] in daemon.dia_of

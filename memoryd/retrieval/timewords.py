@@ -129,23 +129,20 @@ def find_at(question: str, reference: float) -> Window | None:
 
 def _bounds(m: re.Match[str], ref: date) -> tuple[datetime, datetime] | None:
     g = {k: v for k, v in m.groupdict().items() if v}
-    if "y" in g and ("d" in g):
-        month = int(g["m"]) if "m" in g else _month(g["mn"])
-        return _day(date(int(g["y"]), month, int(g["d"])))
+    month = int(g["m"]) if "m" in g else _month(g["mn"]) if "mn" in g else 0
     if "d" in g:
+        day = int(g["d"])
+        if "y" in g:
+            return _day(date(int(g["y"]), month, day))
         if g.get("mn") == "may" and "o" not in g:
             return None  # "you may 2x it", "room 5 may": the verb, not the month
-        month = int(g["m"]) if "m" in g else _month(g["mn"])
-        day = int(g["d"])
         year = ref.year if (month, day) <= (ref.month, ref.day) else ref.year - 1
         return _day(date(year, month, day))
     if "y" in g and ("m" in g or "mn" in g):
-        month = int(g["m"]) if "m" in g else _month(g["mn"])
         return _months(int(g["y"]), month, month)
     if "y" in g:
         return _months(int(g["y"]), 1, 12)
     if "mn" in g:
-        month = _month(g["mn"])
         return _months(_before(ref, month), month, month)
     if "rel" in g:
         return _relative(g["rel"].casefold(), g.get("season"), ref)
