@@ -36,6 +36,12 @@ _LEAD_WORDS = (r"thanks|thank you|thx|ok|okay|yes|yeah|yep|yup|no|nope|sure|well
 # A lead-in word ends at punctuation, or before "I"/"my"/"we" or another lead-in word.
 _LEAD_IN = re.compile(rf"^(?:(?:{_LEAD_WORDS})\b(?:\s*[,.!:;-]+\s*|\s+(?=(?:i|i'm|i've|"
                       rf"i'd|my|we|our|{_LEAD_WORDS})\b)))+(?=\S)", re.I)
+# A short heading before a colon or dash, when a statement of the speaker's follows
+# it ("Exciting update: we moved", "Life update - I got married"). Two to four words,
+# not all capitalised: "Ann Smith: I moved" is a transcript's speaker, not a heading.
+_HEADING = re.compile(r"^(?=[A-Za-z' ]*\b[a-z])[A-Za-z]+(?: [A-Za-z']+){1,3}\s*(?::|\s-)\s+"
+                      r"(?=(?:I|I'm|I've|I'd|[Mm]y|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Jj]ust|"
+                      r"[Ff]inally)\b)")
 _CJK_LEAD_IN = re.compile(r"^(?:(?:谢谢|好的|好|嗯|哈哈+|是的|对|哦|噢|好消息|告诉你)"
                           r"[\s，,。！!：:]*)+(?=\S)")
 # Where a sentence holds two facts: "..., and I hate mushrooms" / "...，我..."
@@ -175,7 +181,32 @@ def _without_lead_in(sentence: str) -> str:
     stripped = sentence.strip()
     lead = _CJK_LEAD_IN if has_cjk(stripped) and not re.search(r"[A-Za-z]{3,}", stripped) \
         else _LEAD_IN
-    return lead.sub("", stripped) or stripped
+    return lead.sub("", _HEADING.sub("", stripped)) or stripped
+
+
+# A statement may leave out its subject when it tells what the speaker did ("Moved to
+# Manchester last week!", "Just started a new job at Initech"): the verbs of events
+# in a life, past tense, with something after them that is not "it" or "you" ("Got
+# it", "Loved that" say nothing).
+_EVENT_VERBS = frozenset("""
+moved relocated settled started joined bought sold adopted quit left got married
+switched finished graduated retired began changed took signed booked visited returned
+landed lost won broke met hired upgraded traded replaced turned enrolled passed
+""".split())
+_NOT_AN_OBJECT = frozenset("it that this you so me them those these".split())
+
+
+def _with_subject(clause: str) -> str:
+    """`clause` with "I" before it when it tells, without a subject, what the speaker
+    did."""
+    words = clause.split()
+    at = 1 if words and _adverb(words[0]) else 0
+    if len(words) < at + 2 or not words[at].isalpha() or \
+            words[at].casefold() not in _EVENT_VERBS or \
+            words[at + 1].casefold().strip(",.!") in _NOT_AN_OBJECT or \
+            "question" in clause.casefold():  # "Got a question for you": a request
+        return clause
+    return "I " + clause[:1].lower() + clause[1:]
 
 
 def _is_statement(sentence: str) -> bool:
@@ -207,6 +238,8 @@ def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
     for sentence in sentences(clean(text)):
         for clause in _clauses(_without_lead_in(sentence)):
             clause = _without_lead_in(clause)
+            if not has_cjk(clause):
+                clause = _with_subject(clause)
             if not _is_statement(clause):
                 continue
             chinese = has_cjk(clause) and not re.search(r"[A-Za-z]{3,}", clause)

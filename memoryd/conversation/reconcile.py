@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,12 +57,15 @@ _OLD_VALUE = (
     re.compile(r"\b(?:sold|gave up|quit|left|stopped using|got rid of) "
                r"(?:the |a |an |their )?(?P<old>.+?) and (?:now )?(?P<new>.+)$"),
     re.compile(r"\bno longer \w+ (?:in |at |a |an |the )?(?P<old>.+)$"),
+    re.compile(r"\b(?:traded|swapped|exchanged)(?: in)? (?:the |a |an |their )?(?P<old>.+?) "
+               r"for (?P<new>.+)$"),
+    re.compile(r"\breplaced (?:the |a |an |their )?(?P<old>.+?) with (?P<new>.+)$"),
 )
 _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
             "ten", "eleven", "twelve")
 # How many of a thing: "The user has three kids" (a/an is an item, not a count:
 # "The user also has a cat" is one more, an ADD).
-_COUNT = re.compile(rf"^the user (?:now |also |still )*(?:has|owns|keeps) (?:got )?"
+_COUNT = re.compile(rf"^the user (?:now |also |still )*(?:has|owns|keeps|have|own|keep) (?:got )?"
                     rf"(?P<v>\d+|{'|'.join(_NUMBERS)}) (?P<k>[a-z]+?)(?:s|es)?(?: now)?$")
 # A verb frame that holds one value at a time, decided only with a change cue.
 _ONE_AT_A_TIME = re.compile(r"^the user (?:now |currently |also |still )*(?P<k>drives|rides|"
@@ -69,13 +73,20 @@ _ONE_AT_A_TIME = re.compile(r"^the user (?:now |currently |also |still )*(?P<k>d
                             r"works on|is dating|is married to|is engaged to|supports|"
                             r"banks with|votes for|owns) (?:a |an |the |their )?(?P<v>.+)$")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("location", re.compile(r"^the user (?:now |currently |recently |just |has )*(?:lives|"
-                            r"lived|moved|relocated|is living|is based|resides|stays|is "
-                            r"moving|has moved) (?:in|to|back to) (?P<v>.+)$")),
-    ("employer", re.compile(r"^the user (?:now |currently )*(?:works|worked|is working) "
-                            r"(?:at|for) (?P<v>.+)$")),
+    ("location", re.compile(r"^the user (?:now |currently |recently |just |finally |has "
+                            r"|had )*(?:lives|lived|moved|relocated|is living|been living|"
+                            r"is based|been based|resides|stays|is staying|is moving|"
+                            r"settled|is settling|has moved) (?:in|to|back to|into|over to)"
+                            r" (?P<v>.+)$")),
+    ("employer", re.compile(r"^the user (?:now |currently |just |recently |has |finally )*"
+                            r"(?:(?:works|worked|is working|been working|started working) "
+                            r"(?:at|for)|is employed (?:at|by)|(?:was|got|been) hired (?:at|"
+                            r"by)|(?:took|got|started|accepted) (?:a |an )?(?:new )?(?:job|"
+                            r"position|role) (?:at|with)|accepted (?:a |an )?(?:job )?offer "
+                            r"(?:from|at)) (?P<v>.+)$")),
     ("job", re.compile(r"^the user (?:now |currently )*works as (?:an? )?(?P<v>.+)$")),
-    ("age", re.compile(r"^the user is (?P<v>\d+)(?: years old)?$")),
+    ("age", re.compile(r"^the user (?:just |recently |has )*(?:is|turned|is turning) "
+                       r"(?P<v>\d+)(?: years old)?$")),
     ("name", re.compile(r"^the user(?:'s name is| is called| is named| goes by) (?P<v>.+)$")),
     ("sentiment", re.compile(r"^the user (?:really |absolutely |still |also |truly )*"
                              r"(?P<v>loves|likes|enjoys|adores|hates|dislikes|detests|"
@@ -89,13 +100,42 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("sentiment", re.compile(r"^用户(?:很|最|非常|特别|还是)*(?P<v>不喜欢|喜欢|讨厌|爱|受不了)"
                              r"(?P<k>.+?)了?$")),
     ("attribute", re.compile(r"^用户的(?P<k>.+?)是(?P<v>.+?)了?$")),
+    ("employer", re.compile(r"^用户(?:现在|目前|已经|刚)*(?:在|去|加入了?)(?P<v>.+?)"
+                            r"(?:工作|上班|任职)了?$")),
 )
+# What a fact says the user changed to, without naming what it replaced ("switched to
+# Linux", "moved over to Firefox", "started using Obsidian", "joined Microsoft").
+_SWITCHED_TO = re.compile(
+    r"^the user (?:now |just |recently |finally |has |had )*(?:(?:switched|changed|moved|"
+    r"migrated|converted|upgraded|went)(?: over)? to|started using|joined) "
+    r"(?:a |an |the )?(?P<v>.+)$")
+# The frames a switch may change: one value at a time, or any verb and its object
+# when the fact has no other frame ("drinks cow's milk" -> "switched to oat milk").
+_SWITCHABLE = frozenset(("location", "employer", "job", "one"))
+_VERB_OBJECT = re.compile(r"^the user (?:now |currently |usually |always |still |mostly )*"
+                          r"(?P<k>[a-z]+s) (?:a |an |the |their )?(?P<v>[^,;]+)$")
+# Two values of one kind by meaning ("linux" and "windows", "oat milk" and "cow's
+# milk"): the cosine of the values' vectors at least this. With the shipped MiniLM,
+# values of different kinds ("google" and "a choir", "android" and "berlin") stay
+# below 0.4, and some of one kind do too ("vim" and "emacs"): then the switch is ADD.
+ALIKE = 0.45
+Alike = Callable[[str, str], float]  # two values -> the cosine of their vectors
 # Words a search for facts about the same attribute can use (the engine looks them up).
 KEY_TERMS = {"location": ["lives", "moved", "住在", "搬到"], "employer": ["works"],
              "job": ["works as"], "age": ["years old"], "name": ["name"]}
 
 
 _LEAD = re.compile(r"^(?:these days|nowadays|now|currently|recently|today|lately),? ")
+# A time or place said before the subject: "Since June the user has been living in Rome",
+# "As of this month, the user ...".
+_ADVERBIAL = re.compile(r"^(?:since|as of|from|starting|after|before|in|on|at|for|by|last|"
+                        r"this|next|over|during|early|late|earlier|later|a few|\d+)\b"
+                        r"[^,.;:]{0,40}?,? (?=the user\b)")
+# "We have three dogs" is read as the user's: "the user and family have" -> "the user has".
+_PLURAL = re.compile(r"^the user ((?:now |also |still |just |recently |currently )*)"
+                     r"(have|are|were|own|keep|live|work)\b")
+_SINGULAR = {"have": "has", "are": "is", "were": "was", "own": "owns", "keep": "keeps",
+             "live": "lives", "work": "works"}
 _SPELLING = {"favourite": "favorite", "colour": "color", "the user and family": "the user"}
 
 
@@ -103,6 +143,8 @@ def _normal(text: str) -> str:
     text = _LEAD.sub("", " ".join(text.casefold().split()))
     for variant, spelling in _SPELLING.items():
         text = text.replace(variant, spelling)
+    text = _ADVERBIAL.sub("", text)
+    text = _PLURAL.sub(lambda m: f"the user {m[1]}{_SINGULAR[m[2]]}", text)
     while True:
         trimmed = _TAIL.sub("", text).strip()
         if trimmed == text:
@@ -117,7 +159,7 @@ def key_of(fact: str, cued: bool = False) -> tuple[tuple[str, str], str] | None:
     text = _normal(fact)
     for attribute, rule in _RULES:
         match = rule.match(text)
-        if match:
+        if match and not _manner(fact, match["v"]):
             groups = match.groupdict()
             return (attribute, groups.get("k") or ""), groups["v"].strip()
     count = _COUNT.match(text)
@@ -127,6 +169,14 @@ def key_of(fact: str, cued: bool = False) -> tuple[tuple[str, str], str] | None:
     if one:
         return ("one", one["k"]), one["v"].strip()
     return None
+
+
+def _manner(fact: str, value: str) -> bool:
+    """A value that opens with how, not what: "settled in quickly at work" (an adverb,
+    lower case where the fact wrote it; "Italy" is a name, "family" a noun)."""
+    first = value.split(" ", 1)[0]
+    return (len(first) > 3 and first.endswith("ly") and first != "family"
+            and re.search(rf"(?<![\w]){re.escape(first)}(?![\w])", fact) is not None)
 
 
 def changes(fact: str) -> bool:
@@ -143,6 +193,38 @@ def old_value(fact: str) -> str | None:
             old = found["old"].strip(" ,")
             return old if 2 <= len(old) <= 80 else None
     return None
+
+
+def switched_to(fact: str) -> str | None:
+    """The value a fact says the user changed to, when it does not say from what."""
+    found = _SWITCHED_TO.match(_normal(fact))
+    return found["v"].strip() if found else None
+
+
+def _switch(fact: str, target: str, known: list[Known], taken: set[str],
+            alike: Alike) -> Decision | None:
+    """An UPDATE of the known fact whose one-at-a-time value is most like `target`
+    by meaning, when one is alike enough."""
+    best: tuple[float, Known, str] | None = None
+    own = key_of(fact)
+    # "moved to Berlin" is a place: it changes a place, not another verb's object
+    # ("visits Munich").
+    place = own is not None and own[0][0] == "location"
+    for k in known:
+        other = key_of(k.text, True)
+        if other is None and not place and (plain := _VERB_OBJECT.match(_normal(k.text))):
+            other = ("one", plain["k"]), plain["v"].strip()
+        if k.id in taken or other is None or other[0][0] not in _SWITCHABLE \
+                or other[1] == target:
+            continue
+        score = alike(target, other[1])
+        if score >= ALIKE and (best is None or score > best[0]):
+            best = (score, k, other[1])
+    if best is None:
+        return None
+    score, k, old = best
+    return Decision(fact, "UPDATE", k.id, f"switched to {target!r} from {old!r} (alike by "
+                    f"meaning: cosine {score:.2f})")
 
 
 def _mentions(text: str, value: str) -> bool:
@@ -168,7 +250,10 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
 
 
 def heuristic(new_facts: list[str], vectors: list[np.ndarray | None], known: list[Known],
-              duplicate_cosine: float) -> list[Decision]:
+              duplicate_cosine: float, alike: Alike | None = None) -> list[Decision]:
+    """The decisions for `new_facts` against `known`. `alike` compares two values by
+    meaning: with it, a fact that says what the user switched to but not from what
+    ("switched to Linux") updates the known value of that kind ("uses Windows")."""
     decisions: list[Decision] = []
     taken: set[str] = set()
     for fact, vector in zip(new_facts, vectors, strict=True):
@@ -195,6 +280,8 @@ def heuristic(new_facts: list[str], vectors: list[np.ndarray | None], known: lis
                     decision = Decision(k.text, "NONE", k.id, f"already known: same "
                                         f"{found[0][0]} and value")
                 break
+        if decision is None and alike is not None and (target := switched_to(fact)):
+            decision = _switch(fact, target, known, taken, alike)
         if decision is None:
             for k in known:
                 same = _normal(k.text) == _normal(fact)

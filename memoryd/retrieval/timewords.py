@@ -1,14 +1,25 @@
-"""Time in a question: the date window an expression names ("in May 2023", "on October
-13, 2023", "on May 2nd", "last weekend", "two weeks ago", "去年夏天", "2023年5月"), read
-against a reference time (now, `as_of`, or `reference_time` for a replayed
-conversation); and whether a question asks for a time ("When did...?") and a memory
-says one ("...last week"), for the answer to "when".
+"""Time in a question: the date window an expression names, read against a reference
+time (now, `as_of`, or `reference_time` for a replayed conversation); and whether a
+question asks for a time ("When did...?") and a memory says one ("...last week"), for
+the answer to "when".
+
+What is read, English and Chinese: a date with or without its year ("on October 13,
+2023", "on May 2nd", "5月2号"), a month, a year, a season of a year ("the summer of
+2022"), a part of a month or a year ("early June", "the end of May", "the first week
+of May", "late last year", "上个月底", "去年年底"), a weekday ("last Friday", "on
+Monday", "the Saturday before last", "since Tuesday", "上周三", "星期二"), a weekend
+("last weekend", "the weekend before last", "this past weekend", "上个周末"), a holiday on a
+fixed day ("last Christmas", "on Halloween", "元旦", "国庆"), a span back ("the past
+two weeks", "the last few days", "最近三天", "前几天"), so long ago ("two weeks ago",
+"three months back", "a fortnight ago", "三天前"), and the calendar's words
+("yesterday", "last month", "this year", "去年夏天"). The windows are in timespans.py.
 
 Ranking boosts memories of that window (it never filters them: a question about
 "last summer" may be answered by what was said in September), and the expression's
 words of a relative one stop counting as keywords ("last weekend"; a date stays, as
-the indexed text of every memory carries its day). The
-most specific expression wins: a day over a month over a year over a relative span.
+the indexed text of every memory carries its day; so do a weekday and a holiday, words
+a memory says). The most specific expression wins: a day over a month over a year over
+a relative span; among relative ones, the first rule that reads one.
 """
 
 from __future__ import annotations
@@ -18,16 +29,23 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from memoryd.daynames import MONTHS, WEEKDAYS
+from memoryd.retrieval import timespans as spans
 
 _MONTH = "|".join([*MONTHS, *(m[:3] for m in MONTHS if m != "may"), "sept"])
+_WEEKDAY = "|".join([*WEEKDAYS, *(d[:3] for d in WEEKDAYS), "tues", "thurs"])
+_YEAR = r"(?P<y>(?:19|20)\d\d)"
 _NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
               "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2,
-              "a few": 3}
+              "couple of": 2, "a few": 3, "few": 3, "several": 4}
+_NUMBER = r"\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few"
 _ZH_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-           "九": 9, "十": 10}
-# Seasons as the northern hemisphere has them (months, inclusive).
-_SEASONS = {"spring": (3, 5), "summer": (6, 8), "fall": (9, 11), "autumn": (9, 11),
-            "winter": (12, 2), "春天": (3, 5), "夏天": (6, 8), "秋天": (9, 11), "冬天": (12, 2)}
+           "九": 9, "十": 10, "十一": 11, "十二": 12, "几": 3}
+_ZH_NUMBER = r"\d{1,2}|十[一二]?|[一两二三四五六七八九几]"
+_PART = r"(?P<part>early|mid|late|(?:the\s+)?(?:beginning|start|middle|end)\s+of)[\s-]*"
+_NTH_WEEK = r"(?:the\s+)?(?P<nth>first|second|third|fourth|last)\s+week\s+of\s+"
+_HOLIDAY = "|".join(sorted((h for h in spans.HOLIDAYS if h.isascii()), key=len, reverse=True))
+_ZH_HOLIDAY = "|".join(sorted((h for h in spans.HOLIDAYS if not h.isascii()), key=len,
+                              reverse=True))
 
 
 @dataclass(frozen=True)
@@ -39,42 +57,19 @@ class Window:
     relative: bool  # read against the reference ("last weekend"), not a date itself
 
 
-def _month(name: str) -> int:
-    name = name.casefold()[:3]
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name))
-
-
-def _day(d: date) -> tuple[datetime, datetime]:
-    start = datetime(d.year, d.month, d.day, tzinfo=UTC)
-    return start, start + timedelta(days=1)
-
-
-def _months(year: int, first: int, last: int) -> tuple[datetime, datetime]:
-    """From the first day of `first` to the end of `last` (`last` < `first`: into the
-    next year, as winter)."""
-    start = datetime(year, first, 1, tzinfo=UTC)
-    end_year = year + (1 if last < first else 0)
-    end = (datetime(end_year + (last == 12), (last % 12) + 1, 1, tzinfo=UTC))
-    return start, end
-
-
-def _before(ref: date, month: int) -> int:
-    """The year of the latest `month` at or before `ref`."""
-    return ref.year if month <= ref.month else ref.year - 1
-
-
 def _count(word: str) -> int:
-    return int(word) if word.isdigit() else _NUM_WORDS.get(word.casefold(), 0) or \
-        _ZH_NUM.get(word, 0)
+    word = " ".join(word.casefold().split())
+    return int(word) if word.isdigit() else _NUM_WORDS.get(word, 0) or _ZH_NUM.get(word, 0)
 
 
 _RULES: list[tuple[int, re.Pattern[str]]] = [  # (specificity, pattern)
-    (3, re.compile(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>\d\d)-(?P<d>\d\d)\b")),
+    (3, re.compile(rf"\b{_YEAR}-(?P<m>\d\d)-(?P<d>\d\d)\b")),
     (3, re.compile(rf"\b(?:on\s+)?(?P<mn>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?"
-                   rf"\s+(?P<y>(?:19|20)\d\d)\b", re.I)),
+                   rf"\s+{_YEAR}\b", re.I)),
     (3, re.compile(rf"\b(?:on\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mn>{_MONTH})"
-                   rf"\.?,?\s+(?P<y>(?:19|20)\d\d)\b", re.I)),
+                   rf"\.?,?\s+{_YEAR}\b", re.I)),
     (3, re.compile(r"(?P<y>(?:19|20)\d\d)年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]")),
+    (3, re.compile(rf"\b(?P<hol>{_HOLIDAY})\s+(?:of\s+)?{_YEAR}\b", re.I)),
     # A day without its year ("on May 2nd", "the 3rd of May", "5月2日"): the latest one
     # at or before the reference.
     (3, re.compile(rf"\b(?:on\s+)?(?P<mn>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?P<o>st|nd|rd|th)?\b"
@@ -82,21 +77,58 @@ _RULES: list[tuple[int, re.Pattern[str]]] = [  # (specificity, pattern)
     (3, re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?P<d>\d{{1,2}})(?P<o>st|nd|rd|th)?\s+(?:of\s+)?"
                    rf"(?P<mn>{_MONTH})\b(?!\.?,?\s*(?:19|20)\d\d)", re.I)),
     (3, re.compile(r"(?<![年\d])(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]")),
-    (2, re.compile(rf"\b(?:in\s+)?(?P<mn>{_MONTH})\.?,?\s+(?:of\s+)?(?P<y>(?:19|20)\d\d)\b",
-                   re.I)),
+    # A part of a month or a season of a year ("early June 2023", "the summer of 2022")
+    # before the month or the year alone.
+    (2, re.compile(rf"\b{_PART}(?P<mn>{_MONTH})\.?,?\s+(?:of\s+)?{_YEAR}\b", re.I)),
+    (2, re.compile(rf"\b{_NTH_WEEK}(?P<mn>{_MONTH})\.?,?\s+{_YEAR}\b", re.I)),
+    (2, re.compile(rf"\b(?:the\s+)?(?P<season>spring|summer|fall|autumn|winter)\s+(?:of\s+)?"
+                   rf"{_YEAR}\b", re.I)),
+    (2, re.compile(rf"\b(?:in\s+)?(?P<mn>{_MONTH})\.?,?\s+(?:of\s+)?{_YEAR}\b", re.I)),
     (2, re.compile(r"(?P<y>(?:19|20)\d\d)年(?P<m>\d{1,2})月")),
-    (1, re.compile(r"\b(?:in\s+|during\s+)?(?P<y>(?:19|20)\d\d)\b(?!年)")),
+    (1, re.compile(rf"\b(?:in\s+|during\s+)?{_YEAR}\b(?!年)")),
     (1, re.compile(r"(?P<y>(?:19|20)\d\d)年")),
-    (0, re.compile(r"\b(?P<rel>yesterday|today|tonight|this morning|this week|last week|"
-                   r"this weekend|last weekend|this month|last month|this year|last year|"
+    # Relative: read against the reference. The first rule to match wins among these,
+    # so the longer readings come first ("the last two weeks" before "last week").
+    (0, re.compile(rf"\b{_NTH_WEEK}(?P<mn>{_MONTH})\b(?!\s*\d)", re.I)),
+    (0, re.compile(rf"\b(?:the|in the|over the|during the|within the|for the|this)\s+"
+                   rf"(?:past|last|previous)\s+(?:(?P<bn>{_NUMBER}|few|couple of|several)\s+)?"
+                   rf"(?P<bunit>day|week|fortnight|month|year)s?\b(?!end)", re.I)),
+    (0, re.compile(rf"\b{_PART}(?P<prel>this|last)\s+(?P<punit>month|year)\b", re.I)),
+    (0, re.compile(rf"\b{_PART}(?:the\s+)?(?P<punit>month|year)\b", re.I)),
+    (0, re.compile(rf"\b{_PART}(?P<mn>{_MONTH})\b(?!\s*\d)", re.I)),
+    (0, re.compile(rf"\b(?P<since>since\s+)?(?P<wrel>last|this past|past|this|on|the)?\s*"
+                   rf"(?P<wd>{_WEEKDAY})\b"
+                   rf"(?P<wbefore>\s+before\s+last)?", re.I)),
+    (0, re.compile(r"\b(?P<wk>(?:the\s+)?weekend\s+before\s+last|(?:this\s+)?past\s+weekend)\b",
+                   re.I)),
+    (0, re.compile(rf"\b(?:(?:last|this past|on|at)\s+)?(?P<hol>{_HOLIDAY})\b", re.I)),
+    (0, re.compile(r"\b(?P<rel>(?:the\s+)?day\s+before\s+yesterday|yesterday|today|tonight|"
+                   r"this morning|last night|this week|last week|previous week|this weekend|"
+                   r"last weekend|this month|last month|previous month|this year|last year|"
+                   r"previous year|"
                    r"(?:last|this)\s+(?P<season>spring|summer|fall|autumn|winter))\b", re.I)),
-    (0, re.compile(r"\b(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
-                   r"a couple of|a few)\s+(?P<unit>day|week|month|year)s?\s+ago\b", re.I)),
+    (0, re.compile(r"\b(?:over|during|in)\s+the\s+(?P<lseason>spring|summer|fall|autumn|"
+                   r"winter)\b", re.I)),
+    (0, re.compile(rf"\b(?P<n>{_NUMBER})\s+(?P<unit>day|week|weekend|fortnight|month|year)s?\s+"
+                   rf"(?:ago|back)\b", re.I)),
     (0, re.compile(rf"\bin\s+(?P<mn>{_MONTH})\b(?!\s*\d)", re.I)),
-    (0, re.compile(r"(?P<zrel>昨天|前天|今天|上周|上个?星期|这周|本周|上个月|这个月|本月|"
-                   r"去年|今年|前年)(?P<zseason>春天|夏天|秋天|冬天)?")),
-    (0, re.compile(r"(?P<zn>\d+|[一两二三四五六七八九十])\s*(?P<zunit>天|周|个星期|个月|年)前")),
+    (0, re.compile(r"(?P<zprel>上个?|这个?|本|去|今)?(?P<zpunit>月|年)年?(?P<zpart>初|中|底|末)")),
+    (0, re.compile(r"(?P<zrel>昨天|大前天|前天|今天|上上周|上周|上个?星期|这周|本周|上个月|这个月|"
+                   r"本月|去年|今年|前年)(?P<zseason>春天|夏天|秋天|冬天)?(?![一二三四五六日天末])")),
+    (0, re.compile(r"(?P<zwrel>上上|上个?|这个?|本)?(?:周|星期|礼拜)(?P<zwd>[一二三四五六日天])")),
+    (0, re.compile(r"(?P<zwe>上上|上个?|这个?|本)?(?P<zwk>周末)")),
+    (0, re.compile(rf"(?P<zn>{_ZH_NUMBER})\s*(?P<zunit>天|周|个星期|个月|年)前")),
+    (0, re.compile(rf"(?:最近|过去|这)(?P<zbn>{_ZH_NUMBER})(?P<zbunit>天|周|个星期|个月|年)")),
+    (0, re.compile(r"(?P<zfew>前几天|这几天|这两天|前两天|最近几天)")),
+    (0, re.compile(rf"(?<![年\d个])(?P<zm>{_ZH_NUMBER})月份?(?![\d一二三四五六七八九十]*[日号])")),
+    (0, re.compile(rf"(?P<zhol>{_ZH_HOLIDAY})")),
 ]
+
+
+# A weekday, a month or a holiday is a word a memory says ("on Saturday we hiked", "at
+# Christmas"; every memory's indexed text carries its month): its words keep counting
+# as keywords, unlike "last" or "ago".
+_NAMED = frozenset(("wd", "hol", "mn", "zwd", "zhol"))
 
 
 def find(question: str, reference: datetime) -> Window | None:
@@ -112,8 +144,9 @@ def find(question: str, reference: datetime) -> Window | None:
                 continue
             if bounds is None:
                 continue
+            named = {k for k, v in m.groupdict().items() if v} & _NAMED
             window = Window(*bounds, span=m.span(), text=m.group(),
-                            relative=specificity == 0)
+                            relative=specificity == 0 and not named)
             if best is None or specificity > best[0]:
                 best = (specificity, window)
     return best[1] if best else None
@@ -127,93 +160,143 @@ def find_at(question: str, reference: float) -> Window | None:
         return None
 
 
-def _bounds(m: re.Match[str], ref: date) -> tuple[datetime, datetime] | None:
+def _bounds(m: re.Match[str], ref: date) -> spans.Span | None:
     g = {k: v for k, v in m.groupdict().items() if v}
-    month = int(g["m"]) if "m" in g else _month(g["mn"]) if "mn" in g else 0
+    if "wk" in g:  # "the weekend before last", "this past weekend"
+        return spans.weekend(ref, 2 if "before" in g["wk"].casefold() else 1)
+    month = int(g["m"]) if "m" in g else spans.month_number(g["mn"]) if "mn" in g else 0
+    part = g["part"].split()[-2 if g["part"].split()[-1] == "of" else -1].casefold() \
+        if "part" in g else None
     if "d" in g:
         day = int(g["d"])
         if "y" in g:
-            return _day(date(int(g["y"]), month, day))
+            return spans.day(date(int(g["y"]), month, day))
         if g.get("mn") == "may" and "o" not in g:
             return None  # "you may 2x it", "room 5 may": the verb, not the month
         year = ref.year if (month, day) <= (ref.month, ref.day) else ref.year - 1
-        return _day(date(year, month, day))
-    if "y" in g and ("m" in g or "mn" in g):
-        return _months(int(g["y"]), month, month)
+        return spans.day(date(year, month, day))
+    if "hol" in g:
+        return spans.holiday(" ".join(g["hol"].casefold().replace("’", "'").split()), ref,
+                             int(g["y"]) if "y" in g else None)
+    if "season" in g and "y" in g:
+        return spans.season(g["season"].casefold(), int(g["y"]))
+    if (part or "nth" in g) and month:
+        if g.get("mn") == "may":
+            return None  # "leaving early may help": the verb, lower case
+        year = int(g["y"]) if "y" in g else spans.latest_month_year(ref, month)
+        if "nth" in g:
+            return spans.week_of_month(g["nth"].casefold(), year, month)
+        return spans.part_of_month(part or "early", year, month)
+    if "y" in g and month:
+        return spans.months(int(g["y"]), month, month)
     if "y" in g:
-        return _months(int(g["y"]), 1, 12)
+        return spans.months(int(g["y"]), 1, 12)
+    if part:
+        back = 1 if g.get("prel", "").casefold() == "last" else 0
+        if g["punit"].casefold() == "year":
+            return spans.part_of_year(part, ref.year - back)
+        start, _ = spans.month_back(ref, back)
+        return spans.part_of_month(part, start.year, start.month)
     if "mn" in g:
-        return _months(_before(ref, month), month, month)
+        return spans.months(spans.latest_month_year(ref, month), month, month)
+    if "wd" in g:
+        return _weekday(g, ref)
+    if "bunit" in g:
+        return spans.back(_count(g.get("bn", "1")), g["bunit"].casefold(), ref)
     if "rel" in g:
         return _relative(g["rel"].casefold(), g.get("season"), ref)
+    if "lseason" in g:
+        return spans.latest_season(g["lseason"].casefold(), ref, ended=False)
     if "n" in g:
-        return _ago(_count(g["n"]), g["unit"].casefold(), ref)
+        return spans.ago(_count(g["n"]), g["unit"].casefold(), ref)
+    return _chinese(g, ref)
+
+
+def _weekday(g: dict[str, str], ref: date) -> spans.Span | None:
+    rel = " ".join(g.get("wrel", "").casefold().split())
+    name = g["wd"].casefold()
+    if len(name) <= 5 and name.rstrip("s") not in WEEKDAYS and rel not in ("on", "last",
+                                                                            "this past"):
+        return None  # "Sat", "Sun" alone may be other words ("sun"); "on Sun" is a day
+    index = next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name.rstrip("s")[:3]))
+    before_last = "wbefore" in g
+    start, end = spans.weekday(index, ref, weeks_back=1 if before_last else 0,
+                               strictly=before_last or rel in ("last", "this past", "past"))
+    return (start, spans.day(ref)[1]) if "since" in g else (start, end)
+
+
+def _relative(rel: str, season: str | None, ref: date) -> spans.Span:
+    if season:
+        return spans.latest_season(season.casefold(), ref, ended=rel.startswith("last"))
+    rel = " ".join(rel.replace("previous", "last").split()).removeprefix("the ")
+    table = {
+        "yesterday": lambda: spans.day(ref - timedelta(days=1)),
+        "last night": lambda: spans.day(ref - timedelta(days=1)),
+        "day before yesterday": lambda: spans.day(ref - timedelta(days=2)),
+        "today": lambda: spans.day(ref), "tonight": lambda: spans.day(ref),
+        "this morning": lambda: spans.day(ref),
+        "this week": lambda: spans.week(ref, 0), "last week": lambda: spans.week(ref, 1),
+        "this weekend": lambda: spans.weekend(ref, 0),
+        "last weekend": lambda: spans.weekend(ref, 1),
+        "this month": lambda: spans.month_back(ref, 0),
+        "last month": lambda: spans.month_back(ref, 1),
+        "this year": lambda: spans.months(ref.year, 1, 12),
+        "last year": lambda: spans.months(ref.year - 1, 1, 12),
+    }
+    return table[rel]()
+
+
+_ZH_BACK = {"上上": 2, "上个": 1, "上": 1, "这个": 0, "这": 0, "本": 0}
+_ZH_UNIT = {"天": "day", "周": "week", "个星期": "week", "个月": "month", "年": "year"}
+
+
+def _chinese(g: dict[str, str], ref: date) -> spans.Span | None:
     if "zrel" in g:
         return _zh_relative(g["zrel"], g.get("zseason"), ref)
+    if "zwd" in g:
+        index = spans.weekday_index(g["zwd"])
+        if "zwrel" in g:
+            return spans.weekday_of_week(index, ref, _ZH_BACK[g["zwrel"]])
+        return spans.weekday(index, ref)
+    if "zwk" in g:
+        return spans.weekend(ref, _ZH_BACK.get(g.get("zwe", ""), 0))
     if "zn" in g:
-        unit = {"天": "day", "周": "week", "个星期": "week", "个月": "month", "年": "year"}
-        return _ago(_count(g["zn"]), unit[g["zunit"]], ref)
+        return spans.ago(_count(g["zn"]), _ZH_UNIT[g["zunit"]], ref)
+    if "zbn" in g:
+        return spans.back(_count(g["zbn"]), _ZH_UNIT[g["zbunit"]], ref)
+    if "zfew" in g:
+        return spans.back(3 if "两" in g["zfew"] else 5, "day", ref)
+    if "zpart" in g:
+        back = 1 if g.get("zprel", "").startswith(("上", "去")) else 0
+        if g["zpunit"] == "年":
+            return spans.part_of_year(g["zpart"], ref.year - back)
+        start, _ = spans.month_back(ref, back)
+        return spans.part_of_month(g["zpart"], start.year, start.month)
+    if "zm" in g:
+        month = _count(g["zm"])
+        if not 1 <= month <= 12:
+            return None
+        return spans.months(spans.latest_month_year(ref, month), month, month)
+    if "zhol" in g:
+        return spans.holiday(g["zhol"], ref)
     return None
 
 
-def _season(name: str, year: int) -> tuple[datetime, datetime]:
-    """The season of that name that starts in `year` (winter: into the next year)."""
-    return _months(year, *_SEASONS[name])
-
-
-def _latest_season(name: str, ref: date, ended: bool) -> tuple[datetime, datetime]:
-    """The latest season of that name that has ended by `ref` ("last summer"), or that
-    has begun by then ("this winter")."""
-    for year in (ref.year, ref.year - 1, ref.year - 2):
-        start, end = _season(name, year)
-        if (end.date() <= ref) if ended else (start.date() <= ref):
-            return start, end
-    return _season(name, ref.year - 1)
-
-
-def _relative(rel: str, season: str | None, ref: date) -> tuple[datetime, datetime]:
-    if season:
-        return _latest_season(season.casefold(), ref, ended=rel.startswith("last"))
-    monday = ref - timedelta(days=ref.weekday())
-    spans = {
-        "yesterday": _day(ref - timedelta(days=1)), "today": _day(ref),
-        "tonight": _day(ref), "this morning": _day(ref),
-        "this week": (_day(monday)[0], _day(monday + timedelta(days=7))[0]),
-        "last week": (_day(monday - timedelta(days=7))[0], _day(monday)[0]),
-        "this weekend": (_day(monday + timedelta(days=5))[0], _day(monday + timedelta(days=7))[0]),
-        "last weekend": (_day(monday - timedelta(days=2))[0], _day(monday)[0]),
-        "this month": _months(ref.year, ref.month, ref.month),
-        "last month": _months(ref.year - (ref.month == 1), (ref.month - 2) % 12 + 1,
-                              (ref.month - 2) % 12 + 1),
-        "this year": _months(ref.year, 1, 12), "last year": _months(ref.year - 1, 1, 12),
-    }
-    return spans[rel]
-
-
-def _zh_relative(rel: str, season: str | None, ref: date) -> tuple[datetime, datetime]:
+def _zh_relative(rel: str, season: str | None, ref: date) -> spans.Span:
     year = {"去年": ref.year - 1, "今年": ref.year, "前年": ref.year - 2}.get(rel)
     if season and year is not None:
-        return _season(season, year)
+        return spans.season(season, year)
+    if rel in ("前天", "大前天"):
+        return spans.day(ref - timedelta(days=2 if rel == "前天" else 3))
+    if rel == "前年":
+        return spans.months(ref.year - 2, 1, 12)
+    if rel == "上上周":
+        return spans.week(ref, 2)
     english = {"昨天": "yesterday", "今天": "today", "上周": "last week", "上星期": "last week",
                "上个星期": "last week", "这周": "this week", "本周": "this week",
                "上个月": "last month", "上月": "last month", "这个月": "this month",
                "本月": "this month", "去年": "last year", "今年": "this year"}
-    if rel == "前天":
-        return _day(ref - timedelta(days=2))
-    if rel == "前年":
-        return _months(ref.year - 2, 1, 12)
     return _relative(english[rel], None, ref)
-
-
-def _ago(n: int, unit: str, ref: date) -> tuple[datetime, datetime] | None:
-    """Around `n` units before `ref`: a window as wide as the unit, centred there."""
-    if n <= 0:
-        return None
-    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit]
-    centre = ref - timedelta(days=n * days)
-    half = timedelta(days=max(1, days // 2))
-    start = datetime(centre.year, centre.month, centre.day, tzinfo=UTC) - half
-    return start, start + 2 * half + timedelta(days=1)
 
 
 def without(question: str, window: Window | None) -> str:

@@ -178,6 +178,10 @@ async def test_as_of_sees_the_facts_current_then(rig):
     ("我住在北京", "我搬到上海了", ["UPDATE"]),
     ("I have a dog named Rex", "I also have a cat", ["ADD"]),
     ("I have a dog named Rex", "I have a dog named Rex.", ["NONE"]),
+    # a switch that names only the new value: the engine's embedder compares the values
+    # (the fake's bag of words: "whole milk" and "oat milk" share a word, 0.60)
+    ("I drink whole milk", "I switched to oat milk", ["UPDATE"]),
+    ("I use vim", "I switched to Linux", ["ADD"]),
 ])
 async def test_the_deterministic_reconciliation_cases(rig, first, second, events):
     await rig.result("memory_add", text=first)

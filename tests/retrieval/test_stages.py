@@ -5,6 +5,7 @@ memory_explain with no other change."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
 from memoryd.retrieval.stages import stages
@@ -112,6 +113,20 @@ def test_the_newer_fact_on_a_frame_ranks_above_the_older():
     paris, berlin, jazz = ranking.candidates
     assert paris.score < berlin.score and "current" in paris.scores()
     assert jazz.score == 0.8, "another frame is left alone"
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("The user lives in Paris.", "Since June the user has been living in Rome."),
+    ("The user works at Google.", "The user got a job at Oracle."),
+    ("The user is 29.", "The user just turned 30."),
+    ("The user has two dogs.", "The user and family now have three dogs."),
+    ("用户在腾讯工作。", "用户现在在阿里巴巴工作。"),
+])
+def test_the_newer_fact_comes_first_however_it_is_worded(older, newer):
+    ranking, memories = _facts((older, 0.9, 400), (newer, 0.7, 20))
+    Current(lambda ids: [memories[i] for i in ids]).run(ranking)
+    old, new = ranking.candidates
+    assert old.score < new.score, (older, newer)
 
 
 def test_a_question_about_the_past_keeps_the_old_fact_where_it_ranked():

@@ -54,7 +54,65 @@ def test_each_expression_names_its_window(question, start, end):
     assert window is not None and (window.start.date(), window.end.date()) == (start, end)
 
 
+@pytest.mark.parametrize(("question", "start", "end"), [
+    # weekdays: the latest one ("last": before the reference's day), a week before it
+    ("what did I cook last Sunday", date(2023, 10, 15), date(2023, 10, 16)),
+    ("last Friday?", date(2023, 10, 13), date(2023, 10, 14)),
+    ("what happened on Monday", date(2023, 10, 16), date(2023, 10, 17)),
+    ("the Saturday before last", date(2023, 10, 7), date(2023, 10, 8)),
+    ("what changed since Tuesday", date(2023, 10, 17), date(2023, 10, 21)),
+    ("上周三做了什么", date(2023, 10, 11), date(2023, 10, 12)),
+    ("星期二去了哪", date(2023, 10, 17), date(2023, 10, 18)),
+    # weekends
+    ("the weekend before last", date(2023, 10, 7), date(2023, 10, 9)),
+    ("what did we do this past weekend", date(2023, 10, 14), date(2023, 10, 16)),
+    ("two weekends ago", date(2023, 10, 7), date(2023, 10, 9)),
+    ("上个周末去哪了", date(2023, 10, 14), date(2023, 10, 16)),
+    # a part of a month or a year, a week of a month, a season of a year
+    ("in late April", date(2023, 4, 21), date(2023, 5, 1)),
+    ("at the end of May", date(2023, 5, 21), date(2023, 6, 1)),
+    ("mid-March plans", date(2023, 3, 11), date(2023, 3, 21)),
+    ("the first week of May 2022", date(2022, 5, 1), date(2022, 5, 8)),
+    ("the last week of September", date(2023, 9, 24), date(2023, 10, 1)),
+    ("in the summer of 2022", date(2022, 6, 1), date(2022, 9, 1)),
+    ("the fall of 2021", date(2021, 9, 1), date(2021, 12, 1)),
+    ("late last year", date(2022, 9, 1), date(2023, 1, 1)),
+    ("上个月底买了什么", date(2023, 9, 21), date(2023, 10, 1)),
+    ("去年年底", date(2022, 9, 1), date(2023, 1, 1)),
+    ("五月份去了哪", date(2023, 5, 1), date(2023, 6, 1)),
+    # holidays on a fixed day
+    ("what did we eat last Christmas", date(2022, 12, 25), date(2022, 12, 26)),
+    ("on Halloween", date(2022, 10, 31), date(2022, 11, 1)),
+    ("Christmas 2021", date(2021, 12, 25), date(2021, 12, 26)),
+    ("国庆去了哪", date(2023, 10, 1), date(2023, 10, 8)),
+    # a span back to the reference
+    ("in the past two weeks", date(2023, 10, 7), date(2023, 10, 21)),
+    ("the last few days", date(2023, 10, 18), date(2023, 10, 21)),
+    ("最近三天", date(2023, 10, 18), date(2023, 10, 21)),
+    ("前几天说的", date(2023, 10, 16), date(2023, 10, 21)),
+    ("大前天", date(2023, 10, 17), date(2023, 10, 18)),
+])
+def test_more_ways_to_say_when(question, start, end):
+    """Phrasings beyond a date and the calendar's words, read against a Friday."""
+    window = find(question, REF)
+    assert window is not None and (window.start.date(), window.end.date()) == (start, end)
+
+
+def test_words_that_are_not_a_time_here():
+    for question in ("what do I do on Mondays", "I sat down", "leaving early may help",
+                     "the late may cause trouble", "sunny days ahead", "we wed young"):
+        assert find(question, REF) is None, question
+
+
+def test_a_weekday_or_a_holiday_stays_a_keyword():
+    """A memory says "Saturday" or "Christmas"; it says no "last" or "ago"."""
+    for question in ("what did we do on Saturday?", "what did we eat at Christmas?"):
+        assert without(question, find(question, REF)) == question
+
+
 @pytest.mark.parametrize(("question", "around"), [
+    ("three months back", date(2023, 7, 22)),
+    ("a fortnight ago", date(2023, 10, 6)),
     ("what did I do two weeks ago", date(2023, 10, 6)),
     ("where did Caroline move from 4 years ago?", date(2019, 10, 21)),
     ("三天前说了什么", date(2023, 10, 17)),
