@@ -42,7 +42,7 @@ _LEAD_IN = re.compile(rf"^(?:(?:{_LEAD_WORDS})\b(?:\s*[,.!:;-]+\s*|\s+(?=(?:i|i'
 _HEADING = re.compile(r"^(?=[A-Za-z' ]*\b[a-z])[A-Za-z]+(?: [A-Za-z']+){1,3}\s*(?::|\s-)\s+"
                       r"(?=(?:I|I'm|I've|I'd|[Mm]y|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Jj]ust|"
                       r"[Ff]inally)\b)")
-_CJK_LEAD_IN = re.compile(r"^(?:(?:谢谢|好的|好|嗯|哈哈+|是的|对|哦|噢|好消息|告诉你)"
+_CJK_LEAD_IN = re.compile(r"^(?:(?:谢谢|好消息|告诉你|好的|好|嗯|哈哈+|是的|对|哦|噢)"
                           r"[\s，,。！!：:]*)+(?=\S)")
 # Where a sentence holds two facts: "..., and I hate mushrooms" / "...，我..."
 _CLAUSE_SPLIT = re.compile(
@@ -170,7 +170,8 @@ def _rewrite_english(sentence: str, team: bool = False) -> str:
 
 
 def _rewrite_chinese(sentence: str, team: bool = False) -> str:
-    text = sentence.replace("我们", "团队" if team else "用户一家").replace(
+    text = sentence.replace("我们一家", "我们")  # "we, the family": the user and family
+    text = text.replace("我们", "团队" if team else "用户一家").replace(
         "我的", "用户的").replace("我", "用户")
     return text.strip().rstrip("。！!；;，,") + "。"
 

@@ -3,7 +3,8 @@ ADD a new fact, UPDATE one it changes (the old one is superseded), DELETE
 one it contradicts, NONE when it is already known.
 
 Two deciders with one result shape: `heuristic` (no model: a near-duplicate is
-NONE; the same subject and attribute with another value is UPDATE; else ADD) and
+NONE; the same subject and attribute with another value is UPDATE, by the frames
+frames.py reads; a switch to a value like a known one by meaning is UPDATE; else ADD) and
 `from_llm` (the `reconcile` task's answer, checked: unknown ids and malformed items
 are dropped, and a new fact is never lost, whatever the model answered).
 """
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from memoryd.conversation.frames import changes, key_of, normal, old_value, switched_to, verb_object
 
 EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
 
@@ -38,167 +41,15 @@ class Decision:
     reason: str
 
 
-# -- the subject and attribute a fact is about ------------------------------------------
-_TAIL = re.compile(r"\s+(now|anymore|any more|these days|nowadays|instead|recently|"
-                   r"yesterday|today|last (?:week|month|year|summer|winter|spring|fall)|"
-                   r"this (?:week|month|year)|(?:a few|a couple of|\d+|two|three) "
-                   r"(?:days|weeks|months|years) ago)$|[.!。！]+$")
-# Words that say a value changed: with one, two facts in one frame are an update even
-# where the frame alone cannot tell ("The user now drives a Tesla").
-_CHANGE_CUE = re.compile(r"\b(now|no longer|not any more|anymore|instead|switched|"
-                         r"changed|new|these days|from now on|started|stopped|quit|"
-                         r"sold|gave up|replaced)\b|现在|不再|换成|改成|新的")
-# "switched from X to Y", "used to X but now Y", "no longer X": the old value, named.
-_OLD_VALUE = (
-    re.compile(r"\b(?:switched|changed|moved|went|upgraded|converted|migrated) from "
-               r"(?:the |a |an |their )?(?P<old>.+?) to (?P<new>.+)$"),
-    re.compile(r"\bused to (?:\w+ )?(?:in |at |a |an |the )?(?P<old>.+?),? but "
-               r"(?:now )?(?P<new>.+)$"),
-    re.compile(r"\b(?:sold|gave up|quit|left|stopped using|got rid of) "
-               r"(?:the |a |an |their )?(?P<old>.+?) and (?:now )?(?P<new>.+)$"),
-    re.compile(r"\bno longer \w+ (?:in |at |a |an |the )?(?P<old>.+)$"),
-    re.compile(r"\b(?:traded|swapped|exchanged)(?: in)? (?:the |a |an |their )?(?P<old>.+?) "
-               r"for (?P<new>.+)$"),
-    re.compile(r"\breplaced (?:the |a |an |their )?(?P<old>.+?) with (?P<new>.+)$"),
-)
-_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-            "ten", "eleven", "twelve")
-# How many of a thing: "The user has three kids" (a/an is an item, not a count:
-# "The user also has a cat" is one more, an ADD).
-_COUNT = re.compile(rf"^the user (?:now |also |still )*(?:has|owns|keeps|have|own|keep) (?:got )?"
-                    rf"(?P<v>\d+|{'|'.join(_NUMBERS)}) (?P<k>[a-z]+?)(?:s|es)?(?: now)?$")
-# A verb frame that holds one value at a time, decided only with a change cue.
-_ONE_AT_A_TIME = re.compile(r"^the user (?:now |currently |also |still )*(?P<k>drives|rides|"
-                            r"uses|is using|studies|is studying|is learning|plays for|"
-                            r"works on|is dating|is married to|is engaged to|supports|"
-                            r"banks with|votes for|owns) (?:a |an |the |their )?(?P<v>.+)$")
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("location", re.compile(r"^the user (?:now |currently |recently |just |finally |has "
-                            r"|had )*(?:lives|lived|moved|relocated|is living|been living|"
-                            r"is based|been based|resides|stays|is staying|is moving|"
-                            r"settled|is settling|has moved) (?:in|to|back to|into|over to)"
-                            r" (?P<v>.+)$")),
-    ("employer", re.compile(r"^the user (?:now |currently |just |recently |has |finally )*"
-                            r"(?:(?:works|worked|is working|been working|started working) "
-                            r"(?:at|for)|is employed (?:at|by)|(?:was|got|been) hired (?:at|"
-                            r"by)|(?:took|got|started|accepted) (?:a |an )?(?:new )?(?:job|"
-                            r"position|role) (?:at|with)|accepted (?:a |an )?(?:job )?offer "
-                            r"(?:from|at)) (?P<v>.+)$")),
-    ("job", re.compile(r"^the user (?:now |currently )*works as (?:an? )?(?P<v>.+)$")),
-    ("age", re.compile(r"^the user (?:just |recently |has )*(?:is|turned|is turning) "
-                       r"(?P<v>\d+)(?: years old)?$")),
-    ("name", re.compile(r"^the user(?:'s name is| is called| is named| goes by) (?P<v>.+)$")),
-    ("sentiment", re.compile(r"^the user (?:really |absolutely |still |also |truly )*"
-                             r"(?P<v>loves|likes|enjoys|adores|hates|dislikes|detests|"
-                             r"prefers|doesn't like|does not like|can't stand|cannot "
-                             r"stand|no longer likes) (?P<k>.+)$")),
-    ("attribute", re.compile(r"^the user's (?:new |current |latest |updated |present )?"
-                             r"(?P<k>.+?) (?:is|are|was|were) (?:named |called"
-                             r" |now )?(?P<v>.+)$")),
-    ("location", re.compile(r"^用户(?:现在|目前|已经)*"
-                            r"(?:住在|搬到了|搬到|搬去了|搬去|定居在|生活在)(?P<v>.+?)了?$")),
-    ("sentiment", re.compile(r"^用户(?:很|最|非常|特别|还是)*(?P<v>不喜欢|喜欢|讨厌|爱|受不了)"
-                             r"(?P<k>.+?)了?$")),
-    ("attribute", re.compile(r"^用户的(?P<k>.+?)是(?P<v>.+?)了?$")),
-    ("employer", re.compile(r"^用户(?:现在|目前|已经|刚)*(?:在|去|加入了?)(?P<v>.+?)"
-                            r"(?:工作|上班|任职)了?$")),
-)
-# What a fact says the user changed to, without naming what it replaced ("switched to
-# Linux", "moved over to Firefox", "started using Obsidian", "joined Microsoft").
-_SWITCHED_TO = re.compile(
-    r"^the user (?:now |just |recently |finally |has |had )*(?:(?:switched|changed|moved|"
-    r"migrated|converted|upgraded|went)(?: over)? to|started using|joined) "
-    r"(?:a |an |the )?(?P<v>.+)$")
 # The frames a switch may change: one value at a time, or any verb and its object
 # when the fact has no other frame ("drinks cow's milk" -> "switched to oat milk").
 _SWITCHABLE = frozenset(("location", "employer", "job", "one"))
-_VERB_OBJECT = re.compile(r"^the user (?:now |currently |usually |always |still |mostly )*"
-                          r"(?P<k>[a-z]+s) (?:a |an |the |their )?(?P<v>[^,;]+)$")
 # Two values of one kind by meaning ("linux" and "windows", "oat milk" and "cow's
 # milk"): the cosine of the values' vectors at least this. With the shipped MiniLM,
 # values of different kinds ("google" and "a choir", "android" and "berlin") stay
 # below 0.4, and some of one kind do too ("vim" and "emacs"): then the switch is ADD.
 ALIKE = 0.45
 Alike = Callable[[str, str], float]  # two values -> the cosine of their vectors
-# Words a search for facts about the same attribute can use (the engine looks them up).
-KEY_TERMS = {"location": ["lives", "moved", "住在", "搬到"], "employer": ["works"],
-             "job": ["works as"], "age": ["years old"], "name": ["name"]}
-
-
-_LEAD = re.compile(r"^(?:these days|nowadays|now|currently|recently|today|lately),? ")
-# A time or place said before the subject: "Since June the user has been living in Rome",
-# "As of this month, the user ...".
-_ADVERBIAL = re.compile(r"^(?:since|as of|from|starting|after|before|in|on|at|for|by|last|"
-                        r"this|next|over|during|early|late|earlier|later|a few|\d+)\b"
-                        r"[^,.;:]{0,40}?,? (?=the user\b)")
-# "We have three dogs" is read as the user's: "the user and family have" -> "the user has".
-_PLURAL = re.compile(r"^the user ((?:now |also |still |just |recently |currently )*)"
-                     r"(have|are|were|own|keep|live|work)\b")
-_SINGULAR = {"have": "has", "are": "is", "were": "was", "own": "owns", "keep": "keeps",
-             "live": "lives", "work": "works"}
-_SPELLING = {"favourite": "favorite", "colour": "color", "the user and family": "the user"}
-
-
-def _normal(text: str) -> str:
-    text = _LEAD.sub("", " ".join(text.casefold().split()))
-    for variant, spelling in _SPELLING.items():
-        text = text.replace(variant, spelling)
-    text = _ADVERBIAL.sub("", text)
-    text = _PLURAL.sub(lambda m: f"the user {m[1]}{_SINGULAR[m[2]]}", text)
-    while True:
-        trimmed = _TAIL.sub("", text).strip()
-        if trimmed == text:
-            return text
-        text = trimmed
-
-
-def key_of(fact: str, cued: bool = False) -> tuple[tuple[str, str], str] | None:
-    """((attribute, subject), value) of a fact, when it has that shape. With `cued`
-    (the fact says a value changed), frames that hold one value at a time are read
-    too ("drives", "uses"...): without a cue two such facts may both hold."""
-    text = _normal(fact)
-    for attribute, rule in _RULES:
-        match = rule.match(text)
-        if match and not _manner(fact, match["v"]):
-            groups = match.groupdict()
-            return (attribute, groups.get("k") or ""), groups["v"].strip()
-    count = _COUNT.match(text)
-    if count:
-        return ("count", count["k"]), count["v"]
-    one = _ONE_AT_A_TIME.match(text) if cued else None
-    if one:
-        return ("one", one["k"]), one["v"].strip()
-    return None
-
-
-def _manner(fact: str, value: str) -> bool:
-    """A value that opens with how, not what: "settled in quickly at work" (an adverb,
-    lower case where the fact wrote it; "Italy" is a name, "family" a noun)."""
-    first = value.split(" ", 1)[0]
-    return (len(first) > 3 and first.endswith("ly") and first != "family"
-            and re.search(rf"(?<![\w]){re.escape(first)}(?![\w])", fact) is not None)
-
-
-def changes(fact: str) -> bool:
-    """Whether a fact says a value changed ("now", "no longer", "switched"...)."""
-    return bool(_CHANGE_CUE.search(" ".join(fact.casefold().split())))
-
-
-def old_value(fact: str) -> str | None:
-    """The value a fact says was replaced ("switched from vim to VS Code": "vim")."""
-    text = _normal(fact)
-    for rule in _OLD_VALUE:
-        found = rule.search(text)
-        if found:
-            old = found["old"].strip(" ,")
-            return old if 2 <= len(old) <= 80 else None
-    return None
-
-
-def switched_to(fact: str) -> str | None:
-    """The value a fact says the user changed to, when it does not say from what."""
-    found = _SWITCHED_TO.match(_normal(fact))
-    return found["v"].strip() if found else None
 
 
 def _switch(fact: str, target: str, known: list[Known], taken: set[str],
@@ -212,12 +63,12 @@ def _switch(fact: str, target: str, known: list[Known], taken: set[str],
     place = own is not None and own[0][0] == "location"
     for k in known:
         other = key_of(k.text, True)
-        if other is None and not place and (plain := _VERB_OBJECT.match(_normal(k.text))):
-            other = ("one", plain["k"]), plain["v"].strip()
+        if other is None and not place and (plain := verb_object(k.text)):
+            other = ("one", plain[0]), plain[1]
         if k.id in taken or other is None or other[0][0] not in _SWITCHABLE \
                 or other[1] == target:
             continue
-        score = alike(target, other[1])
+        score = _alike(target, other[1], alike)
         if score >= ALIKE and (best is None or score > best[0]):
             best = (score, k, other[1])
     if best is None:
@@ -227,20 +78,21 @@ def _switch(fact: str, target: str, known: list[Known], taken: set[str],
                     f"meaning: cosine {score:.2f})")
 
 
+def _alike(a: str, b: str, alike: Alike) -> float:
+    """How alike two values are by meaning. Two Chinese values are of one kind when
+    they end in the same noun ("安卓手机", "苹果手机": a compound's head comes last);
+    the shipped model, an English one, puts unrelated Chinese close."""
+    if _CJK.search(a) or _CJK.search(b):
+        return 1.0 if len(a) > 2 and len(b) > 2 and a[-2:] == b[-2:] else 0.0
+    return alike(a, b)
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
 def _mentions(text: str, value: str) -> bool:
     """Whether `text` names `value` (as words, case aside)."""
-    return bool(re.search(rf"(?<!\w){re.escape(value)}(?!\w)", _normal(text)))
-
-
-def search_terms(fact: str) -> list[str]:
-    """Words to find known facts about the same thing (beyond the nearest ones)."""
-    found = key_of(fact)
-    if found is None:
-        return []
-    (attribute, subject), _ = found
-    if subject:
-        return [subject]
-    return KEY_TERMS.get(attribute, [])
+    return bool(re.search(rf"(?<!\w){re.escape(value)}(?!\w)", normal(text)))
 
 
 def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
@@ -264,7 +116,7 @@ def heuristic(new_facts: list[str], vectors: list[np.ndarray | None], known: lis
         if replaced is not None:  # it names the value it replaces: the fact holding it
             for k in known:
                 if k.id not in taken and _mentions(k.text, replaced) and \
-                        _normal(k.text) != _normal(fact):
+                        normal(k.text) != normal(fact):
                     decision = Decision(fact, "UPDATE", k.id, f"replaces {replaced!r}")
                     break
         if decision is None and found is not None:
@@ -284,7 +136,7 @@ def heuristic(new_facts: list[str], vectors: list[np.ndarray | None], known: lis
             decision = _switch(fact, target, known, taken, alike)
         if decision is None:
             for k in known:
-                same = _normal(k.text) == _normal(fact)
+                same = normal(k.text) == normal(fact)
                 cosine = _cosine(vector, k.vector)
                 if same or cosine >= duplicate_cosine:
                     decision = Decision(k.text, "NONE", k.id, "already known (identical)"
@@ -342,13 +194,13 @@ def from_llm(answer: dict[str, Any], new_facts: list[str], short_ids: dict[str, 
             if not text:
                 dropped[f"{event} without text"] += 1
                 continue
-            if _normal(text) in texts:
+            if normal(text) in texts:
                 dropped["a text given twice"] += 1
                 continue
             if sum(d.event in ("ADD", "UPDATE") for d in decisions) >= 2 * len(new_facts):
                 dropped["more new facts than were given"] += 1
                 continue
-            texts.add(_normal(text))
+            texts.add(normal(text))
         if event != "ADD":
             if target is None:
                 dropped[f"{event} of unknown id"] += 1

@@ -22,7 +22,7 @@ import structlog
 
 from memoryd.config import Config
 from memoryd.conversation import facts as extractor
-from memoryd.conversation import reconcile, signals, tasks
+from memoryd.conversation import frames, reconcile, signals, tasks
 from memoryd.conversation.reconcile import Decision, Known
 from memoryd.conversation.text import clean
 from memoryd.dream.classify import classify
@@ -115,7 +115,7 @@ class Facts:
                 for neighbour in nearest:
                     ids[neighbour.id] = neighbour.vector
             for fact in found:
-                for term in reconcile.search_terms(fact):
+                for term in frames.search_terms(fact):
                     memories, _ = catalog.reader.search(term, Filters(scopes=[scope], kind="fact"),
                                                  KEY_MATCHES, 0)
                     for m in memories:

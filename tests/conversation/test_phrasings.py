@@ -42,6 +42,8 @@ from memoryd.models.embedder import OnnxEmbedder
     ("Just got engaged!", "The user just got engaged."),
     ("Started a new job at Initech last week.",
      "The user started a new job at Initech last week."),
+    ("好消息：我搬到深圳了！", "用户搬到深圳了。"),
+    ("我们一家去年搬到了广州。", "用户一家去年搬到了广州。"),
 ])
 def test_statements_in_many_phrasings(text, expected):
     assert facts.extract(text) == [expected]

@@ -1,5 +1,5 @@
 """Current: of two facts about the same thing (the same subject and attribute, the
-frame `conversation.reconcile.key_of` reads), the newer ranks above the older.
+frame `conversation.frames.key_of` reads), the newer ranks above the older.
 
 Reconciliation supersedes a fact when it can tell a change from an addition; when it
 cannot, it keeps both (no fact is lost), and this stage makes sure the current value
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from memoryd.conversation.reconcile import changes, key_of
+from memoryd.conversation.frames import changes, key_of
 from memoryd.retrieval.candidates import Candidate, Ranking
 from memoryd.schema import Memory
 
