@@ -131,9 +131,19 @@ _RULES: list[tuple[int, re.Pattern[str]]] = [  # (specificity, pattern)
 _NAMED = frozenset(("wd", "hol", "mn", "zwd", "zhol"))
 
 
+# A word or character every rule above needs one of: a question with none (most
+# questions) is read no further.
+_ANY = re.compile(r"\d|[天月年周期拜旦诞夜节庆]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
+                  r"nov|dec|mon|tue|wed|thu|fri|sat|sun|yesterday|today|tonight|morning|night|"
+                  r"day|week|month|year|ago|back|spring|summer|fall|autumn|winter|christmas|"
+                  r"xmas|new year|halloween|valentine|fortnight)", re.I)
+
+
 def find(question: str, reference: datetime) -> Window | None:
     """The window the most specific time expression in `question` names, read against
     `reference`; None when it names none."""
+    if not _ANY.search(question):
+        return None
     ref = reference.astimezone(UTC).date()
     best: tuple[int, Window] | None = None
     for specificity, rule in _RULES:
