@@ -32,6 +32,10 @@ PLANS = [
     "明天下午三点和团队开会",
     "周五晚上八点半有一个线上会议",
     "我打算下周六去爬山",
+    "Don't let me forget the dentist on Friday",
+    "Ping me Friday about the invoice",
+    "let me know tomorrow morning if the build is green",
+    "明天早上七点叫我起床",
 ]
 DESCRIPTIONS = [
     "The cutover window is Saturday night",
@@ -48,6 +52,10 @@ DESCRIPTIONS = [
     "周五还是晴天",
     "商店周日早上九点开门",
     "昨天下午开了会",
+    "Friday's standup was cancelled",
+    "Tomorrow the store opens at 9",
+    "The conference runs until next Wednesday",
+    "明天是星期六",
 ]
 
 
