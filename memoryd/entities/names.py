@@ -1,8 +1,9 @@
 """The entities a text names, read from its form, no model: people, places,
 organisations, products, pets.
 
-- Latin script: a run of capitalised words ("Ann Smith", "Bank of America", "LGBTQ"),
-  the speaker of a `Name: ` line, a `[[page]]` link. A capitalised word that only
+- Latin script: a run of capitalised words ("Ann Smith", "Bank of America", "LGBTQ",
+  "McKinsey & Company", "Dr. Smith": Smith), a product in lower camel case ("iPhone",
+  "eBay"), the speaker of a `Name: ` line, a `[[page]]` link. A capitalised word that only
   opens a sentence may be capitalised for that alone ("Painting is fun.", "Ann loves
   tea."): it is a *weak* mention, which counts only for a name the store also holds
   as a name elsewhere; so is the rest of a run that opens a sentence ("Use Logseq
@@ -12,7 +13,8 @@ organisations, products, pets.
 - Who is spoken *to* is not what a text is about: a name addressed on its own
   ("Thanks, Melanie!", "Hey Caroline, ...", "That's great, Ann!") is left out.
 - Chinese: a common surname and one or two characters between word boundaries
-  ("张伟", "王小明"), and a title in 《》「」『』.
+  ("张伟", "王小明"; two-character surnames too, "欧阳娜娜"), a surname with a title
+  ("李老师", "王总") or with 小/老 before it ("小王", "老李"), and a title in 《》「」『』.
 
 Each has a key that matches it however it is written (case, accents, a possessive),
 and the name as first written.
@@ -83,6 +85,14 @@ _ZH_NAME = re.compile(
     rf"(?:^|(?<=[^{_HAN}])|(?<=[{_BEFORE_NAME}]))([{_SURNAMES}][{_HAN}]{{1,2}}?)"
     rf"(?=$|[^{_HAN}]|[{_AFTER_NAME}])")
 _ZH_TITLE = re.compile(r"[《「『]([^》」』\n]{1,40})[》」』]")
+# A surname with a title after it ("李老师", "王总") or 小/老 before it ("小王", "老李"):
+# a person, whatever follows; and the common two-character surnames ("欧阳娜娜").
+_ZH_TITLED = re.compile(
+    rf"(?:[{_SURNAMES}](?:老师|医生|大夫|教授|主任|经理|律师|先生|女士|小姐|阿姨|叔叔|总)|"
+    rf"(?:^|(?<=[^{_HAN}])|(?<=[{_BEFORE_NAME}]))[小老][{_SURNAMES}](?=$|[^{_HAN}]|[{_AFTER_NAME}]))")
+_ZH_DOUBLE = re.compile(
+    rf"(?:^|(?<=[^{_HAN}])|(?<=[{_BEFORE_NAME}]))((?:欧阳|司马|诸葛|上官|东方|慕容|令狐|皇甫|"
+    rf"公孙|夏侯|尉迟|长孙|宇文|司徒)[{_HAN}]{{1,2}}?)(?=$|[^{_HAN}]|[{_AFTER_NAME}])")
 
 
 def key(name: str) -> str:
@@ -117,6 +127,10 @@ def names(content: str) -> list[Entity]:
         add(match.group(1))
     for match in _ZH_NAME.finditer(body):
         add(match.group(1))
+    for match in _ZH_TITLED.finditer(body):
+        add(match.group())
+    for match in _ZH_DOUBLE.finditer(body):
+        add(match.group(1))
     ordered = list(found.values())
     return [e for e in ordered if not e.weak] + [e for e in ordered if e.weak]
 
@@ -142,7 +156,8 @@ def _runs(text: str) -> list[tuple[str, bool]]:
         j = i + 1
         while j < len(words):
             gap = text[run[-1].end():words[j].start()]
-            if gap != " " or _possessive(run[-1].group()):
+            if gap not in (" ", " & ") or _possessive(run[-1].group()) or (
+                    gap == " & " and not _capital(words[j].group())):
                 break
             if _capital(words[j].group()):
                 run.append(words[j])
@@ -185,7 +200,7 @@ def _name_in(text: str, run: list[re.Match[str]]) -> list[tuple[str, bool]]:
             continue
         alone = len(part) == 1
         names_found.append((text[start:end], alone and opening and not _possessive(first)
-                            and not _acronym(first)))
+                            and not _acronym(first) and not _camel(first)))
         if opening and not alone:
             # "Use Logseq daily": the first word may be capitalised for the sentence
             # alone; the rest may be a name.
@@ -205,6 +220,10 @@ def _addressed(text: str, start: int, end: int) -> bool:
     at = start
     while True:  # back over openers and commas to the sentence's start, if so
         at = _back(text, at, " \t,")
+        honorific = _honorific_before(text, at)
+        if honorific is not None:  # "Good morning Dr. Patel!"
+            at = honorific
+            continue
         if at == 0 or text[at - 1] in _STARTS:
             return True
         word = _LAST_WORD.search(text, max(0, at - 20), at)
@@ -215,9 +234,28 @@ def _addressed(text: str, start: int, end: int) -> bool:
 
 
 def _opens(text: str, start: int) -> bool:
-    """A sentence (a line, a list item, a numbered one) starts at `start`."""
-    at = _back(text, start, " \t")
-    return at == 0 or text[at - 1] in _STARTS
+    """A sentence (a line, a list item, a numbered one) starts at `start` (not after
+    an honorific's full stop: "Dr. Smith")."""
+    return _starts_at(text, _back(text, start, " \t"))
+
+
+def _starts_at(text: str, at: int) -> bool:
+    """A sentence starts at `at`: the text's start, or after what ends one (not an
+    honorific's full stop: "Dr. Smith")."""
+    if at == 0:
+        return True
+    return text[at - 1] in _STARTS and _honorific_before(text, at) is None
+
+
+def _honorific_before(text: str, at: int) -> int | None:
+    """Where an honorific with its full stop ("Dr.", "Mrs.") that ends at `at` starts."""
+    if at < 2 or text[at - 1] != ".":
+        return None
+    word = _LAST_WORD.search(text, max(0, at - 6), at - 1)
+    return word.start() if word and word.group().casefold() in _HONORIFICS else None
+
+
+_HONORIFICS = frozenset("mr mrs ms dr prof st mt sr jr".split())
 
 
 def _back(text: str, at: int, chars: str) -> int:
@@ -228,7 +266,12 @@ def _back(text: str, at: int, chars: str) -> int:
 
 
 def _capital(word: str) -> bool:
-    return word[0].isupper()
+    return word[0].isupper() or _camel(word)
+
+
+def _camel(word: str) -> bool:
+    """A product's name in lower camel case: "iPhone", "eBay", "macOS"."""
+    return len(word) >= 4 and word[0].islower() and any(c.isupper() for c in word[1:3])
 
 
 def _acronym(word: str) -> bool:
@@ -247,7 +290,7 @@ LONGEST = 4  # words in the longest name a query is read for
 def in_query(query: str, known: Callable[[str], bool]) -> list[str]:
     """The keys of known entities a query names: its runs of up to LONGEST words,
     longest first, however they are cased ("the bank of america"), a single word only
-    when capitalised ("Ann", not "feature" for a vault's [[Feature]] page); and its
+    when capitalised ("Ann", "iPhone"; not "feature" for a vault's [[Feature]] page); and its
     Chinese runs' substrings."""
     found: list[str] = []
     for clause in re.split(r"[,.;:!?()\[\]\"“”]+", query):
@@ -257,7 +300,7 @@ def in_query(query: str, known: Callable[[str], bool]) -> list[str]:
         while i < len(words):
             for n in range(min(LONGEST, len(words) - i), 0, -1):
                 candidate = " ".join(words[i:i + n])
-                if (n > 1 or (raw[i][0].isupper() and candidate not in OPENERS)) and known(
+                if (n > 1 or (_capital(raw[i]) and candidate not in OPENERS)) and known(
                         candidate):
                     found.append(candidate)
                     i += n

@@ -60,6 +60,14 @@ def entities_table(conn: sqlite3.Connection) -> None:
     log.info("catalog.entities_added", seconds=round(time.monotonic() - started, 3))
 
 
+def entities_reread(conn: sqlite3.Connection) -> None:
+    """Every current memory's entities read again, by rules that read more names than
+    the table was filled by (a product in lower camel case, "Dr. Smith", "McKinsey &
+    Company", "李老师", "小王", "欧阳娜娜")."""
+    conn.execute("DELETE FROM entities")
+    entities_table(conn)
+
+
 def _counts(alias: str) -> str:
     """A row of the entities table `alias` that counts: a name outright, or a weak
     mention of a key some memory names outright."""

@@ -10,7 +10,7 @@ import structlog
 
 from memoryd.store import sqlite
 from memoryd.store.catalog_entities import TABLE as ENTITIES
-from memoryd.store.catalog_entities import entities_table
+from memoryd.store.catalog_entities import entities_reread, entities_table
 
 log = structlog.get_logger("memoryd.catalog")
 
@@ -123,4 +123,4 @@ def no_count_triggers(conn: sqlite3.Connection) -> None:
 # has the schema they lead to and is marked as having had them all. A change to the
 # schema is a new function at the end (never an edit of one that has run somewhere).
 MIGRATIONS: tuple[sqlite.Migration, ...] = (live_keys, stamps_index, no_count_triggers,
-                                            entities_table)
+                                            entities_table, entities_reread)

@@ -24,6 +24,10 @@ def _weak(text: str) -> list[str]:
     ("The talk was hosted by NASA and the LGBTQ+ center.", ["NASA", "LGBTQ"]),
     ("My flight with Lufthansa lands in Zürich at noon.", ["Lufthansa", "Zürich"]),
     ("She said the Toyota Corolla was cheaper than the Tesla.", ["Toyota Corolla", "Tesla"]),
+    ("I had coffee with Dr. Smith after the talk.", ["Smith"]),
+    ("She works at McKinsey & Company now.", ["McKinsey & Company"]),
+    ("I bought an iPhone on eBay.", ["iPhone", "eBay"]),
+    ("iPhone batteries wear out.", ["iPhone"]),
 ])
 def test_a_run_of_capitalised_words_is_a_name(text, expected):
     assert _strong(text) == expected
@@ -90,12 +94,16 @@ def test_speakers_links_and_possessives():
     ("王小明说这本书很好看。", ["王小明"]),
     ("昨天李娜给我打电话。", ["李娜"]),
     ("我最喜欢的书是《三体》，还有「活着」。", ["三体", "活着"]),
+    ("李老师今天表扬了我。", ["李老师"]),
+    ("我和小王去了北京。", ["小王"]),
+    ("欧阳娜娜是演员。", ["欧阳娜娜"]),
 ])
 def test_chinese_names_and_titles(text, expected):
     assert sorted(_strong(text)) == sorted(expected)
 
 
-@pytest.mark.parametrize("text", ["我很高兴。", "周末去上海。", "行李箱在门口。", "我们马上走。"])
+@pytest.mark.parametrize("text", ["我很高兴。", "周末去上海。", "行李箱在门口。", "我们马上走。",
+                                  "老师说了明天考试。", "小时候我住在乡下。"])
 def test_everyday_chinese_words_are_not_names(text):
     assert names(text) == []
 

@@ -78,3 +78,23 @@ def test_a_catalog_made_before_the_table_gets_it_from_its_rows(tmp_path):
     assert not index.was_reset
     assert any(e["event"] == "catalog.entities_added" for e in logs)
     assert set(_listed(index)) == {"ann smith", "lisbon"}
+
+
+def test_a_catalog_filled_by_older_rules_reads_every_memory_again(tmp_path):
+    """Rules that read more names ("iPhone", "李老师") reach the memories written before
+    them: the migration reads every current memory's entities again."""
+    index = Catalog(tmp_path / "k.sqlite")
+    _put(index, "a", "I bought an iPhone from Dr. Smith.")
+    _put(index, "b", "李老师今天表扬了我。", hours=1)
+    conn = index.writer.conn
+    conn.execute("DELETE FROM entities")  # as the older rules left it: nothing read
+    conn.execute("INSERT INTO entities VALUES ((SELECT rowid FROM memories WHERE id = 'a'),"
+                 " 'smith', 'Smith', 1)")
+    conn.execute("PRAGMA user_version = 4")  # before the second reading
+    index.close()
+    with capture_logs() as logs:
+        index = Catalog(tmp_path / "k.sqlite")
+    assert not index.was_reset
+    assert any(e["event"] == "catalog.entities_added" for e in logs)
+    assert set(_listed(index)) == {"iphone", "smith", "李老师"}
+

@@ -367,5 +367,5 @@ def test_a_catalog_of_a_newer_memoryd_is_made_anew_and_says_so(tmp_path):
         index = Catalog(tmp_path / "k.sqlite")
     assert not index.was_reset and index.reader.count_rows() == 1
     assert [(e["schema_from"], e["schema_to"]) for e in logs
-            if e["event"] == "catalog.migrated"] == [(0, 4)]
+            if e["event"] == "catalog.migrated"] == [(0, 5)]
     index.close()
