@@ -23,6 +23,9 @@ _REQUEST_START = re.compile(
     r"share|recommend|suggest|send|teach|describe|list|translate|summari[sz]e|bring|"
     r"thanks|thank you|ok|okay|sure|yes|no|hi|hello|hey|sorry|i wonder|i was wondering|"
     r"i'm (just )?(curious|wondering)|i think so|i guess|i hope you)\b", re.I)
+# Agreement that says nothing of the speaker: "我也这么觉得", "我也是", "我同意".
+_CJK_EMPTY = re.compile(r"^我(?:也|都)?(?:(?:这么|这样|是这么|是这样)?(?:觉得|认为|想)(?:的)?|"
+                        r"是(?:的|啊|呀)?|同意|明白了?|知道了?|懂了?)[。！!…~～]*$")
 _CJK_QUESTION = re.compile(r"[吗呢？?]$|^(请|帮我|能不能|可以|怎么|为什么|什么)")
 # What a statement may open with that is not part of it: "Thanks, I always floss",
 # "Big news: I moved to Berlin", "haha yes I did", "嗯，我结婚了". Stripped before the
@@ -170,7 +173,8 @@ def _rewrite_english(sentence: str, team: bool = False) -> str:
 
 
 def _rewrite_chinese(sentence: str, team: bool = False) -> str:
-    text = sentence.replace("我们一家", "我们")  # "we, the family": the user and family
+    # "we, the family", "our home": the user and family
+    text = sentence.replace("我们一家", "我们").replace("我们家", "我们")
     text = text.replace("我们", "团队" if team else "用户一家").replace(
         "我的", "用户的").replace("我", "用户")
     return text.strip().rstrip("。！!；;，,") + "。"
@@ -213,7 +217,8 @@ def _with_subject(clause: str) -> str:
 def _is_statement(sentence: str) -> bool:
     stripped = sentence.strip()
     if has_cjk(stripped) and not re.search(r"[A-Za-z]{3,}", stripped):
-        return "我" in stripped and not _CJK_QUESTION.search(stripped) and len(stripped) >= 3
+        return ("我" in stripped and not _CJK_QUESTION.search(stripped) and len(stripped) >= 3
+                and not _CJK_EMPTY.match(stripped))
     if stripped.endswith("?") or _QUESTION_START.match(stripped):
         return False
     if _REQUEST_START.match(stripped):

@@ -44,6 +44,7 @@ from memoryd.models.embedder import OnnxEmbedder
      "The user started a new job at Initech last week."),
     ("好消息：我搬到深圳了！", "用户搬到深圳了。"),
     ("我们一家去年搬到了广州。", "用户一家去年搬到了广州。"),
+    ("我们家养了两只猫", "用户一家养了两只猫。"),
 ])
 def test_statements_in_many_phrasings(text, expected):
     assert facts.extract(text) == [expected]
@@ -53,6 +54,7 @@ def test_statements_in_many_phrasings(text, expected):
     "Thanks!", "ok", "Yes.", "haha yes I did", "I see.", "I guess", "No kids yet for me",
     "What do I do now?", "Can you remind me?", "好的", "谢谢",
     "Got it, thanks.", "Loved it!", "Booked it.", "Got a question for you",
+    "哈哈，我也这么觉得", "我也是", "我同意！", "我知道了",
 ])
 def test_filler_and_questions_are_no_facts(text):
     assert facts.extract(text) == []
