@@ -25,13 +25,8 @@ from memoryd.models.embedder import OnnxEmbedder  # noqa: E402
 PAIRS = REPO / "bench" / "data" / "reconcile-pairs.json"
 
 
-def decide(known: str, said: str, embedder: OnnxEmbedder) -> str:
-    """The heuristic's decision on what was `said` against the one fact `known`, values
-    compared by meaning with the shipped model, as the engine does."""
-    def alike(a: str, b: str) -> float:
-        va, vb = embedder.embed([a, b])
-        return float(va @ vb)
-
+def decide(known: str, said: str, alike: reconcile.Alike) -> str:
+    """The heuristic's decision on what was `said` against the one fact `known`."""
     (fact,) = facts.extract(known)
     new = facts.extract(said)
     if not new:
@@ -42,13 +37,13 @@ def decide(known: str, said: str, embedder: OnnxEmbedder) -> str:
 
 def main() -> None:
     data = json.loads(PAIRS.read_text())
-    embedder = OnnxEmbedder()
+    alike = reconcile.alike_by(OnnxEmbedder().embed)  # the shipped model, as the engine
     lost = 0
     for group in ("updates", "kept"):
         pairs = data[group]
         right = 0
         for pair in pairs:
-            got = decide(pair["known"], pair["said"], embedder)
+            got = decide(pair["known"], pair["said"], alike)
             right += got == pair["expected"]
             if got != pair["expected"]:
                 lost += got not in ("ADD",)

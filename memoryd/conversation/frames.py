@@ -36,7 +36,7 @@ _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight"
 # "The user also has a cat" is one more, an ADD).
 _ZH_COUNT = re.compile(r"^用户(?:现在|目前|已经|一共|总共)*有(?P<v>\d+|[两二三四五六七八九十]+)"
                        r"(?:个|只|条|辆|本|位|台|家)(?P<k>.+?)了?$")
-_COUNT = re.compile(rf"^the user (?:now |also |still )*(?:has|owns|keeps|have|own|keep) (?:got )?"
+_COUNT = re.compile(rf"^the user (?:now |also |still )*(?:has|owns|keeps) (?:got )?"
                     rf"(?P<v>\d+|{'|'.join(_NUMBERS)}) (?P<k>[a-z]+?)(?:s|es)?(?: now)?$")
 # A verb frame that holds one value at a time, decided only with a change cue.
 _ONE_AT_A_TIME = re.compile(r"^the user (?:now |currently |also |still )*(?P<k>drives|rides|"

@@ -52,6 +52,16 @@ ALIKE = 0.45
 Alike = Callable[[str, str], float]  # two values -> the cosine of their vectors
 
 
+def alike_by(embed: Callable[[list[str]], np.ndarray]) -> Alike:
+    """Two values compared by the cosine of the vectors `embed` makes of them (the
+    engine's embedder: its vectors are normalised)."""
+    def cosine(a: str, b: str) -> float:
+        va, vb = embed([a, b])
+        return float(va @ vb)
+
+    return cosine
+
+
 def _switch(fact: str, target: str, known: list[Known], taken: set[str],
             alike: Alike) -> Decision | None:
     """An UPDATE of the known fact whose one-at-a-time value is most like `target`

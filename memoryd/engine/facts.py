@@ -141,17 +141,13 @@ class Facts:
             except (LlmError, reconcile.BadAnswer) as exc:
                 note = f"llm reconcile failed: {exc}"
                 path = "heuristic"
+        alike = reconcile.alike_by(self.stores.hybrid.embedder.embed)
         decisions = await self.stores.workers.read(reconcile.heuristic, found, list(vectors),
-                                                   known, threshold, self._alike)
+                                                   known, threshold, alike)
         if note:
             for d in decisions:
                 d.reason += f" ({note})"
         return decisions, path
-
-    def _alike(self, a: str, b: str) -> float:
-        """Two values by meaning: the cosine of their vectors (a worker thread)."""
-        va, vb = self.stores.hybrid.embedder.embed([a, b])
-        return float(va @ vb)
 
     # -- applying (writer thread) ---------------------------------------------------------
     def _apply(self, uow: UnitOfWork, decisions: list[Decision], scope: str,

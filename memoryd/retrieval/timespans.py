@@ -155,8 +155,8 @@ def ago(n: int, unit: str, ref: date) -> Span | None:
 
 
 def weekday_index(name: str) -> int:
-    """0 for Monday: an English name, or a Chinese one (一 ... 日/天)."""
+    """0 for Monday: an English name or its short form ("tues", "Sat"), or a Chinese
+    one (一 ... 日/天)."""
     if name in "一二三四五六日天":
         return "一二三四五六日".find(name) if name != "天" else 6
-    return WEEKDAYS.index(name.casefold().removesuffix("s") if name.casefold().endswith(
-        "days") else name.casefold())
+    return next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name.casefold()[:3]))

@@ -225,10 +225,9 @@ def _bounds(m: re.Match[str], ref: date) -> spans.Span | None:
 def _weekday(g: dict[str, str], ref: date) -> spans.Span | None:
     rel = " ".join(g.get("wrel", "").casefold().split())
     name = g["wd"].casefold()
-    if len(name) <= 5 and name.rstrip("s") not in WEEKDAYS and rel not in ("on", "last",
-                                                                            "this past"):
+    if name not in WEEKDAYS and rel not in ("on", "last", "this past"):
         return None  # "Sat", "Sun" alone may be other words ("sun"); "on Sun" is a day
-    index = next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name.rstrip("s")[:3]))
+    index = spans.weekday_index(name)
     before_last = "wbefore" in g
     start, end = spans.weekday(index, ref, weeks_back=1 if before_last else 0,
                                strictly=before_last or rel in ("last", "this past", "past"))

@@ -110,13 +110,7 @@ HELD_OUT = json.loads((Path(__file__).resolve().parents[2] / "bench" / "data"
 @pytest.fixture(scope="module")
 def alike() -> reconcile.Alike:
     """Two values by meaning, with the shipped model, as the engine compares them."""
-    embedder = OnnxEmbedder()
-
-    def cosine(a: str, b: str) -> float:
-        va, vb = embedder.embed([a, b])
-        return float(va @ vb)
-
-    return cosine
+    return reconcile.alike_by(OnnxEmbedder().embed)
 
 
 def _decide(old: str, new: str, alike: reconcile.Alike) -> reconcile.Decision:
