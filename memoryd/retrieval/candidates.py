@@ -61,6 +61,7 @@ class Candidate:
     staged: dict[str, float] = field(default_factory=dict)
     named: list[str] = field(default_factory=list)  # the query's entities it names
     hop: list[str] = field(default_factory=list)  # entities it shares with their best
+    own: bool = False  # a turn of one the query names, saying something of themselves
 
     def scores(self) -> dict[str, Any]:
         """Every score it has, as memory_explain and memory_smart_search show them."""

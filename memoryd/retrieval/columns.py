@@ -53,6 +53,11 @@ class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     text_hash: str = ""
     entities: tuple[str, ...] = ()  # the keys of the entities it names (entities/names.py)
     weak: tuple[str, ...] = ()  # ... and of those it may name (a sentence's first word)
+    # A turn's speaker (the key of its leading `Name: `), and whether it says something
+    # of that speaker (a statement conversation/facts.py reads as a fact): what a
+    # question about the speaker is answered by first.
+    speaker: str = ""
+    tells: bool = False
 
     def mentions(self, key: str) -> bool:
         return key in self.entities or key in self.weak

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
-from memoryd.entities.names import of_memory
+from memoryd.conversation import facts
+from memoryd.entities.names import key as name_key
+from memoryd.entities.names import of_memory, split_speaker
 from memoryd.filters import Filters
 from memoryd.retrieval import cells, columns, int8dot
 from memoryd.retrieval.cell_groups import CellGroups
@@ -40,11 +43,17 @@ def _top(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
     return rows[np.argpartition(-scores, n - 1)[:n]]
 
 
-def _entities(memory: Memory) -> dict[str, tuple[str, ...]]:
-    """RowMeta's `entities` and `weak`."""
+def _read(memory: Memory) -> dict[str, Any]:
+    """RowMeta's `entities`, `weak`, `speaker` and `tells`: what the text says, read
+    when the row is put (none yet for a pending turn: of_memory)."""
     found = of_memory(memory)
-    return {"entities": tuple(e.key for e in found if not e.weak),
-            "weak": tuple(e.key for e in found if e.weak)}
+    read: dict[str, Any] = {"entities": tuple(e.key for e in found if not e.weak),
+                            "weak": tuple(e.key for e in found if e.weak)}
+    speaker, body = split_speaker(memory.content)
+    if found and speaker and memory.kind == "turn" and memory.session is not None:
+        read["speaker"] = name_key(speaker)
+        read["tells"] = bool(facts.extract(body, limit=1))
+    return read
 
 
 def _superseded(memory: Memory) -> bool:
@@ -160,7 +169,7 @@ class Corpus:
             (memory.scope, memory.session), len(self.session_codes))
             if is_turn and memory.session is not None else -1)
         self.postings.add(row, Counter(terms).items())
-        self.entities.add(row, meta.entities, meta.weak)
+        self.entities.add(row, meta)
         if is_turn:
             assert memory.session is not None
             turns = self.sessions.setdefault((memory.scope, memory.session), [])
@@ -174,25 +183,25 @@ class Corpus:
         meta = self.meta[row] if row is not None else None
         if row is None or meta is None:
             return False
-        # Same text, so the same entities, unless it had none: a pending turn gets its
-        # own when it is settled (of_memory). Only then is the text read again.
-        kept = ({"entities": meta.entities, "weak": meta.weak}
-                if meta.entities or meta.weak else None)
+        # Same text, so the same reading of it, unless it had no entities: a pending
+        # turn gets its own when it is settled (of_memory). Only then is it read again.
+        kept = ({"entities": meta.entities, "weak": meta.weak, "speaker": meta.speaker,
+                 "tells": meta.tells} if meta.entities or meta.weak else None)
         now = self._describe(row, memory, meta.is_turn, meta.text_hash, kept)
         if kept is None:
-            self.entities.add(row, now.entities, now.weak)
+            self.entities.add(row, now)
         return True
 
     def _describe(self, row: int, memory: Memory, is_turn: bool, text_hash: str,
-                  entities: dict[str, tuple[str, ...]] | None = None) -> RowMeta:
-        """The row's metadata and filter columns from `memory` (its `entities` and
-        `weak` keys as given, else read from its text)."""
+                  read: dict[str, Any] | None = None) -> RowMeta:
+        """The row's metadata and filter columns from `memory` (what its text says as
+        given, else read: `_read`)."""
         meta = self.meta[row] = RowMeta(
             id=memory.id, scope=memory.scope, session=memory.session, is_turn=is_turn,
             tags=frozenset(memory.tags), compressed=memory.compressed,
             expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
             superseded=_superseded(memory), text_hash=text_hash,
-            **(entities if entities is not None else _entities(memory)))
+            **(read if read is not None else _read(memory)))
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
         for column, values in columns.CODED.items():
@@ -430,6 +439,10 @@ class Corpus:
     def named(self, query: str) -> list[tuple[str, ...]]:
         """The entities `query` names that rows name, each its keys (EntityRows.in_query)."""
         return self.entities.in_query(query)
+
+    def speakers(self, scopes: list[str] | None) -> frozenset[str]:
+        """The keys of the speakers of turns in `scopes` (None: all); needs no hold."""
+        return self.entities.speakers(scopes)
 
     def naming(self, keys: list[str], mask: np.ndarray) -> np.ndarray:
         """The rows within `mask` that name any of `keys`, ascending."""

@@ -1,7 +1,8 @@
 """EntityRows: each entity key (entities/names.py) -> the corpus rows that name it,
 and those that may (a weak mention: it counts for a key some row names), and the
-words of multi-word names, for aliases. Built as rows are put; made again
-from the rows' metadata after a compaction or a snapshot load (row numbers change)."""
+words of multi-word names, for aliases; and each scope's speakers (the names turns
+open with). Built as rows are put; made again from the rows' metadata after a
+compaction or a snapshot load (row numbers change)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,18 @@ class EntityRows:
         self._rows: dict[str, array[int]] = {}  # ascending (put appends rows)
         self._weak: dict[str, array[int]] = {}
         self._by_word: dict[str, set[str]] = {}  # first/last word -> multi-word keys
+        # scope -> its speakers' keys. Replaced whole, never changed in place, so a
+        # search reads it without the corpus's hold (before it embeds the query).
+        self._speakers: dict[str, frozenset[str]] = {}
 
-    def add(self, row: int, keys: Iterable[str], weak: Iterable[str] = ()) -> None:
-        for key in weak:
+    def add(self, row: int, meta: RowMeta) -> None:
+        """Row `row`'s entities, its weak mentions and its speaker."""
+        for key in meta.weak:
             self._weak.setdefault(key, array("i")).append(row)
-        for key in keys:
+        if meta.speaker and meta.speaker not in self._speakers.get(meta.scope, ()):
+            known = self._speakers.get(meta.scope, frozenset())
+            self._speakers = {**self._speakers, meta.scope: known | {meta.speaker}}
+        for key in meta.entities:
             self._rows.setdefault(key, array("i")).append(row)
             words = key.split(" ")
             if len(words) > 1:
@@ -31,10 +39,17 @@ class EntityRows:
                     self._by_word.setdefault(word, set()).add(key)
 
     def rebuild(self, metas: list[RowMeta | None]) -> None:
-        self._rows, self._weak, self._by_word = {}, {}, {}
+        self._rows, self._weak, self._by_word, self._speakers = {}, {}, {}, {}
         for row, meta in enumerate(metas):
             if meta is not None and (meta.entities or meta.weak):
-                self.add(row, meta.entities, meta.weak)
+                self.add(row, meta)
+
+    def speakers(self, scopes: Iterable[str] | None) -> frozenset[str]:
+        """The speakers of turns in `scopes` (None: every scope). Safe from any thread,
+        without the corpus's hold."""
+        known = self._speakers  # one read: a writer replaces the dict, never edits it
+        chosen = known.values() if scopes is None else (known.get(s) for s in scopes)
+        return frozenset().union(*(s for s in chosen if s))
 
     def count(self, key: str) -> int:
         """Rows naming `key`, dead ones until the next compaction included."""

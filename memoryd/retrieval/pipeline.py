@@ -1,8 +1,9 @@
 """SmartSearch: the ranked retrieval pipeline, every stage measured.
 
 The pool is gathered from the corpus under its read hold:
-1. candidates: dense (query embedding; exact over the allowed rows when they are
-   few, else over the nearest cells of the dense index, top k*4: cells.py) and lexical
+1. candidates: dense (the embedding of the query in the voice of the speakers it
+   names, voice.py; exact over the allowed rows when they are few, else over the
+   nearest cells of the dense index, top k*4: cells.py) and lexical
    (BM25F top k*4), plus the turns next to them, plus the turns of the best episodes
    of the query's topic nodes and their graph neighbours (graph/topics.py), plus the
    rows that name an entity the query names (best 2k by keywords);
@@ -27,7 +28,7 @@ import numpy as np
 
 from memoryd.graph.expand import GraphMatch, match
 from memoryd.graph.topics import TopicGraph
-from memoryd.retrieval import entity_hops, scoring, text, timewords
+from memoryd.retrieval import entity_hops, scoring, text, timewords, voice
 from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
 from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.hybrid import HybridIndex
@@ -53,6 +54,7 @@ class SearchResult:
     allowed: int
     graph: GraphMatch | None = None
     named: list[tuple[str, ...]] = field(default_factory=list)  # Ranking.named
+    embedded: str = ""  # what the dense side read for the query (retrieval/voice.py)
 
 
 class SmartSearch:
@@ -100,15 +102,16 @@ class SmartSearch:
 
     def _run(self, req: SearchRequest, now: float, idle_core: bool) -> SearchResult:
         clock = _Clock()
-        ranking, mode, allowed = self._gather(req, now, idle_core, clock)
+        embedded = voice.in_voice(req.query, self.hybrid.corpus.speakers(req.where.scopes))
+        ranking, mode, allowed = self._gather(req, embedded, now, idle_core, clock)
         for stage in self.stages:
             stage.run(ranking)
             clock.lap(stage.name)
         return SearchResult(ranking.selected, ranking.candidates, clock.laps, mode, allowed,
-                            ranking.topics, ranking.named)
+                            ranking.topics, ranking.named, embedded)
 
-    def _gather(self, req: SearchRequest, now: float, idle_core: bool, clock: _Clock
-                ) -> tuple[Ranking, str, int]:
+    def _gather(self, req: SearchRequest, embedded: str, now: float, idle_core: bool,
+                clock: _Clock) -> tuple[Ranking, str, int]:
         """The pool, from the corpus under its read hold; the mode (exact or ann) and
         how many memories the filters allowed.
 
@@ -118,11 +121,13 @@ class SmartSearch:
         This one then scores a share of the nearest rows' blocks. At 130,000 rows the
         three parts (embed, nearest rows, filter and score) take about the same time,
         so two cores halve it. With every core busy with searches, the handing over
-        only costs: then it all runs here, the query embedded before the hold."""
+        only costs: then it all runs here, the query embedded before the hold. The
+        embedding reads `embedded`, the query in the voice of the speakers it names
+        (retrieval/voice.py); everything else reads the query."""
         pool_size = max(req.top_k * self.factor, 20)
         window = timewords.find_at(req.query, req.reference or req.where.as_of or now)
         beside: Beside[Near, tuple[np.ndarray, bool], set[int] | None] = Beside(
-            self._ahead if idle_core else None, lambda: self._embed(req, now),
+            self._ahead if idle_core else None, lambda: self._embed(embedded, req, now),
             lambda made, handed, shared: self._nearest(made[0], *handed, pool_size, shared))
         if not idle_core:
             clock.lap("embed")
@@ -199,6 +204,7 @@ class SmartSearch:
                       session_boost=float(boost[i]), combined=float(combined[i]),
                       chunk=corpus.chunk_at(int(which[i])) if which[i] >= 0 else None,
                       named=[k for g in named for k in g if m.mentions(k)],
+                      own=m.tells and any(m.speaker in g for g in named),
                       hop=[k for k in found.followed if m.mentions(k)])
             for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta, strict=True)
             if m is not None]
@@ -206,9 +212,11 @@ class SmartSearch:
                        corpus.created[pool_rows].copy(), corpus.importance[pool_rows].copy(),
                        named=named)
 
-    def _embed(self, req: SearchRequest, now: float) -> tuple[np.ndarray, GraphMatch | None]:
-        """The query's vector and the topics it matches (takes no corpus lock)."""
-        query_vec = self.hybrid.embedder.embed([req.query])[0]
+    def _embed(self, embedded: str, req: SearchRequest, now: float
+               ) -> tuple[np.ndarray, GraphMatch | None]:
+        """The vector of `embedded` (the query as the dense side reads it) and the
+        topics it matches (takes no corpus lock)."""
+        query_vec = self.hybrid.embedder.embed([embedded])[0]
         found = match(self.graph, query_vec, req.where.scopes, now) if self.graph else None
         return query_vec, found
 

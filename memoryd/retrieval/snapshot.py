@@ -31,8 +31,9 @@ from memoryd.retrieval.postings import Postings
 
 MAGIC = b"memoryd corpus snapshot\n"
 # 2: the dense index's cells (centroids, a column, `trained`); 3: titles; 4: entities;
-# 5: entities read by rules that read more names (each row's are read again)
-VERSION = 5
+# 5: entities read by rules that read more names (each row's are read again);
+# 6: a turn's speaker and whether it tells something of them (RowMeta)
+VERSION = 6
 _LENGTH = 8  # bytes of the header's length, little-endian
 _DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64

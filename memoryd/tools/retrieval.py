@@ -54,14 +54,16 @@ async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Resu
             "candidates": [_explained(c, ranked.memories.get(c.id)) for c in result.candidates],
             "topics": [{"node": m.node, "label": m.label, "sim": round(m.sim, 4), "via": m.via}
                        for m in (result.graph.nodes if result.graph else [])],
-            "entities": [k for group in result.named for k in group]}
+            "entities": [k for group in result.named for k in group],
+            "embedded_query": result.embedded}
 
 
 def _explained(c: Candidate, memory: Memory | None) -> Result:
     content = memory.content if memory else ""
     return {"id": c.id, "content": content[:200] if memory else None, "kept": c.kept,
             "rank": c.rank, "reason": c.reason, "scores": c.scores(), "graph": c.graph,
-            "chunk": _chunk(content, c.chunk), "entities": c.named, "via_entities": c.hop}
+            "chunk": _chunk(content, c.chunk), "entities": c.named, "via_entities": c.hop,
+            "own_words": c.own}
 
 
 def _chunk(content: str, chunk: tuple[int, tuple[int, int]] | None) -> Result | None:

@@ -1,7 +1,8 @@
 """Entities in ranking: a question that names someone ranks what that person said
-and what is said about them above what only speaks to them; a second hop reaches a
-memory that shares a rarer entity with the best of those; the rows' entities follow
-every change of the corpus (put, remove, compaction, snapshot)."""
+and what is said about them above what only speaks to them, and what they tell of
+themselves first; a second hop reaches a memory that shares a rarer entity with the
+best of those; the rows' entities and speakers follow every change of the corpus
+(put, remove, compaction, snapshot)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.entity_rows import EntityRows
-from memoryd.retrieval.stages.entities import HOP_WEIGHT, WEIGHT
+from memoryd.retrieval.stages.entities import HOP_WEIGHT, OWN_WEIGHT, WEIGHT
 
 TURNS = [  # a conversation: the questions below are about Melanie
     "Caroline: Wow, Melanie! That's great news about the new job.",
@@ -29,9 +30,51 @@ async def test_a_named_persons_own_words_rank_above_the_turns_that_speak_to_them
     explained = await harness.call("memory_explain", query="What do Melanie's kids like?")
     assert explained["entities"] == ["melanie"]
     by_id = {c["id"]: c for c in explained["candidates"]}
-    assert by_id[ids[1]]["entities"] == ["melanie"]
-    assert by_id[ids[1]]["scores"]["entities"] == WEIGHT
+    assert by_id[ids[1]]["entities"] == ["melanie"] and by_id[ids[1]]["own_words"]
+    assert by_id[ids[1]]["scores"]["entities"] == WEIGHT + OWN_WEIGHT
     assert by_id[ids[0]]["entities"] == [] and "entities" not in by_id[ids[0]]["scores"]
+    assert not by_id[ids[0]]["own_words"]
+
+
+async def test_what_a_named_person_tells_of_themselves_counts_once_more(harness):
+    """Melanie's turns that say something of her, over those that only speak (a
+    thanks, a question), and over Caroline's statements that only mention her."""
+    said = [
+        "Melanie: I started pottery classes on Tuesdays and I love it.",
+        "Melanie: Thanks, Caroline! That's so kind.",
+        "Melanie: Have you ever tried pottery?",
+        "Caroline: I went to Melanie's pottery show and I bought a bowl.",
+        "Melanie: Last month we adopted a puppy called Biscuit.",
+    ]
+    ids = [await harness.write(t, session=f"s{i}", role="user") for i, t in enumerate(said)]
+    out = await harness.call("memory_explain", query="What hobbies does Melanie have?")
+    by_id = {c["id"]: c for c in out["candidates"]}
+    assert [i for i in ids if by_id[i]["own_words"]] == [ids[0], ids[4]]
+    assert by_id[ids[0]]["scores"]["entities"] == WEIGHT + OWN_WEIGHT
+    assert by_id[ids[1]]["scores"]["entities"] == WEIGHT
+    assert by_id[ids[3]]["scores"]["entities"] == WEIGHT  # names her; not her words
+    # No one named: no one's own words count.
+    out = await harness.call("memory_explain", query="Who makes pottery?")
+    assert not any(c["own_words"] for c in out["candidates"])
+
+
+async def test_a_question_about_a_speaker_is_embedded_in_their_voice(harness):
+    for t in TURNS:
+        await harness.write(t, session="s1", role="user", scope="project:chat")
+    await harness.write("Note: Melanie from accounts wants the report by Friday.")
+    asked = {
+        "What has Melanie done with her kids?": "What have I done with her kids?",
+        "What are Melanie's kids into?": "What are my kids into?",
+        "does melanie like camping?": "does melanie like camping?",  # not a name here
+        "What do Melanie and Caroline both like?": "What do I and I both like?",
+    }
+    for question, embedded in asked.items():
+        out = await harness.call("memory_explain", query=question, scope="project:chat")
+        assert out["embedded_query"] == embedded, question
+    # A scope where no turn is Melanie's: her name stays ("Note:" opens no turn).
+    out = await harness.call("memory_explain", query="What has Melanie done?",
+                             scope="global")
+    assert out["embedded_query"] == "What has Melanie done?"
 
 
 async def test_a_second_hop_follows_a_rarer_entity_beside_the_best_match(harness):
@@ -85,3 +128,19 @@ async def test_entities_survive_compaction_and_a_snapshot(make_harness, tmp_path
     out = await again.call("memory_explain", query="Where does Priya live now?")
     assert out["entities"] == ["priya"]
     assert [c["id"] for c in out["candidates"] if c["entities"]] == [keep]
+
+
+async def test_speakers_survive_compaction_and_a_snapshot(make_harness, tmp_path):
+    h = await make_harness()
+    told = await h.write("Priya: I moved to Lisbon with my cat Miso.", session="s1",
+                         role="user", scope="project:chat")
+    gone = await h.write("Tom: I visited Lisbon in May.", session="s1", role="user",
+                         scope="project:chat")
+    await h.call("memory_delete", id=gone)
+    await h.engine.save_snapshot()
+    h.engine.close()
+    again = await make_harness(root=tmp_path)
+    out = await again.call("memory_explain", query="Where does Priya live now?",
+                           scope="project:chat")
+    assert out["embedded_query"] == "Where do I live now?"
+    assert [c["id"] for c in out["candidates"] if c["own_words"]] == [told]

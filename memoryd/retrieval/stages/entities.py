@@ -2,7 +2,10 @@
 Melanie's kids like?": Melanie's own words before the turns that only speak to
 her); one that names an entity beside the best of those a little higher (the second
 hop: retrieval/entity_hops.py). A boost, never a filter, in proportion to how many
-of the question's entities it names."""
+of the question's entities it names. A turn in which one the question names says
+something of themselves ("I started a yoga class", not "Thanks, Maria!") counts as
+naming them once more: what a person tells of themselves is what a question about
+them is answered by, spread over every session they spoke in."""
 
 from __future__ import annotations
 
@@ -14,6 +17,9 @@ from memoryd.retrieval.candidates import Ranking
 # points of R@10 and lost 11 on its questions built that way (bench/README.md).
 WEIGHT = 0.05
 HOP_WEIGHT = 0.025  # naming an entity the best of those name beside them
+# Their own words about themselves (Candidate.own). Above the entities' weight the
+# questions that name the wrong person lose more than multi-hop gains (bench/README.md).
+OWN_WEIGHT = WEIGHT
 
 
 class Entities:
@@ -26,6 +32,7 @@ class Entities:
         for c in ranking.candidates:
             named = sum(1 for group in ranking.named if any(k in c.named for k in group))
             boost = WEIGHT * share * named if named else (HOP_WEIGHT if c.hop else 0.0)
+            boost += OWN_WEIGHT if c.own else 0.0
             if boost:
                 c.staged[self.name] = round(boost, 4)
                 c.score += boost
