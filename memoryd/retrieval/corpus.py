@@ -43,14 +43,15 @@ def _top(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
     return rows[np.argpartition(-scores, n - 1)[:n]]
 
 
-def _read(memory: Memory) -> dict[str, Any]:
+def _read(memory: Memory, is_turn: bool) -> dict[str, Any]:
     """RowMeta's `entities`, `weak`, `speaker` and `tells`: what the text says, read
-    when the row is put (none yet for a pending turn: of_memory)."""
+    when the row is put (none yet for a pending turn: of_memory); only a conversation's
+    turn (`is_turn`) has a speaker."""
     found = of_memory(memory)
     read: dict[str, Any] = {"entities": tuple(e.key for e in found if not e.weak),
                             "weak": tuple(e.key for e in found if e.weak)}
     speaker, body = split_speaker(memory.content)
-    if found and speaker and memory.kind == "turn" and memory.session is not None:
+    if found and speaker and is_turn:
         read["speaker"] = name_key(speaker)
         read["tells"] = bool(facts.extract(body, limit=1))
     return read
@@ -201,7 +202,7 @@ class Corpus:
             tags=frozenset(memory.tags), compressed=memory.compressed,
             expires_at=memory.expires_at.timestamp() if memory.expires_at else None,
             superseded=_superseded(memory), text_hash=text_hash,
-            **(read if read is not None else _read(memory)))
+            **(read if read is not None else _read(memory, is_turn)))
         self.created[row] = memory.created_at.timestamp()
         self.importance[row] = memory.importance
         for column, values in columns.CODED.items():
