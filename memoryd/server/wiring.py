@@ -47,9 +47,10 @@ from memoryd.tools import registry
 
 def _embedder(root: Path, config: Config, reindex: bool) -> Embedder:
     from memoryd.models import variant
-    from memoryd.models.embedder import OnnxEmbedder, user_cache_dir
+    from memoryd.models.assets import user_cache_dir
+    from memoryd.models.embedder import OnnxEmbedder
 
-    e = config.embedder
+    e = variant.forced(config.embedder)
     index = root / "index"
     chosen = variant.choose(index, e.variant, rebuild=reindex)
     embedder = OnnxEmbedder(threads=e.threads, batch_size=e.batch_size, variant=chosen,

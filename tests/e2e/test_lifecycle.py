@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from memoryd.models.embedder import INT8_ID
+from memoryd.models.variant import FORCE_VARIANT
 from memoryd_client import Client, DaemonUnavailable, RpcFailure
 from tests.layout import file_of
 
@@ -192,10 +194,11 @@ def test_deleted_or_corrupted_index_is_rebuilt_from_the_files(make_daemon):
     assert d.call("memory_read", {"id": ids[7]})["content"] == "rebuild me 7"
 
 
-def test_a_new_store_embeds_with_int8_an_older_one_keeps_fp32(make_daemon):
+def test_a_new_store_embeds_with_int8_an_older_one_keeps_fp32(make_daemon, monkeypatch):
+    monkeypatch.delenv(FORCE_VARIANT, raising=False)  # the choice is what is tested
     d = make_daemon().start()
     first = d.call("memory_write", {"content": "the kayak is in the boathouse"})
-    assert d.call("stats")["models"]["embedder"]["model"].endswith("/int8-dynamic-per-channel")
+    assert d.call("stats")["models"]["embedder"]["model"] == INT8_ID
     assert (d.root / "index/embedder").read_text() == "int8\n"
     assert d.stop() == 0
     (d.root / "index/embedder").unlink()  # as a store built before the record was

@@ -268,8 +268,16 @@ def test_memoryctl_as_a_new_user_tries_it(daemon, short_tmp):
     assert "\ngit            " in status
     # which path scores vectors on this CPU, and why (the start-up's probe)
     scoring = ok(daemon, "status")["models"]["scoring"]
-    assert scoring["path"] in ("int8", "float") and "on this CPU" in scoring["why"]
+    assert scoring["path"] in ("int8", "float")
+    assert ("MEMORYD_SCORING" if os.environ.get("MEMORYD_SCORING") else "on this CPU") \
+        in scoring["why"]
     assert f"scoring        {'int8 vectors' if scoring['path'] == 'int8' else 'numpy'}" in status
+    # the embedder's variant, and whether a vector was proved independent of its batch
+    embedder = ok(daemon, "status")["models"]["embedder"]
+    assert embedder["variant"] in ("int8", "fp32")
+    assert embedder["batches"]["independent"] is True, embedder
+    assert f"({embedder['variant']}), sha256" in status
+    assert "batches        independent: the probe's vectors" in status
     assert status.splitlines()[0].startswith("daemon         memoryd ")
     piped = subprocess.run(f"{sys.executable} -m memoryctl status | head -1", shell=True,
                            env=dict(os.environ, MEMORY_HOME=str(daemon.root)),

@@ -106,6 +106,20 @@ def test_three_daemons_one_remote(make_daemon, short_tmp) -> None:
     assert f"{remote} (main)" in shown and "  last" in shown, shown
 
 
+
+def test_a_sync_that_cannot_reach_its_remote_fails(make_daemon, short_tmp) -> None:
+    """memoryctl says why and exits non-zero, as for any error, dry or not, in a table or
+    as JSON; the daemon keeps the failure for status."""
+    daemon = make_daemon("lone", config=config(short_tmp / "nowhere.git")).start()
+    ok(daemon, "write", "A note to send", "--category", "knowledge")
+    for args in (("sync",), ("sync", "--dry-run"), ("--json", "sync")):
+        said = ctl(daemon, *args)
+        assert said.returncode == 1, (args, said.stdout, said.stderr)
+        assert "nowhere.git" in said.stdout, said.stdout
+    assert "FAILED" in ctl(daemon, "sync").stdout
+    assert ok(daemon, "status")["sync"]["last"]["error"]
+
+
 ROUNDS = 5
 JOURNAL = ".git/memoryd-sync.json"
 

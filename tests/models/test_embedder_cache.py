@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.models.embedder import INT8_ID, ModelError, OnnxEmbedder, locate_assets, quantized
+from memoryd.models.assets import ModelError, locate_assets
+from memoryd.models.embedder import INT8_ID, OnnxEmbedder
+from memoryd.models.int8_model import quantized
 
 
 def test_made_once_kept_with_its_digest_remade_when_damaged(tmp_path: Path, caplog) -> None:

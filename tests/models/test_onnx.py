@@ -8,7 +8,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from memoryd.models.embedder import ModelCall, OnnxEmbedder, load_tokenizer, locate_assets
+from memoryd.models.assets import locate_assets
+from memoryd.models.embedder import ModelCall, OnnxEmbedder, load_tokenizer
 from memoryd.models.onnx import session, unmasked
 
 TEXTS = ["Anne prefers tea in the morning", "the Postgres migration is postponed",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.config import ConfigError, EmbedderConfig
 from memoryd.models import variant
 
 
@@ -59,3 +60,21 @@ def test_a_record_that_is_a_symlink_or_fifo_is_not_followed(tmp_path: Path) -> N
     (index / "embedder").unlink()
     os.mkfifo(index / "embedder")
     assert variant.recorded(index) is None  # and it did not block
+
+
+def test_the_environment_forces_the_variant_and_threads(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    monkeypatch.delenv(variant.FORCE_VARIANT, raising=False)
+    monkeypatch.delenv(variant.FORCE_THREADS, raising=False)
+    configured = EmbedderConfig(variant="auto", threads=1)
+    assert variant.forced(configured) == configured
+    monkeypatch.setenv(variant.FORCE_VARIANT, "fp32")
+    monkeypatch.setenv(variant.FORCE_THREADS, "2")
+    assert variant.forced(configured) == EmbedderConfig(variant="fp32", threads=2)
+    monkeypatch.setenv(variant.FORCE_VARIANT, "int4")
+    with pytest.raises(ConfigError, match="MEMORYD_EMBEDDER='int4': expected one of fp32, int8"):
+        variant.forced(configured)
+    monkeypatch.setenv(variant.FORCE_VARIANT, "int8")
+    monkeypatch.setenv(variant.FORCE_THREADS, "0")
+    with pytest.raises(ConfigError, match="MEMORYD_EMBEDDER_THREADS='0'"):
+        variant.forced(configured)

@@ -162,5 +162,7 @@ async def test_smart_search_of_a_big_store_goes_through_the_cells(make_harness):
             assert trace["mode"] == mode
             kept = [c["id"] for c in trace["candidates"] if c["kept"]]
             first[mode] += bool(kept) and kept[0] == ids[key]
-    # 20 cells, 8 searched: at most one fact lost against scoring every row.
-    assert first["exact"] >= 10 and first["ann"] >= first["exact"] - 1, first
+    # 20 cells, 8 searched: at most two of the 12 facts lost against scoring every row.
+    # (One lost is what this machine's vectors give; vectors moved by another CPU's
+    # rounding train other cells, and one run in eight of such vectors lost two.)
+    assert first["exact"] >= 10 and first["ann"] >= first["exact"] - 2, first

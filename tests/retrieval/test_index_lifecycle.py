@@ -13,6 +13,8 @@ import pytest
 from memoryd.config import Config
 from memoryd.engine import NewMemory
 from memoryd.errors import Forbidden, InvalidParams
+from memoryd.models.embedder import INT8_ID
+from memoryd.models.variant import FORCE_VARIANT
 from memoryd.scopes import Caller
 from tests.retrieval.conftest import Harness, older_collection
 
@@ -90,7 +92,8 @@ async def test_index_rebuilt_after_deletion_and_model_change(make_harness, tmp_p
     assert result["memories"][0]["id"] == a
 
 
-def test_memoryd_reindex_command(short_tmp):
+def test_memoryd_reindex_command(short_tmp, monkeypatch):
+    monkeypatch.delenv(FORCE_VARIANT, raising=False)  # which variant reindex picks is tested
     root = short_tmp / "ri"
     (root / "categories" / "knowledge").mkdir(parents=True)
     (root / "categories" / "knowledge" / "kiel.md").write_text("The boat is in Kiel\n")
@@ -102,7 +105,7 @@ def test_memoryd_reindex_command(short_tmp):
     assert "vectors_embedded 1" in proc.stdout
     events = [json.loads(x) for x in proc.stderr.splitlines() if x.startswith("{")]
     assert any(e.get("event") == "index.embedding"
-               and e["model"].endswith("int8-dynamic-per-channel") for e in events), \
+               and e["model"] == INT8_ID for e in events), \
         "reindex moves the store to the default embedder"
     assert (root / "index" / "embedder").read_text() == "int8\n"
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from tokenizers import Tokenizer
 
-from memoryd.models.embedder import locate_assets
+from memoryd.models.assets import locate_assets
 from memoryd.retrieval import recall
 from memoryd.schema import Memory
 

@@ -12,7 +12,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from memoryd.models.embedder import load_tokenizer, locate_assets
+from memoryd.models.assets import locate_assets
+from memoryd.models.embedder import load_tokenizer
 from memoryd.models.reranker import OnnxCrossEncoder
 
 
