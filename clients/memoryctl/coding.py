@@ -51,15 +51,15 @@ def run_hooks(args: argparse.Namespace, socket_path: Path) -> int:
     path = hook_settings.settings_path(agent, folder, Path.home())
     try:
         if args.action == "status":
-            count = hook_settings.uninstall(agent, path, dry_run=True).removed
+            count = hook_settings.uninstall(agent, path, dry_run=True, within=folder).removed
             print(f"{agent.title}: {count} memoryd hook{'s' * (count != 1)} in {path}"
                   if path.exists() else f"{agent.title}: no settings file at {path}")
             return 0
         if args.action == "install":
             change = hook_settings.install(agent, path, hook_settings.command(agent, root),
-                                           dry_run=args.dry_run)
+                                           dry_run=args.dry_run, within=folder)
         else:
-            change = hook_settings.uninstall(agent, path, dry_run=args.dry_run)
+            change = hook_settings.uninstall(agent, path, dry_run=args.dry_run, within=folder)
     except (hook_settings.SettingsError, OSError) as exc:
         print(f"memoryctl hooks: {exc}", file=sys.stderr)
         return 1

@@ -28,11 +28,13 @@ def merged(existing: str, block: str) -> str:
     return existing.rstrip("\n") + "\n\n" + section + "\n"
 
 
-def write(path: Path, block: str) -> bool:
-    """Regenerate the section in `path`; whether the file changed."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+def write(path: Path, block: str, within: Path | None = None) -> bool:
+    """Regenerate the section in `path`; whether the file changed. A file that is a link
+    out of `within` (the project), to nothing, or no regular file is left alone
+    (files.SettingsError)."""
+    existing = files.read(path, within)
     text = merged(existing, block)
     if text == existing:
         return False
-    files.replace(path, text, backup=False)
+    files.replace(path, text, backup=False, within=within)
     return True

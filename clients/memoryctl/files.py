@@ -1,12 +1,16 @@
 """Files the user owns (an agent's settings, a vault's, a project's context file):
 a JSON settings file read as the object it must be, and a file replaced whole or not at
-all, its mode kept, a copy of it beside it first."""
+all, its mode kept, a copy of it beside it first.
+
+A repository is not trusted: a settings or context file it ships may be a link out of
+it, a FIFO, or a link to nothing. Such a file is left alone with a reason (`within`:
+the folder a file and what it links to must stay in), and the copy kept beside a file
+is a new file, never written through a link that stands where it goes."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,12 +22,36 @@ class SettingsError(ValueError):
     """A settings file that cannot be merged into (it is left alone)."""
 
 
-def json_object(path: Path) -> dict[str, Any]:
+def checked(path: Path, within: Path | None = None) -> Path:
+    """The file that reading or writing `path` reaches: `path`, or what it links to (a
+    settings file linked from a dotfiles folder). SettingsError for a link to nothing, a
+    file that is not a regular one, or one outside `within`."""
+    target = path
+    if path.is_symlink():
+        target = path.resolve()
+        if not target.exists():
+            raise SettingsError(f"{path} is a link to {target}, which does not exist; left "
+                                f"alone")
+    if within is not None and not path.resolve().is_relative_to(within.resolve()):
+        raise SettingsError(f"{path} leads to {path.resolve()}, outside {within}; left alone")
+    if target.exists() and not target.is_file():
+        raise SettingsError(f"{path} is not a regular file; left alone")
+    return target
+
+
+def read(path: Path, within: Path | None = None) -> str:
+    """The text of `path` ("" when there is none), by `checked`'s rules."""
+    target = checked(path, within)
+    return target.read_text(encoding="utf-8") if target.exists() else ""
+
+
+def json_object(path: Path, within: Path | None = None) -> dict[str, Any]:
     """The JSON object a settings file holds ({} when there is none)."""
-    if not path.exists():
+    target = checked(path, within)
+    if not target.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        data = json.loads(target.read_text(encoding="utf-8") or "{}")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SettingsError(f"{path} is not readable JSON ({exc}); left alone") from None
     if not isinstance(data, dict):
@@ -31,22 +59,30 @@ def json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def replace(path: Path, text: str, *, backup: bool = True) -> Path | None:
+def replace(path: Path, text: str, *, backup: bool = True,
+            within: Path | None = None) -> Path | None:
     """Write `text` as `path` in one rename; returns the backup's path (None: there
     was no file, or `backup` is off). A file linked from a dotfiles folder stays a
-    link: its target is written."""
-    target = path.resolve() if path.is_symlink() else path
+    link: its target is written (by `checked`'s rules)."""
+    target = checked(path, within)
     target.parent.mkdir(parents=True, exist_ok=True)
     mode, saved = 0o600, None
     if target.exists():
         mode = target.stat().st_mode & 0o777
         if backup:
             saved = target.with_name(target.name + BACKUP_SUFFIX)
-            shutil.copy2(target, saved)
+            _write(saved, target.read_bytes(), mode)
+    _write(target, text.encode("utf-8"), mode)
+    return saved
+
+
+def _write(target: Path, data: bytes, mode: int) -> None:
+    """`data` as `target`, through a new file renamed over it: whatever stood there (a
+    link too) is replaced, never written through."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, mode)
@@ -54,4 +90,3 @@ def replace(path: Path, text: str, *, backup: bool = True) -> Path | None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return saved

@@ -32,6 +32,7 @@ class Change:
     removed: int = 0  # memoryd's hooks taken out
     backup: Path | None = None
     text: str = ""  # the file as it is (or would be) written
+    within: Path | None = None  # the folder the file and what it links to must stay in
 
 
 def command(agent: Agent, root: str | None = None) -> str:
@@ -58,9 +59,12 @@ def settings_path(agent: Agent, project: Path | None, home: Path) -> Path:
     return project / agent.project_settings if project else home / agent.settings
 
 
-def install(agent: Agent, path: Path, cmd: str, *, dry_run: bool = False) -> Change:
-    data = files.json_object(path)
-    change = Change(path)
+def install(agent: Agent, path: Path, cmd: str, *, dry_run: bool = False,
+            within: Path | None = None) -> Change:
+    """memoryd's hooks into `path` (`within`: the project a project's settings file, and
+    what it links to, must stay in)."""
+    data = files.json_object(path, within)
+    change = Change(path, within=within)
     hooks = _hooks(data, path, create=True)
     change.removed = _strip(hooks, agent)
     for event, action in agent.events.items():
@@ -76,18 +80,19 @@ def install(agent: Agent, path: Path, cmd: str, *, dry_run: bool = False) -> Cha
     return _finish(change, data, dry_run)
 
 
-def uninstall(agent: Agent, path: Path, *, dry_run: bool = False) -> Change:
-    change = Change(path)
+def uninstall(agent: Agent, path: Path, *, dry_run: bool = False,
+              within: Path | None = None) -> Change:
+    change = Change(path, within=within)
     if not path.exists():
         return change
-    data = files.json_object(path)
+    data = files.json_object(path, within)
     hooks = _hooks(data, path, create=False)
     if hooks is not None:
         change.removed = _strip(hooks, agent)
         if not hooks:
             del data["hooks"]
     if not change.removed:
-        change.text = path.read_text(encoding="utf-8")
+        change.text = files.read(path, within)
         return change
     return _finish(change, data, dry_run)
 
@@ -127,5 +132,5 @@ def _strip(hooks: dict[str, Any], agent: Agent) -> int:
 def _finish(change: Change, data: dict[str, Any], dry_run: bool) -> Change:
     change.text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if not dry_run:
-        change.backup = files.replace(change.path, change.text)
+        change.backup = files.replace(change.path, change.text, within=change.within)
     return change

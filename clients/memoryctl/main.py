@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from memoryctl import coding, context_file, data, project
+from memoryctl import coding, context_file, data, files, project
 from memoryctl.shown import failed, show
 from memoryd import __version__
 from memoryd.schedule.table import JOBS
@@ -274,8 +274,17 @@ def _context_file(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     if "scope" not in params:  # the block of this folder's project, unless told
         params.setdefault("project", found.scope)
     text = client.call("memory_context", params)["text"]
-    path = Path(args.write) if args.write else (found.root or Path.cwd()) / "AGENTS.md"
-    return {"file": str(path), "written": context_file.write(path, text)}
+    folder = (found.root or Path.cwd()).resolve()
+    path = Path(args.write) if args.write else folder / "AGENTS.md"
+    # What the file links to stays in the project (or, for a file named outside it, in
+    # the folder it was named in): a repository's AGENTS.md may be a link elsewhere.
+    inside = path.absolute().parent.resolve().is_relative_to(folder)
+    try:
+        written = context_file.write(path, text, within=folder if inside else
+                                     path.absolute().parent.resolve())
+    except (files.SettingsError, OSError) as exc:
+        raise SystemExit(f"memoryctl context: {exc}") from None
+    return {"file": str(path), "written": written}
 
 
 def _proxy(args: argparse.Namespace, socket_path: Path) -> int:

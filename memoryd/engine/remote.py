@@ -223,6 +223,9 @@ class RemoteSync:
     async def _merge(self, theirs: str | None, dry_run: bool) -> _Merged:
         """This machine's writes committed, the remote's merged in and written."""
         async with self.stores.workers.exclusive(), self.history.lock:
+            # A sync killed mid-merge (kill -9 in its read-tree) leaves a lock that would
+            # fail every later merge; none of our gits runs now.
+            self.history.remove_stale_locks()
             if not dry_run:
                 await self.history.commit()
             ours = await head_of(self.root)

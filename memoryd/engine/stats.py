@@ -32,7 +32,7 @@ async def describe(engine: Engine, caller: Caller) -> dict[str, Any]:
            "llm": _llm(engine),
            "reminders": await engine.reads.reminders(caller),
            "git": engine.git.describe() if engine.git else {"enabled": False},
-           "sync": engine.remote.describe() if engine.remote else {"remote": None},
+           "sync": _sync(engine, caller),
            **engine.subscription_counts()}
     if caller.is_user:  # counts every file: the user's own tooling only
         out["index"] = await engine.sync.index_health()
@@ -47,6 +47,26 @@ async def _models(engine: Engine, caller: Caller) -> dict[str, Any]:
         reranker = ({"model": engine.config.reranker.model_dir} if caller.is_user
                     else {"configured": True})
     return {"embedder": embedder, "reranker": reranker, "scoring": await engine.scoring()}
+
+
+# What an agent sees of the last sync: how it went, never which files (a path is a
+# title, and another agent's private memory's title says what it holds).
+_SYNC_COUNTS = ("at", "dry_run", "came_in", "went_out", "error", "duration_ms")
+
+
+def _sync(engine: Engine, caller: Caller) -> dict[str, Any]:
+    if engine.remote is None:
+        return {"remote": None}
+    described = engine.remote.describe()
+    if caller.is_user:
+        return described
+    last = described.get("last") or None
+    return {"remote": described["remote"], "branch": described["branch"],
+            "failures": described["failures"], "retry_at": described["retry_at"],
+            "last_ok": described["last_ok"], "conflicts": len(described["conflicts"]),
+            "last": last and {**{k: last.get(k) for k in _SYNC_COUNTS},
+                              **{k: len(last.get(k) or []) for k in
+                                 ("resolved", "needs_you", "refused")}}}
 
 
 def _llm(engine: Engine) -> dict[str, Any]:

@@ -163,7 +163,7 @@ class GitHistory:
     async def _commit_or_retry(self) -> None:
         try:
             async with self.lock:
-                self._remove_stale_locks()
+                self.remove_stale_locks()
                 made = await self.commit()
         except (GitError, OSError) as exc:  # a user's git holding index.lock, often
             self.last_error = str(exc)[:500]
@@ -177,7 +177,7 @@ class GitHistory:
                 for tell in self.on_commit:
                     tell()
 
-    def _remove_stale_locks(self) -> None:
+    def remove_stale_locks(self) -> None:
         """Lock files a git killed mid-commit left (a kill -9 of the daemon during its
         commit, often): open in no process and untouched for STALE_MARGIN, they would
         fail every commit from now on. Our own gits run one at a time and none runs
@@ -185,9 +185,11 @@ class GitHistory:
         start": a service restarted a moment after the kill would keep the lock for
         its whole life.)"""
         folder = self.root / ".git"
-        # packed-refs: a `gc --auto` killed while packing refs (a sync's fetch makes them).
-        for lock in [folder / "index.lock", folder / "HEAD.lock", folder / "packed-refs.lock",
-                     *(folder / "refs").rglob("*.lock")]:
+        # Every lock git or memoryd's own gits can leave: index, HEAD, config, packed-refs
+        # (a `gc --auto` killed while packing a sync's fetched refs), the merge index a
+        # sync's read-tree writes (memoryd-merge.index.lock), a ref's, a reflog's.
+        for lock in [*folder.glob("*.lock"), *(folder / "refs").rglob("*.lock"),
+                     *(folder / "logs").rglob("*.lock")]:
             try:
                 made = lock.lstat().st_mtime
             except OSError:

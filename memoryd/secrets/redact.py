@@ -65,8 +65,11 @@ class Redactor:
 
 def _random(token: str, least: float) -> bool:
     """A token random enough to be a key: letters and digits mixed, not a UUID, at
-    least `least` bits a character ("hook-ui-page-file-mounted" is words)."""
+    least `least` bits a character ("hook-ui-page-file-mounted" is words); with a "/"
+    (base64), both cases too ("docs/v2/setup2024" is a path)."""
     return (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+            and ("/" not in token or (any(c.isupper() for c in token)
+                                      and any(c.islower() for c in token)))
             and not _UUID.fullmatch(token) and not token.startswith("AAAA")  # ssh public
             and entropy(token) >= least)
 

@@ -27,6 +27,13 @@ def _rule(kind: str, pattern: str, group: int = 0, entropy: float = 0.0,
 
 
 _END = r"(?![A-Za-z0-9_-])"  # a key ends where its alphabet does
+# A key's name starts and ends where letters and digits do: an underscore joins words of
+# a name (DB_PASSWORD, MY_SECRET_KEY), so `\b` would not see "PASSWORD" in it.
+_NAME_START = r"(?<![A-Za-z0-9])"
+_NAME_END = r"(?![A-Za-z0-9])"
+# A token ends at a character of its alphabet's neighbours, or at a full stop that ends
+# the sentence (one followed by a letter or digit is part of it: a domain, a file name).
+_TOKEN_END = r"(?![A-Za-z0-9+/_-]|\.[A-Za-z0-9])"
 # Words that make what is assigned to them a secret ("password = ...", "token: ...").
 _SECRET_KEYS = (r"pass(?:word|wd|phrase)?|pwd|secret|client[_-]?secret|api[_-]?key|"
                 r"apikey|access[_-]?key|secret[_-]?key|private[_-]?key|auth[_-]?token|"
@@ -41,8 +48,8 @@ RULES: tuple[Rule, ...] = (
     _rule("github", rf"\b(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{40,}}){_END}"),
     _rule("gitlab", rf"\bglpat-[A-Za-z0-9_-]{{20,}}{_END}"),
     _rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-    _rule("aws-secret-key", r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?"
-          r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1),
+    _rule("aws-secret-key", rf"(?i){_NAME_START}aws_?secret_?access_?key{_NAME_END}[\"']?\s*"
+          r"[:=]\s*[\"'`(\[<]?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1),
     _rule("google", rf"\bAIza[0-9A-Za-z_-]{{35}}{_END}|\bya29\.[0-9A-Za-z_-]{{20,}}{_END}"),
     _rule("slack", rf"\bxox[abposr]-[A-Za-z0-9-]{{10,}}{_END}|https://hooks\.slack\.com/"
           r"services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+"),
@@ -58,16 +65,21 @@ RULES: tuple[Rule, ...] = (
     _rule("bearer", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)", 1),
     # key = value, key: value, "key": "value" (the value goes; a short or spaced one is
     # prose, "token: the next one"; a call, an index or a variable is code).
-    _rule("assignment", rf"(?i)\b(?:{_SECRET_KEYS})\b[\"']?\s*(?:[:=]|=>)\s*[\"']?"
-          r"(?![$%{])([^\s\"',;()<>{}\[\]]{6,}+)(?![(\[])", 1),
+    # A value in brackets is a secret when it has a digit or a symbol ("(optional)" is prose).
+    _rule("assignment", rf"(?i){_NAME_START}(?:{_SECRET_KEYS}){_NAME_END}[\"']?\s*(?:[:=]|=>)"
+          r"\s*[\"'`]{0,2}(?:[(\[<](?=[^\s)\]>]*[0-9!@#$%^&*_]))?(?![$%{])"
+          r"([^\s\"'`,;()<>{}\[\]]{6,}+)(?![(\[])", 1),
     # ... and in words: "my password is hunter22" (a value with a digit or a symbol, so
     # "the password is required" stays).
     _rule("assignment", r"(?i)\b(?:pass(?:word|phrase|code)|pin|secret|token|api key)"
-          r"\s+(?:is|was)\s+[\"']?(?=[^\s\"']*[0-9!@#$%^&*_])([^\s\"',;()<>{}\[\]]{6,}+)",
+          r"\s+(?:is|was)\s+[\"'`(\[<]?(?=[^\s\"']*[0-9!@#$%^&*_])([^\s\"'`,;()<>{}\[\]]{6,}+)",
           1),
     # A long random token on a line that names a key, whatever sits between: letters and
-    # digits mixed (redact.py `_random`), not a path ("/": a URL's), not a UUID.
-    _rule("high-entropy", r"(?i)\b(?:key|secret|token|credential|auth)\w*\b[^\n]{0,40}?"
-          r"(?<![A-Za-z0-9+/_.-])([A-Za-z0-9+_-]{24,}=*)(?![A-Za-z0-9+/_.-])", 1, 3.5),
+    # digits mixed (redact.py `_random`), not a UUID; base64's "/" inside it only with
+    # both cases and a digit (a path's words are not), and never after a "." or "/" (a
+    # URL's path).
+    _rule("high-entropy", rf"(?i){_NAME_START}(?:key|secret|token|credential|auth|passw)\w*"
+          rf"{_NAME_END}[^\n]{{0,40}}?(?<![A-Za-z0-9+/_.-])([A-Za-z0-9+/_-]{{24,}}=*){_TOKEN_END}",
+          1, 3.5),
 )
 KINDS = (*dict.fromkeys(r.kind for r in RULES), "private")  # "private": <private> spans

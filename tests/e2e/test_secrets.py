@@ -23,11 +23,16 @@ PASSWORD = "Tr0ub4dor&3xyz"
 AWS = "AKIA" + "Q3ZT7W2M9K4P6R8X"
 PRIVATE = "the name of my first pet"
 STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+# No provider form: named only by what is before them, and followed by punctuation.
+AWS_SECRET = "wJalrXUt" + "nFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
+KEY_VALUE = "b7Xq2Lp9" + "Zr4Tn8Vc1Md6Ks3Hw5Jg0Fy"
+EXPORTED = "e3b0c44298fc1c14" + "9afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
 def _everything(root) -> bytes:
-    """Every file's bytes under the root, and every git object uncompressed."""
+    """Every path and file's bytes under the root, and every git object uncompressed."""
     parts = [p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()]
+    parts += [str(p).encode() for p in root.rglob("*")]
     objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"],
                              cwd=root, capture_output=True, check=True).stdout
     return b"\n".join([*parts, objects])
@@ -42,6 +47,12 @@ def test_no_secret_reaches_a_file_an_index_git_or_the_log(make_daemon, tmp_path)
         "content": f"My wifi password is {PASSWORD} and <private>{PRIVATE}</private>, "
                    f"I live in Lisbon"})
     assert remembered["stored"] and remembered["redacted"] == 2
+    punctuated = d.call("memory_remember", {
+        "session": "s1", "role": "user",
+        "content": f"For the backup bucket use access key {AWS} and secret {AWS_SECRET}."})
+    assert punctuated["redacted"] == 2
+    for content in (f"key={KEY_VALUE}.", f"export DB_PASSWORD={EXPORTED}\nthen run it"):
+        assert ok(d, "write", content)["redacted"] == 1
     updated = d.call("memory_update", {"id": written["id"], "content": f"rotate {AWS} now"})
     assert updated["redacted"] == 1 and AWS not in updated["content"]
     line = json.dumps({"id": "0f0e0d0c-0b0a-4909-8807-060504030201",
@@ -62,6 +73,7 @@ def test_no_secret_reaches_a_file_an_index_git_or_the_log(make_daemon, tmp_path)
              what="a commit of everything")
     assert d.stop() == 0
     found = _everything(d.root) + d.log.encode()
-    for secret in (GITHUB, OPENAI, PASSWORD, AWS, PRIVATE, STRIPE):
+    for secret in (GITHUB, OPENAI, PASSWORD, AWS, PRIVATE, STRIPE, AWS_SECRET, KEY_VALUE,
+                   EXPORTED):
         assert secret.encode() not in found, secret
     assert b"[REDACTED:github]" in found  # the files were written, with the marks

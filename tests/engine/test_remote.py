@@ -6,12 +6,16 @@ no file ever holds a conflict marker; a file git cannot merge is reported."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from memoryd.history.git import available
+from memoryd.protocol.dispatch import Connection
+from memoryd.scopes import Caller
 from tests.layout import file_of
 from tests.rig import Rig
 
@@ -492,3 +496,43 @@ async def test_one_name_made_by_hand_on_two_machines(pair) -> None:
             "Ideas from the laptop", "Ideas from the desktop"}
         assert markers(rig.root) == []
 
+
+
+async def test_a_merge_index_lock_left_by_a_killed_sync_does_not_fail_the_next(pair) -> None:
+    """kill -9 in a sync's read-tree leaves .git/memoryd-merge.index.lock: the next sync
+    with something to merge removes it (open in no process, untouched) and merges."""
+    a, b = pair
+    await a.result("memory_write", content="Written on a first", category="knowledge")
+    await sync(a)
+    await sync(b)
+    await a.result("memory_write", content="Then another on a", category="knowledge")
+    mine = await b.result("memory_write", content="And one on b", category="knowledge")
+    await sync(a)
+    lock = b.root / ".git" / "memoryd-merge.index.lock"
+    lock.write_text("")
+    old = time.time() - 600
+    os.utime(lock, (old, old))
+    merged = await sync(b)
+    assert merged["came_in"] >= 1 and not lock.exists()
+    await sync(a)
+    assert (await a.result("memory_read", id=mine["id"]))["content"] == "And one on b"
+
+
+async def test_an_agent_sees_how_a_sync_went_but_not_which_files(pair) -> None:
+    """`stats.sync` names files (paths_in, resolved, conflicts): paths are titles, and a
+    private memory's title says what it holds. A named agent gets the counts alone."""
+    a, b = pair
+    alice = Connection()
+    alice.caller = Caller(agent="agent:alice", default_scope="agent:alice")
+    private = await a.result("memory_write", alice, title="Divorce lawyer is Ms Quinlan",
+                             content="Alice's divorce lawyer is Ms Quinlan", category="people")
+    await sync(a)
+    await sync(b)
+    bob = Connection()
+    bob.caller = Caller(agent="agent:bob", default_scope="agent:bob")
+    seen = (await b.result("stats", bob))["sync"]
+    assert seen["last"]["came_in"] >= 1 and seen["last"]["error"] is None
+    assert "quinlan" not in str(seen).lower() and private["id"] not in str(seen)
+    assert "paths_in" not in seen["last"] and isinstance(seen["conflicts"], int)
+    mine = (await b.result("stats"))["sync"]  # the user's own tooling: which files, too
+    assert any("quinlan" in path for path in mine["last"]["paths_in"])

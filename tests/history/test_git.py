@@ -159,7 +159,8 @@ async def test_commits_are_spaced_by_how_long_the_last_one_took(tmp_path,
 
 
 @pytest.mark.parametrize("name", ["index.lock", "packed-refs.lock",
-                                  "refs/memoryd/remote.lock"])
+                                  "refs/memoryd/remote.lock", "memoryd-merge.index.lock",
+                                  "config.lock", "logs/refs/heads/main.lock"])
 async def test_a_lock_left_by_a_git_killed_before_this_start_is_removed(tmp_path,
                                                                          name) -> None:
     """kill -9 during a commit (or a sync's fetch, or the `gc --auto` after a commit)

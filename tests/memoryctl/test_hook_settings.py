@@ -84,3 +84,37 @@ def test_a_linked_settings_file_stays_a_link_and_dry_run_writes_nothing(tmp_path
     install(CLAUDE, link, CMD)
     assert link.is_symlink() and "UserPromptSubmit" in dotfiles.read_text()
     assert uninstall(CLAUDE, tmp_path / "absent.json").removed == 0
+
+
+def test_a_repository_cannot_turn_the_install_into_a_write_elsewhere(tmp_path):
+    """A project's settings (`hooks install --project`) come from a repository: a backup
+    name that is a link is replaced, not written through; a settings file that links out
+    of the project, to nothing, or is a FIFO is left alone with a reason."""
+    outside = tmp_path / "home" / ".bashrc"
+    outside.parent.mkdir()
+    outside.write_text("export PATH=/usr/bin\n")
+    repo = tmp_path / "repo"
+    (repo / ".claude").mkdir(parents=True)
+    settings = repo / ".claude" / "settings.json"
+    settings.write_text(json.dumps(USERS))
+    planted = settings.with_name("settings.json.memoryd-backup")
+    planted.symlink_to(outside)
+    change = install(CLAUDE, settings, CMD, within=repo)
+    assert change.backup == planted and not planted.is_symlink()
+    assert json.loads(planted.read_text()) == USERS
+    assert outside.read_text() == "export PATH=/usr/bin\n"
+
+    settings.unlink()
+    settings.symlink_to(outside)
+    with pytest.raises(SettingsError, match="outside"):
+        install(CLAUDE, settings, CMD, within=repo)
+    settings.unlink()
+    settings.symlink_to(tmp_path / "nowhere" / "settings.json")
+    with pytest.raises(SettingsError, match="does not exist"):
+        install(CLAUDE, settings, CMD, within=repo)
+    assert not (tmp_path / "nowhere").exists()
+    settings.unlink()
+    os.mkfifo(settings)
+    with pytest.raises(SettingsError, match="not a regular file"):
+        install(CLAUDE, settings, CMD, within=repo)  # and it did not block on the FIFO
+    assert outside.read_text() == "export PATH=/usr/bin\n"

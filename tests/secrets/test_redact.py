@@ -3,6 +3,9 @@ look-alikes stay as they are (at most 5% touched); a rule can be turned off."""
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 
 from memoryd.secrets.redact import Redactor
@@ -45,3 +48,46 @@ def test_cleaning_twice_changes_nothing_more():
     for _, _, text in SECRETS:
         once = redactor.clean(text)
         assert redactor.clean(once) == once
+
+
+# What follows or surrounds a secret as people paste it: the end of a sentence, a list,
+# quotes, brackets, a line end.
+CONTEXTS = ["{}", "{}.", "{},", "{};", "{}:", "{}!", "{}?", "({})", "[{}]", "<{}>", '"{}"',
+            "'{}'", "`{}`", "{}.\n", "{}\n", "{}).", "{}...", "{}.)"]
+# A secret with no provider form, after what names it: a bare key, a name joined by
+# underscores (an environment variable), words.
+NAMED = ["key={}", "secret {}", "export MY_SECRET_KEY={}", "export DB_PASSWORD={}",
+         "token: {}", "the access key AKIAIOSFODNN7EXAMPLE and secret {}",
+         "STRIPE_API_KEY: {}", "the signing key is {}"]
+_draw = random.Random(59)
+GENERIC = ["".join(_draw.choice(alphabet) for _ in range(n)) + "7"
+           for n, alphabet in ((39, string.ascii_letters + string.digits + "/+"),
+                               (63, "0123456789abcdef"), (31, string.ascii_letters + string.digits),
+                               (27, string.ascii_letters + string.digits + "_-"))]
+
+
+def _in_contexts() -> list[tuple[str, str]]:
+    cases = []
+    for kind, secret, text in SECRETS:
+        if kind in ("private", "private-key") or secret not in text:
+            continue
+        for context in CONTEXTS:
+            if kind == "connection-string" and "\n" in context:
+                continue  # a line end inside a URL is no URL
+            cases.append((secret, text.replace(secret, context.format(secret))))
+    for secret in GENERIC:
+        cases += [(secret, context.format(named.format(secret)))
+                  for named in NAMED for context in CONTEXTS]
+    return cases
+
+
+IN_CONTEXTS = _in_contexts()
+
+
+def test_a_secret_is_cut_whatever_punctuation_or_quoting_surrounds_it():
+    """Every provider form and every unnamed token after a key's name, in every context:
+    nothing of the secret reaches the cleaned text."""
+    assert len(IN_CONTEXTS) > 1000
+    redactor = Redactor()
+    leaked = [text for secret, text in IN_CONTEXTS if secret in redactor.clean(text)]
+    assert leaked == [], f"{len(leaked)} of {len(IN_CONTEXTS)} leaked, e.g. {leaked[:5]}"
