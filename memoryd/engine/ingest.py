@@ -278,6 +278,10 @@ class Ingest:
             if turn.path in known:
                 report.unchanged += 1
                 continue
+            if len(turn.content) > MAX_CONTENT:  # refused before any rule reads it
+                report.failed.append((turn.path, f"a turn of {len(turn.content):,} characters,"
+                                                 f" more than a memory holds ({MAX_CONTENT:,})"))
+                continue
             if dry_run:
                 report.added += 1
                 continue

@@ -24,6 +24,9 @@ def objects(scan: Scan, rel: str, text: str) -> Iterator[tuple[int, str, Any]]:
         except msgspec.DecodeError as exc:
             scan.fail(where, f"not JSON: {exc}")
             continue
+        except RecursionError:  # [[[[…: one line must not fail the whole transcript
+            scan.fail(where, "not read: JSON nested too deeply")
+            continue
         yield number, where, entry
 
 

@@ -113,17 +113,33 @@ def decode_params(raw: Raw | UnsetType, params_type: type[T], prefix: str = "par
 
 
 def encode_result(rid: RequestId, result: Any) -> bytes:
-    return _encoder.encode(Response(id=rid, result=result)) + b"\n"
+    return encode_json(Response(id=rid, result=result)) + b"\n"
 
 
 def encode_error(rid: RequestId, error: RpcError) -> bytes:
     obj = ErrorObject(code=error.code, message=error.message, data=error.data)
-    return _encoder.encode(Response(id=rid, error=obj)) + b"\n"
+    return encode_json(Response(id=rid, error=obj)) + b"\n"
 
 
 def encode_notification(method: str, params: Any) -> bytes:
-    return _encoder.encode(Notification(method=method, params=params)) + b"\n"
+    return encode_json(Notification(method=method, params=params)) + b"\n"
 
 
 def encode_json(obj: Any) -> bytes:
-    return _encoder.encode(obj)
+    """`obj` as JSON. A file name that is not UTF-8 (a sync or a hand brought it; Python
+    holds its bytes as lone surrogates) is no JSON string: such text is sent with those
+    characters escaped (`\\udcff`) rather than failing the reply, and the connection."""
+    try:
+        return _encoder.encode(obj)
+    except UnicodeEncodeError:
+        return _encoder.encode(_escaped(msgspec.to_builtins(obj)))
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return value

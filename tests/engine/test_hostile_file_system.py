@@ -316,3 +316,29 @@ async def test_a_tag_never_takes_a_memory_past_64_tags(rig):
     error = await rig.error("memory_tag", id=m.id, add=[f"u{i}" for i in range(10)])
     assert error["code"] == -32602 and "64 tags" in error["message"]
     assert len((await rig.result("memory_read", id=m.id))["tags"]) == 60
+
+
+async def test_a_name_that_is_not_utf8_is_reported_and_every_reply_still_encodes(make_rig):
+    """A file whose name is not UTF-8 (a sync or a hand brought it) is not indexed and is
+    listed with its reason, both at start-up and when it arrives later; `stats` answers
+    (the name escaped) instead of dropping the connection, and the rest is indexed."""
+    root, start = make_rig
+    folder = root / "categories" / "knowledge"
+    folder.mkdir(parents=True)
+    (folder / "fine.md").write_text("a fine note")
+    bad = os.fsencode(folder) + b"/caf\xe9-before.md"
+    with open(bad, "wb") as out:
+        out.write(b"# Before\n\nwritten before the start\n")
+    rig = await start()
+    later = os.fsencode(folder) + b"/caf\xe9-after.md"
+    with open(later, "wb") as out:
+        out.write(b"# After\n\nwritten while it runs\n")
+    await rig.sync(os.fsdecode(later)[len(str(root)) + 1:])
+    reply = await rig.call("stats")
+    assert "result" in reply, reply
+    rejected = await rig.rejected()
+    assert set(rejected) == {"categories/knowledge/caf\\udce9-before.md",
+                             "categories/knowledge/caf\\udce9-after.md"}
+    assert all("not UTF-8" in reason for reason in rejected.values())
+    assert (await rig.result("memory_search", query="fine"))["total"] == 1
+    assert (await rig.result("memory_search", query="written"))["total"] == 0

@@ -286,3 +286,45 @@ async def test_the_block_memoryd_gave_is_not_learned_again(rig, tmp_path) -> Non
     assert report["skipped"][0]["reason"] == "only the <memory> block memoryd gave"
     (turn,) = (await rig.result("memory_list", source="ingest:claude-code"))["memories"]
     assert turn["content"] == "Please rename the build script."
+
+
+@pytest.mark.parametrize(("source", "transcript", "turns"), [
+    ("claude-code", "claude/projects/-home-ada-shop/7f3c2a10-1b2c-4d5e-8f90-123456789abc.jsonl",
+     4),
+    ("codex", "codex/sessions/2025/06/02/rollout-2025-06-02T09-00-00-0197a1b2-c3d4-7e5f-"
+              "8a9b-0c1d2e3f4a5b.jsonl", 4),
+    ("gemini", "gemini/tmp/9f2c41d6e0/chats/session-2026-11-20T09-14-0a1b2c3d.jsonl", None)])
+async def test_one_hostile_transcript_line_fails_alone(rig, tmp_path, source, transcript,
+                                                       turns) -> None:
+    """A line nested past any decoder's depth and a turn of 3 million characters: each is
+    reported as failed with its line, the others are read, and the huge one costs no
+    rule's pass over it (refused on its length first)."""
+    name = transcript.split("/", 1)[0]
+    clean = (await rig.result("memory_ingest", source=source,
+                              path=str(_copy(name, tmp_path / "clean"))))["reports"][0]
+    home = _copy(name, tmp_path / "hostile")
+    file = home / transcript.split("/", 1)[1]
+    nested = "[" * 200_000 + "]" * 200_000
+    huge = "word " * 600_000
+    deep = '"DEEP"'  # where the nested value goes in each source's line
+    lines = {"claude-code": [json.dumps({"type": "user", "message": {
+                                 "role": "user", "content": "DEEP"}}).replace(deep, nested),
+                             json.dumps({"type": "user", "sessionId": "7f3c2a10-1b2c-4d5e-"
+                                         "8f90-123456789abc", "message": {"role": "user",
+                                                                          "content": huge}})],
+             "codex": [json.dumps({"type": "response_item", "payload": "DEEP"}).replace(
+                 deep, nested),
+                       json.dumps({"type": "response_item", "payload": {
+                           "type": "message", "role": "user",
+                           "content": [{"type": "input_text", "text": huge}]}})],
+             "gemini": [json.dumps({"id": "m9", "type": "user", "content": "DEEP"}).replace(
+                 deep, nested),
+                        json.dumps({"id": "m10", "type": "user", "content": [{"text": huge}]})]}
+    with file.open("a") as out:
+        out.write("\n".join(lines[source]) + "\n")
+    report = (await rig.result("memory_ingest", source=source, path=str(home)))["reports"][0]
+    assert report["added"] == 0 and report["unchanged"] == clean["added"]  # the others read
+    assert turns is None or clean["added"] == turns
+    reasons = [group["reason"] for group in report["failed"]]
+    assert "not read: JSON nested too deeply" in reasons
+    assert any("characters, more than a memory holds (262,144)" in r for r in reasons)

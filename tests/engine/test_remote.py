@@ -536,3 +536,23 @@ async def test_an_agent_sees_how_a_sync_went_but_not_which_files(pair) -> None:
     assert "paths_in" not in seen["last"] and isinstance(seen["conflicts"], int)
     mine = (await b.result("stats"))["sync"]  # the user's own tooling: which files, too
     assert any("quinlan" in path for path in mine["last"]["paths_in"])
+
+
+async def test_a_name_that_is_not_utf8_arriving_by_sync_is_reported(pair) -> None:
+    """A file whose name is not UTF-8, committed on another machine, comes in by a sync:
+    the sync answers (the name escaped), the file is listed in `rejected_files`, and the
+    next sync and stats answer too."""
+    a, b = pair
+    await a.result("memory_write", content="A note that travels", category="knowledge")
+    folder = os.fsencode(a.root / "categories" / "knowledge")
+    with open(folder + b"/r\xe9sum\xe9.md", "wb") as out:
+        out.write(b"# Resume\n\nmade on a machine whose names are Latin-1\n")
+    git(a.root, "add", "-A")
+    git(a.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "latin-1")
+    await sync(a)
+    got = await sync(b)
+    assert got["came_in"] >= 1
+    stats = await b.result("stats")
+    assert any("not UTF-8" in f["reason"] for f in stats["rejected_files"]["files"])
+    assert (await b.result("memory_search", query="travels"))["total"] == 1
+    await sync(b)
