@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from memoryd.engine import NewMemory
+from memoryd.errors import RpcError
 from memoryd.models.assets import locate_assets
 from memoryd.models.embedder import load_tokenizer
 from memoryd.scopes import Caller
@@ -47,7 +48,9 @@ async def test_alone_in_a_batch_and_after_a_reindex(make_harness, tmp_path) -> N
         [NewMemory(content=c, category="knowledge") for c in others[:17]]
         + [NewMemory(content=TEXT, category="people")]
         + [NewMemory(content=c, category="knowledge") for c in others[17:]], Caller())
-    batched = written[17][0].id  # type: ignore[index]
+    item = written[17]
+    assert not isinstance(item, RpcError), item
+    batched = item[0].id
     vector, dense = await _vector_and_dense(small, alone)
     in_batch, dense_in_batch = await _vector_and_dense(big, batched)
     assert np.array_equal(vector, in_batch)
