@@ -15,8 +15,9 @@ memory is followed by its id, not by git's guess at a rename):
   resolved by guessing. Files memoryd regenerates (memory.md, pending.md) keep this
   machine's, silently: the next run writes them anew.
 - What the other machine sent that memoryd refuses to write (a path into `.git` or
-  the derived index, a temp name, a submodule, a file over MAX_SYNCED bytes) is left
-  out of the merge and reported.
+  the derived index, a temp name, a submodule, a symbolic link, a file where this
+  machine has a folder, a file over MAX_SYNCED bytes) is left out of the merge and
+  reported: the rest merges, and nothing of this machine's folder goes.
 
 The result is a tree: this machine's, with `updates` applied in a temporary index.
 """
@@ -77,6 +78,8 @@ def refusal(path: str, mode: str, size: int) -> str | None:
         return "has a temporary file's name"
     if mode == "160000":
         return "is a submodule"
+    if mode == "120000":  # memoryd never follows one; in its tree it is a hostile's
+        return "is a symbolic link"
     if size > MAX_SYNCED:
         return f"is {size} bytes, more than the {MAX_SYNCED} a synced file may be"
     return None
@@ -98,6 +101,12 @@ async def diff(root: Path, old: str, new: str) -> dict[str, tuple[Entry | None, 
     return changes
 
 
+async def folders(root: Path, commit: str) -> set[str]:
+    """Every folder in `commit`'s tree."""
+    out = await git(root, "ls-tree", "-r", "-d", "-z", "--name-only", commit)
+    return set(out.decode("utf-8", "surrogateescape").split("\0")) - {""}
+
+
 async def empty_tree(root: Path) -> str:
     return (await git(root, "hash-object", "-t", "tree", "--stdin")).decode().strip()
 
@@ -115,11 +124,13 @@ class Planner:
         self._texts: dict[str, str] = {}  # blob sha -> text (memory files)
         self._sizes: dict[str, int] = {}
         self._taken: set[str] = set()  # version paths this plan gives out
+        self._folders: set[str] = set()  # the folders of this machine's tree
 
     async def run(self) -> Plan:
         base = self.base or await empty_tree(self.root)
         self._ours = await diff(self.root, base, self.ours)
         self._theirs = await diff(self.root, base, self.theirs)
+        self._folders = await folders(self.root, self.ours)
         entries = {e for d in (self._ours, self._theirs) for pair in d.values()
                    for e in pair if e is not None}
         self._sizes = await sizes(self.root, [sha for _, sha in entries])
@@ -357,6 +368,8 @@ class Planner:
         """The other side's entry at `path` (None: its delete), unless refused."""
         if entry is not None:
             why = refusal(path, entry[0], self._sizes.get(entry[1], 0))
+            if why is None and path in self._folders:  # the folder's files would go with it
+                why = "is a file where this machine has a folder"
             if why is not None:
                 self.plan.refused.append({"path": path, "reason": why})
                 return

@@ -257,14 +257,16 @@ async def test_what_memoryd_refuses_from_a_remote_is_reported_and_left_alone(
         }, links={"categories/knowledge/passwd.md": "/etc/passwd"})
         result = await sync(a)
         refused = {r["path"]: r["reason"] for r in result["refused"]}
-        assert set(refused) == {"index/keyword.sqlite", "categories/knowledge/huge.md"}
+        assert set(refused) == {"index/keyword.sqlite", "categories/knowledge/huge.md",
+                                "categories/knowledge/passwd.md"}
+        assert refused["categories/knowledge/passwd.md"] == "is a symbolic link"
         assert not (a.root / "categories/knowledge/huge.md").exists()
+        assert not (a.root / "categories/knowledge/passwd.md").is_symlink()
         assert (a.root / "index/keyword.sqlite").read_bytes()[:6] == b"SQLite"
-        # A link and a file the schema refuses arrive as a hand-made one would: left
-        # on disk, never followed, reported in stats.
-        assert (a.root / "categories/knowledge/passwd.md").is_symlink()
+        # A file the schema refuses arrives as a hand-made one would: left on disk,
+        # reported in stats.
         rejected = {f["path"] for f in (await a.result("stats"))["rejected_files"]["files"]}
-        assert {"categories/knowledge/bad.md", "categories/knowledge/passwd.md"} <= rejected
+        assert "categories/knowledge/bad.md" in rejected
         hits = await a.result("memory_search", query="written elsewhere")
         assert [m["content"] for m in hits["memories"]] == ["A note written elsewhere"]
         assert "root:" not in str(await a.result("memory_search", query="root"))
@@ -556,3 +558,41 @@ async def test_a_name_that_is_not_utf8_arriving_by_sync_is_reported(pair) -> Non
     assert any("not UTF-8" in f["reason"] for f in stats["rejected_files"]["files"])
     assert (await b.result("memory_search", query="travels"))["total"] == 1
     await sync(b)
+
+
+@pytest.mark.parametrize("made", ["a symbolic link", "a file"])
+async def test_a_remote_that_turns_a_folder_into_a_link_or_a_file_is_refused(
+        pair, tmp_path, made) -> None:
+    """Someone who can push turns categories/people into a link (to /etc) or a file: the
+    sync refuses that entry with its reason and goes on, and what this machine wrote
+    into the folder meanwhile stays, on disk and read back, over two syncs."""
+    a, b = pair
+    await a.result("memory_write", content="Ann is a friend", category="people")
+    await sync(a)
+    await sync(b)
+    evil = tmp_path / "evil"
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(tmp_path / "remote.git"),
+                    str(evil)], check=True)
+    git(evil, "rm", "-rq", "categories/people")
+    (evil / "categories").mkdir(exist_ok=True)
+    if made == "a file":
+        (evil / "categories" / "people").write_text("not a folder\n")
+    else:
+        os.symlink("/etc", evil / "categories" / "people")
+    git(evil, "add", "-A")
+    git(evil, "-c", "user.name=e", "-c", "user.email=e@e", "commit", "-qm", "evil")
+    git(evil, "push", "-q", "origin", "HEAD:main")
+    mine = [await b.result("memory_write", content=text, category="people")
+            for text in ("Bob is a colleague", "Cid is a neighbour")]
+    first = await sync(b)
+    assert [r["path"] for r in first["refused"]] == ["categories/people"]
+    assert first["refused"][0]["reason"] == (
+        "is a symbolic link" if made == "a symbolic link"
+        else "is a file where this machine has a folder")
+    await sync(b)
+    people = b.root / "categories" / "people"
+    assert people.is_dir() and not people.is_symlink()
+    for memory in mine:
+        assert (await b.result("memory_read", id=memory["id"]))["content"] == memory["content"]
+        assert (b.root / file_of(b.root, memory["id"])).is_file()
+    assert not list((b.root / "categories").glob(".tmp-*"))
