@@ -70,8 +70,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _prepare(args: argparse.Namespace) -> tuple[Path, Config] | int:
     """Root and config, or an exit code after saying what is wrong."""
-    import msgspec
-
     from memoryd import log
     from memoryd.config import ConfigError, load_config
     from memoryd.models import variant
@@ -83,7 +81,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Config] | int:
         return EXIT_CONFIG
     try:
         config = load_config(config_path)
-        config = msgspec.structs.replace(config, embedder=variant.forced(config.embedder))
+        variant.forced(config.embedder)  # refused here, with a message; applied by the wiring
     except ConfigError as exc:
         print(f"memoryd: invalid config: {exc}", file=sys.stderr)
         return EXIT_CONFIG

@@ -250,10 +250,16 @@ def _encodes(value: Any) -> bool:
     return True
 
 
+def not_utf8(name: str) -> bool:
+    """Whether a name read from disk was not UTF-8: Python holds those bytes as lone
+    surrogates, which no file, catalog row or wire can carry."""
+    return any("\ud800" <= c <= "\udfff" for c in name)
+
+
 def source_path_problem(path: str) -> str | None:
     """Why `path` cannot be an ingested memory's `source_path` (the SourcePath rules, in
     words a report can show), or None."""
-    if any("\ud800" <= c <= "\udfff" for c in path):
+    if not_utf8(path):
         return "the name is not UTF-8"
     if any(c in "\r\n\x00" for c in path):
         return "the name holds a line break or NUL"

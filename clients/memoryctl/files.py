@@ -26,14 +26,13 @@ def checked(path: Path, within: Path | None = None) -> Path:
     """The file that reading or writing `path` reaches: `path`, or what it links to (a
     settings file linked from a dotfiles folder). SettingsError for a link to nothing, a
     file that is not a regular one, or one outside `within`."""
-    target = path
-    if path.is_symlink():
-        target = path.resolve()
-        if not target.exists():
-            raise SettingsError(f"{path} is a link to {target}, which does not exist; left "
-                                f"alone")
-    if within is not None and not path.resolve().is_relative_to(within.resolve()):
-        raise SettingsError(f"{path} leads to {path.resolve()}, outside {within}; left alone")
+    resolved, linked = path.resolve(), path.is_symlink()
+    target = resolved if linked else path
+    if linked and not resolved.exists():
+        raise SettingsError(f"{path} is a link to {resolved}, which does not exist; left "
+                            f"alone")
+    if within is not None and not resolved.is_relative_to(within.resolve()):
+        raise SettingsError(f"{path} leads to {resolved}, outside {within}; left alone")
     if target.exists() and not target.is_file():
         raise SettingsError(f"{path} is not a regular file; left alone")
     return target

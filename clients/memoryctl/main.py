@@ -278,10 +278,10 @@ def _context_file(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     path = Path(args.write) if args.write else folder / "AGENTS.md"
     # What the file links to stays in the project (or, for a file named outside it, in
     # the folder it was named in): a repository's AGENTS.md may be a link elsewhere.
-    inside = path.absolute().parent.resolve().is_relative_to(folder)
+    named_in = path.absolute().parent.resolve()
     try:
-        written = context_file.write(path, text, within=folder if inside else
-                                     path.absolute().parent.resolve())
+        written = context_file.write(path, text, within=folder if named_in.is_relative_to(
+            folder) else named_in)
     except (files.SettingsError, OSError) as exc:
         raise SystemExit(f"memoryctl context: {exc}") from None
     return {"file": str(path), "written": written}

@@ -13,11 +13,8 @@ def failed(command: str, result: Any) -> bool:
     """A result that reports its own failure (a sync that could not reach its remote, a
     job that raised): the daemon answered, but what was asked did not happen, so
     memoryctl exits non-zero as for any error."""
-    if not isinstance(result, dict):
-        return False
-    if command == "sync" or command in ("run", "notify", "dream"):
-        return bool(result.get("error"))
-    return False
+    return (command in ("sync", "run", "notify", "dream") and isinstance(result, dict)
+            and bool(result.get("error")))
 
 
 def show(command: str, result: Any) -> str:

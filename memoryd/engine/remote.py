@@ -304,14 +304,11 @@ class RemoteSync:
             for path, (_, entry) in changes.items():  # first: a link may stand where a
                 if entry is None:                     # folder comes
                     files.unlink(path)
-            texts = [(p, data[e[1]]) for p, (_, e) in changes.items()
-                     if e is not None and e[0] != "120000"]
+            # (no link among them: `refusal` refused every one above)
+            texts = [(p, data[e[1]]) for p, (_, e) in changes.items() if e is not None]
             temps = files.write_temps(texts)
             for (path, _), (temp, _) in zip(texts, temps, strict=True):
                 files.replace(temp, path, sync=False)
-            for path, (_, entry) in changes.items():
-                if entry is not None and entry[0] == "120000":
-                    files.symlink(data[entry[1]].decode("utf-8", "surrogateescape"), path)
             files.sync_dirs([p for p, (_, e) in changes.items() if e is not None])
 
         await trio.to_thread.run_sync(write)

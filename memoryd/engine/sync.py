@@ -41,6 +41,7 @@ from memoryd.schema import (
     content_hash,
     is_valid_id,
     new_id,
+    not_utf8,
     utcnow,
     validate,
 )
@@ -93,15 +94,6 @@ class Rejected:
                 "files": [{"path": p, "reason": r} for p, r in shown]}
 
 
-def _utf8(path: str) -> bool:
-    """Whether a name read from disk is UTF-8 (one that is not holds lone surrogates)."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 class FileSync:
     def __init__(self, stores: Stores, config: Config, graph: TopicGraph,
                  graph_store: GraphStore, snapshots: Snapshots) -> None:
@@ -121,7 +113,7 @@ class FileSync:
         """Stage what brings the index in step with one file; returns what changed and
         the scope of the memory it concerns. `keep`: the text it replaces is kept as a
         version (not after a sync's merge, which brings the versions it made)."""
-        if not _utf8(path):  # the catalog, git and every client read names as UTF-8
+        if not_utf8(path):  # the catalog, git and every client read names as UTF-8
             # (so none was ever indexed: there is no record to look up)
             return self._reject(uow, path, None, "its name is not UTF-8: rename it to have "
                                                  "it indexed")

@@ -37,8 +37,9 @@ FORCE_THREADS = "MEMORYD_EMBEDDER_THREADS"
 
 def forced(config: EmbedderConfig) -> EmbedderConfig:
     """`config` with what the environment forces over it; a value that is not one we
-    know is refused (ConfigError), not ignored. The daemon applies it when it reads its
-    config (cli.py), the engine's wiring again (for an engine built in-process)."""
+    know is refused (ConfigError), not ignored. The engine's wiring applies it (the
+    daemon's, `memoryd reindex`'s and an in-process engine's alike); the daemon's start
+    asks first, to refuse a bad value with a message instead of a traceback."""
     changes: dict[str, object] = {}
     if (name := os.environ.get(FORCE_VARIANT)) is not None:
         if name not in VARIANTS:
@@ -48,8 +49,6 @@ def forced(config: EmbedderConfig) -> EmbedderConfig:
         if not threads.isdigit() or int(threads) < 1:
             raise ConfigError(f"{FORCE_THREADS}={threads!r}: expected a whole number >= 1")
         changes["threads"] = int(threads)
-    if changes:
-        log.info("embedder.forced", **changes)
     return msgspec.structs.replace(config, **changes)
 
 

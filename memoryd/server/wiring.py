@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import structlog
+
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
 from memoryd.engine import Engine
@@ -44,6 +46,8 @@ from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore
 from memoryd.tools import registry
 
+log = structlog.get_logger(__name__)
+
 
 def _embedder(root: Path, config: Config, reindex: bool) -> Embedder:
     from memoryd.models import variant
@@ -51,6 +55,8 @@ def _embedder(root: Path, config: Config, reindex: bool) -> Embedder:
     from memoryd.models.embedder import OnnxEmbedder
 
     e = variant.forced(config.embedder)
+    if e != config.embedder:
+        log.info("embedder.forced", variant=e.variant, threads=e.threads)
     index = root / "index"
     chosen = variant.choose(index, e.variant, rebuild=reindex)
     embedder = OnnxEmbedder(threads=e.threads, batch_size=e.batch_size, variant=chosen,

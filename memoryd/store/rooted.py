@@ -314,19 +314,6 @@ class RootedFiles:
                 os.link(src_name, dst_name, src_dir_fd=source.fd, dst_dir_fd=target.fd,
                         follow_symlinks=False)
 
-    def symlink(self, target: str, relpath: str) -> None:
-        """A symbolic link at `relpath` (made beside it, then renamed into place), as git
-        checks one out. memoryd itself never follows it."""
-        folder, name = self._parent(relpath, create=True)
-        with folder:
-            temp = f"{TMP_PREFIX}{os.urandom(6).hex()}"
-            os.symlink(target, temp, dir_fd=folder.fd)
-            try:
-                os.replace(temp, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
-            except BaseException:
-                os.unlink(temp, dir_fd=folder.fd)
-                raise
-
     def unlink(self, relpath: str) -> None:
         """Remove the file at `relpath` if it is there (never a folder)."""
         with contextlib.suppress(FileNotFoundError, UnsafePath):
