@@ -14,6 +14,7 @@ whose source file is gone is reported, never deleted.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from memoryd.ingest.sources import SOURCES, IngestSource
 from memoryd.retrieval.recall import without_block
 from memoryd.schema import INGEST_PREFIX, MAX_CONTENT, MAX_LINKS, MAX_TAGS, content_hash
 from memoryd.scopes import Caller
+from memoryd.secrets.fields import redact_text, scrub_tags
 
 log = structlog.get_logger("memoryd.ingest")
 BATCH = 200  # notes per unit of work
@@ -144,6 +146,12 @@ class Ingest:
         label = f"{INGEST_PREFIX}{source.name}"
         known = await self.stores.workers.read(self.stores.catalog.reader.ingested, label,
                                                f"{only}#" if only else "")
+        # Names as they will be stored (secrets/fields.py, which the write applies
+        # again): a note whose name holds a secret is found again by its stored name.
+        redactor, cut = self.stores.redactor, Counter[str]()
+        for item in (*scan.documents, *scan.turns):
+            item.path = redact_text(redactor, item.path, cut)
+        report.redacted += sum(cut.values())
         seen = {d.path for d in scan.documents} | {t.path for t in scan.turns}
         seen |= {p for p, _ in scan.skipped + scan.failed}
         report.missing = sorted(p for p in known if p not in seen)
@@ -173,7 +181,9 @@ class Ingest:
         hashes: dict[str, str] = {}  # content hash -> path, within this run
         for doc in documents:
             # As it will be stored: an unchanged note with a secret is unchanged.
-            doc.content, cut = self.stores.redactor.scrub(doc.content)
+            cut: Counter[str] = Counter()
+            doc.content = redact_text(self.stores.redactor, doc.content, cut)
+            doc.tags = scrub_tags(self.stores.redactor, doc.tags, cut)
             report.redacted += sum(cut.values())
             if len(doc.content) > MAX_CONTENT:
                 report.failed.append((doc.path, f"too large ({len(doc.content)} characters; "

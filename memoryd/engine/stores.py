@@ -35,8 +35,8 @@ class Stores:
     on_change: list[Callable[[set[str]], None]] = field(default_factory=list)
 
     def unit(self, vectors: bool = True, defer_vectors: bool = False) -> UnitOfWork:
-        return UnitOfWork(self.files, self.catalog, self.hybrid, self.access_counts, vectors,
-                          defer_vectors)
+        return UnitOfWork(self.files, self.catalog, self.hybrid, self.access_counts,
+                          self.redactor, vectors, defer_vectors)
 
     async def change(self, fn: Callable[[UnitOfWork], T], *, vectors: bool = True,
                      abandon: bool = False, defer_vectors: bool = False,

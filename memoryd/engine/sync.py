@@ -151,6 +151,10 @@ class FileSync:
                     "id" not in parsed.present or names.given_by_hand(name, memory.id)):
                 memory.title = shortened(name.removesuffix(".md")) or memory.title
             rewrite |= self._complete(memory, path, record, now)
+            # A hand edit or a sync's file holding a secret is rewritten without it
+            # (secrets never stay on disk), and moved if its name held it.
+            secret_name = bool(self.stores.redactor.scan(path))
+            rewrite |= uow.redact(memory) or secret_name
             validate(memory)  # what the folder says too (a session folder's name)
             if not path.startswith(HISTORY_PREFIX):
                 rewrite |= self._body_links(uow, memory)
@@ -169,7 +173,9 @@ class FileSync:
             before = self.catalog.inline.get(record.id)  # the text as it was indexed
             if before is not None and before.content != memory.content:
                 uow.keep_version(before, path)
-        if rewrite:
+        if secret_name:
+            uow.put(memory, uow.place(memory, path, rename=True), origin=path)
+        elif rewrite:
             uow.put(memory, path)
         else:
             uow.index(memory, path, sha, stamp)

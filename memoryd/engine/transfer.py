@@ -36,6 +36,7 @@ from memoryd.schema import (
     validate,
 )
 from memoryd.scopes import Caller
+from memoryd.secrets.fields import scrub_memory
 from memoryd.secrets.redact import Redactor
 from memoryd.store.files import TRASH, UnreadableMemory, named_by_id
 
@@ -252,12 +253,13 @@ class Transfer:
 
 
 def _parse_line(line: str | bytes, redactor: Redactor) -> tuple[Memory, bool, int]:
-    """A line as a memory (validated like a file's front matter, its content cleaned
-    of secrets), its trash flag and how many secrets were cut."""
+    """A line as a memory (validated like a file's front matter, every field cleaned
+    of secrets as the write will clean it, so an id is looked up as it will be stored),
+    its trash flag and how many secrets were cut."""
     try:
         flags = _decode_flags(line)
         memory = _decode_memory(line)
-        memory.content, cut = redactor.scrub(memory.content)
+        cut = scrub_memory(redactor, memory)
         if memory.content_hash != content_hash(memory.content):
             memory.content_hash = content_hash(memory.content)
         validate(memory)

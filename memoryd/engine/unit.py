@@ -46,6 +46,8 @@ from memoryd.access_counts import AccessCounts
 from memoryd.errors import InvalidFile, InvalidParams, NotFound, StorageFull
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.schema import InvalidMemory, Memory, validate
+from memoryd.secrets.fields import scrub_memory
+from memoryd.secrets.redact import Redactor
 from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore, UnsafePath, check_relpath, file_sha
@@ -84,9 +86,10 @@ class _Trash:
 
 class UnitOfWork:
     def __init__(self, files: MarkdownStore, catalog: Catalog, hybrid: HybridIndex,
-                 access_counts: AccessCounts, vectors: bool = True,
+                 access_counts: AccessCounts, redactor: Redactor, vectors: bool = True,
                  defer_vectors: bool = False) -> None:
         self.files = files
+        self.redactor = redactor
         self.catalog = catalog
         self.hybrid = hybrid
         self.access_counts = access_counts
@@ -148,7 +151,9 @@ class UnitOfWork:
         """Where `memory`'s file goes: where it is (`current`, else where this unit
         staged or loaded it), in its category's folder; a new one is named from its
         title, past the names this unit's other writes take; `rename`: named from its
-        title again."""
+        title again. Secrets are cut from every field first (`redact`): a name is never
+        made of one."""
+        self.redact(memory)
         titled(memory)
         staged = self._writes.get(memory.id)
         if current is None:
@@ -163,6 +168,7 @@ class UnitOfWork:
         where this unit loaded it). The memory must keep the schema's rules, as a file
         read back must. `indexed=False` writes a file no index holds (a soft-deleted
         memory, imported into trash/)."""
+        self.redact(memory)
         titled(memory)  # every file says what it is about (titles.py)
         if origin is None and memory.id in self._originals:
             origin = self._originals[memory.id][2]
@@ -180,6 +186,12 @@ class UnitOfWork:
             self._shelved.append(_Write(memory, path, path))
             return
         self._writes[memory.id] = _Write(memory, path, start)
+
+    def redact(self, memory: Memory) -> bool:
+        """Cut every secret out of every field of `memory` (secrets/fields.py): the one
+        boundary every way in passes, since every write is placed or staged here. True
+        if anything was cut."""
+        return bool(scrub_memory(self.redactor, memory))
 
     def keep_version(self, replaced: Memory, path: str) -> None:
         """Keep `replaced`, the version at `path` that this change replaces (a hand edit

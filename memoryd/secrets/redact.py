@@ -6,22 +6,15 @@ anything is written, embedded or logged. A secret becomes `[REDACTED:<kind>]`; a
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections import Counter
 from functools import partial
 
-from memoryd.secrets.rules import KINDS, RULES, Rule
+from memoryd.secrets.rules import KINDS, RULES, Rule, entropy
 
 _PRIVATE = re.compile(r"<private>[\s\S]*?(?:</private>|$)", re.I)
 _UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}", re.I)
-
-
-def entropy(text: str) -> float:
-    """Shannon entropy, bits a character."""
-    counts = Counter(text)
-    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
 class Redactor:
@@ -43,7 +36,10 @@ class Redactor:
             text, n = _PRIVATE.subn("", text)
             if n:
                 found["private"] += n
+        lower = text.lower()
         for rule in self._rules:
+            if rule.hints and not any(hint in lower for hint in rule.hints):
+                continue
             text = rule.pattern.sub(partial(_cut, rule=rule, found=found), text)
         if found and record:
             with self._lock:
@@ -74,13 +70,23 @@ def _random(token: str, least: float) -> bool:
             and entropy(token) >= least)
 
 
+# What ends a sentence or a clause is not part of the secret before it.
+_TRAILING = ".,:;!?"
+
+
 def _cut(match: re.Match[str], rule: Rule, found: Counter[str]) -> str:
     secret = match.group(rule.group)
-    if secret is None or secret.startswith("[REDACTED:") or (
-            rule.entropy and not _random(secret, rule.entropy)):
+    if secret is None or secret.startswith("[REDACTED:"):
+        return match.group(0)
+    start, end = match.span(rule.group)
+    if rule.kind != "private-key":
+        kept = secret.rstrip(_TRAILING)
+        end -= len(secret) - len(kept)
+        secret = kept
+    if (rule.entropy and not _random(secret, rule.entropy)) or (
+            rule.check is not None and not rule.check(secret)):
         return match.group(0)
     found[rule.kind] += 1
-    start, end = match.span(rule.group)
     whole = match.group(0)
     base = match.start()
     return whole[:start - base] + f"[REDACTED:{rule.kind}]" + whole[end - base:]

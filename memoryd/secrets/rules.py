@@ -9,8 +9,13 @@ a base64 image, a key's *name* with nothing assigned."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from memoryd.secrets.providers import PREFIXED, SERVICES, SHAPED
 
 
 @dataclass(frozen=True)
@@ -19,11 +24,36 @@ class Rule:
     pattern: re.Pattern[str]
     group: int = 0  # the group that is the secret
     entropy: float = 0.0  # the secret must be at least this random (bits a character)
+    check: Callable[[str], bool] | None = None  # ... or pass this test instead
+    # Words one of which a text must hold (lower-cased) for the rule to be tried: a
+    # substring search is far cheaper than a long alternation tried at every position.
+    hints: tuple[str, ...] = ()
 
 
 def _rule(kind: str, pattern: str, group: int = 0, entropy: float = 0.0,
-          flags: int = 0) -> Rule:
-    return Rule(kind, re.compile(pattern, flags), group, entropy)
+          check: Callable[[str], bool] | None = None, hints: tuple[str, ...] = ()) -> Rule:
+    return Rule(kind, re.compile(pattern), group, entropy, check, hints)
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy, bits a character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _service_value(value: str) -> bool:
+    """What follows a service's name and an assignment is its key when it looks issued:
+    letters and digits mixed and random (not a version, "7.12.0-rc1"), a long number,
+    or a UUID; never a URL."""
+    if "://" in value or not any(c.isdigit() for c in value):
+        return False
+    if value.isdigit():
+        return len(value) >= 15
+    return (len(value) >= 12 and any(c.isalpha() for c in value)
+            and (entropy(value) >= 3.0 or _UUID.fullmatch(value) is not None))
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
 _END = r"(?![A-Za-z0-9_-])"  # a key ends where its alphabet does
@@ -41,8 +71,8 @@ _SECRET_KEYS = (r"pass(?:word|wd|phrase)?|pwd|secret|client[_-]?secret|api[_-]?k
 
 RULES: tuple[Rule, ...] = (
     # Whole blocks first: a key block holds lines that later rules would half match.
-    _rule("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-          r"(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)"),
+    _rule("private-key", r"(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+          r"(?:[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)"),
     _rule("anthropic", rf"\bsk-ant-[A-Za-z0-9_-]{{20,}}{_END}"),
     _rule("openai", rf"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{{32,}}{_END}"),
     _rule("github", rf"\b(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{40,}}){_END}"),
@@ -51,14 +81,18 @@ RULES: tuple[Rule, ...] = (
     _rule("aws-secret-key", rf"(?i){_NAME_START}aws_?secret_?access_?key{_NAME_END}[\"']?\s*"
           r"[:=]\s*[\"'`(\[<]?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1),
     _rule("google", rf"\bAIza[0-9A-Za-z_-]{{35}}{_END}|\bya29\.[0-9A-Za-z_-]{{20,}}{_END}"),
-    _rule("slack", rf"\bxox[abposr]-[A-Za-z0-9-]{{10,}}{_END}|https://hooks\.slack\.com/"
-          r"services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+"),
+    _rule("slack", rf"\b(?i:xox[abposr])-(?:[A-Za-z0-9-]{{10,}}|(?:\d+-)+[A-Za-z0-9]+){_END}"
+          r"|(?i:(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_+/]+)"),
     _rule("stripe", rf"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_END}"),
     _rule("huggingface", rf"\bhf_[A-Za-z0-9]{{30,}}{_END}"),
     _rule("npm", rf"\bnpm_[A-Za-z0-9]{{36}}{_END}"),
     _rule("sendgrid", rf"\bSG\.[A-Za-z0-9_-]{{22}}\.[A-Za-z0-9_-]{{43}}{_END}"),
-    _rule("twilio", r"\b(?:SK|AC)[0-9a-f]{32}\b"),
-    _rule("jwt", rf"\beyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}{_END}"),
+    _rule("twilio", r"\b(?:SK|AC)(?:[0-9a-fA-F]{32}|[a-z0-9]{32})\b"),
+    # The forms other services publish (providers.py).
+    _rule("provider", rf"{_NAME_START}(?:{'|'.join(p + b for p, b in PREFIXED)}){_END}"),
+    _rule("provider", rf"(?<![A-Za-z0-9_.~-])(?:{'|'.join(SHAPED)})(?![A-Za-z0-9_~-])"),
+    # A JWT: two base64 JSON objects (`ey...`) and a signature, which may be empty.
+    _rule("jwt", r"\bey[A-Za-z0-9_=-]{8,}\.ey[A-Za-z0-9/\\_=-]{8,}\.?[A-Za-z0-9/\\_+=-]*"),
     # scheme://user:password@host: the password goes, the rest stays readable.
     _rule("connection-string", r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]{3,})@[^\s]+",
           1),
@@ -74,6 +108,12 @@ RULES: tuple[Rule, ...] = (
     _rule("assignment", r"(?i)\b(?:pass(?:word|phrase|code)|pin|secret|token|api key)"
           r"\s+(?:is|was)\s+[\"'`(\[<]?(?=[^\s\"']*[0-9!@#$%^&*_])([^\s\"'`,;()<>{}\[\]]{6,}+)",
           1),
+    # A service's name, then an assignment: `ALGOLIA_ADMIN_KEY = ...`, "twilio: ...".
+    # The name may be inside a longer one (MYGOCARDLESS_TOKEN), as gitleaks has it.
+    _rule("assignment", rf"(?i)(?:{'|'.join(SERVICES)})[ \t\w.-]{{0,30}}?"
+          r"[\s'\"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'\"\s=]{0,5}"
+          r"([A-Za-z0-9_=+/.~%:-]{8,}+)", 1, check=_service_value,
+          hints=tuple(max(re.findall("[a-z]+", name), key=len) for name in SERVICES)),
     # A long random token on a line that names a key, whatever sits between: letters and
     # digits mixed (redact.py `_random`), not a UUID; base64's "/" inside it only with
     # both cases and a digit (a path's words are not), and never after a "." or "/" (a
