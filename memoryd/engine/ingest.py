@@ -149,8 +149,10 @@ class Ingest:
         # Names as they will be stored (secrets/fields.py, which the write applies
         # again): a note whose name holds a secret is found again by its stored name.
         redactor, cut = self.stores.redactor, Counter[str]()
-        for item in (*scan.documents, *scan.turns):
-            item.path = redact_text(redactor, item.path, cut)
+        for doc in scan.documents:
+            doc.path = redact_text(redactor, doc.path, cut)
+        for turn in scan.turns:
+            turn.path = redact_text(redactor, turn.path, cut)
         report.redacted += sum(cut.values())
         seen = {d.path for d in scan.documents} | {t.path for t in scan.turns}
         seen |= {p for p, _ in scan.skipped + scan.failed}
