@@ -98,6 +98,8 @@ def show(command: str, result: Any) -> str:
         return render.jobs(result["jobs"])
     if command == "sync":
         return render.synced(result)
+    if command == "purge":
+        return _purged(result)
     if command in ("run", "notify", "dream"):
         verb = "would change" if result["dry_run"] else "changed"
         lines = [f"{result['job']}: {verb} {len(result['changes'])} "
@@ -108,6 +110,36 @@ def show(command: str, result: Any) -> str:
     if isinstance(result, dict) and "content" in result and "id" in result:
         return render.memory(result)
     return json.dumps(result, indent=2, ensure_ascii=False)
+
+
+def _purged(result: dict[str, Any]) -> str:
+    """What a purge changed (or would), and what the user must still do."""
+    files = result["files"]
+    verb = "would purge" if result["dry_run"] else "purged"
+    lines = [f"{verb} {result['occurrences']} occurrence(s): {files['memories']} memory "
+             f"file(s), {files['versions']} kept version(s), {files['trash']} trash file(s), "
+             f"{files['other']} other file(s)"]
+    lines += [f"renamed: {path}" for path in result["renamed"]]
+    git = result["git"]
+    if git is None:
+        lines.append("git: no history here")
+    elif git["rewritten"]:
+        lines.append(f"git: history REWRITTEN on this machine ({git['commits']} commits; the "
+                     f"string was in {git['file_versions']} file version(s), "
+                     f"{git['messages']} message(s), {git['names']} name(s)); the old "
+                     "commits are gone from here")
+    elif git["file_versions"] or git["messages"] or git["names"]:
+        lines.append(f"git: would rewrite the history ({git['file_versions']} file "
+                     f"version(s), {git['messages']} message(s), {git['names']} name(s))")
+    else:
+        lines.append("git: the history does not hold it")
+    if result["push"]:
+        lines.append("the remote still has the old history: replace it there with\n  "
+                     f"{result['push']}\n(syncs wait until it has run)")
+    if not result["dry_run"]:
+        lines.append("still holding it: " + ", ".join(result["remaining"])
+                     if result["remaining"] else "nothing memoryd keeps holds it any more")
+    return "\n".join(lines)
 
 
 def _projects(result: dict[str, Any]) -> str:

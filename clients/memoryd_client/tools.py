@@ -121,6 +121,10 @@ class ToolMethods:
         """Sync with the git remote. See `tools/list` for the whole description."""
         return self.call("memory_sync", _given({"dry_run": dry_run}))
 
+    def memory_purge(self, text: str, *, dry_run: bool | None = None) -> Any:
+        """Purge a string from everything. See `tools/list` for the whole description."""
+        return self.call("memory_purge", _given({"text": text, "dry_run": dry_run}))
+
     def memory_remind(self, content: str, *, due_at: str | None = None, when: str | None = None, scope: str | None = None, tags: list[str] | None = None) -> Any:
         """Set a reminder. See `tools/list` for the whole description."""
         return self.call("memory_remind", _given({"content": content, "due_at": due_at, "when": when, "scope": scope, "tags": tags}))
@@ -234,6 +238,10 @@ class AsyncToolMethods:
     async def memory_sync(self, *, dry_run: bool | None = None) -> Any:
         """Sync with the git remote. See `tools/list` for the whole description."""
         return await self.call("memory_sync", _given({"dry_run": dry_run}))
+
+    async def memory_purge(self, text: str, *, dry_run: bool | None = None) -> Any:
+        """Purge a string from everything. See `tools/list` for the whole description."""
+        return await self.call("memory_purge", _given({"text": text, "dry_run": dry_run}))
 
     async def memory_remind(self, content: str, *, due_at: str | None = None, when: str | None = None, scope: str | None = None, tags: list[str] | None = None) -> Any:
         """Set a reminder. See `tools/list` for the whole description."""

@@ -40,6 +40,7 @@ from memoryd.engine.facts import Facts
 from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
+from memoryd.engine.purge import Purge
 from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
@@ -89,6 +90,7 @@ class Engine:
     ranking: Ranking
     recall: Recall
     history: History
+    purge: Purge
     reranker: Reranker | None = None
     llm: ChatModel | None = None
     git: GitHistory | None = None  # the root's git history (git.enabled)

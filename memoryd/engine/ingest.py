@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,8 +162,11 @@ class Ingest:
                                 dry_run, total, report_progress)
         if not dry_run:
             await self._link(scan.documents, ids, caller, report)
-        await self._turns(scan, known, label, scope, caller, report, dry_run, total,
-                          report_progress)
+        if scan.turns:  # every line stored before, wherever its turn went since
+            stored = await self.stores.workers.read(self.stores.catalog.reader.known_lines,
+                                                    label, f"{only}#" if only else "")
+            await self._turns(scan, known.keys() | stored, label, scope, caller, report,
+                              dry_run, total, report_progress)
         report.seconds = time.monotonic() - started
         await report_progress(total, total, f"{source.name}: {report.added} added, "
                               f"{report.updated} updated, {report.unchanged} unchanged")
@@ -281,9 +284,12 @@ class Ingest:
             added = await self.links.connect(kept[start:start + BATCH], caller)
             report.links += added // 2  # each pair adds a link at both ends
 
-    async def _turns(self, scan: Scan, known: Known, label: str, scope: str, caller: Caller,
-                     report: Report, dry_run: bool, total: int, progress: Progress) -> None:
-        """Transcript turns through memory_remember's path, oldest first per file."""
+    async def _turns(self, scan: Scan, known: Set[str], label: str, scope: str,
+                     caller: Caller, report: Report, dry_run: bool, total: int,
+                     progress: Progress) -> None:
+        """Transcript turns through memory_remember's path, oldest first per file; a
+        line in `known` (stored once, even if its turn was evicted since) is not stored
+        again."""
         done = total - len(scan.turns)
         for turn in scan.turns:
             done += 1

@@ -43,7 +43,9 @@ from memoryd.errors import InvalidParams
 from memoryd.history import merge
 from memoryd.history.git import GitHistory
 from memoryd.history.plan import Planner, diff, empty_tree, refusal, write_tree
-from memoryd.history.remote import RemoteError, fetch, push, shown
+from memoryd.history.purge import pending as purged_head
+from memoryd.history.purge import settled as purge_settled
+from memoryd.history.remote import RemoteError, fetch, push, remote_head, shown
 from memoryd.history.runner import GitError, blobs, git, head_of
 
 log = structlog.get_logger("memoryd.sync")
@@ -176,6 +178,7 @@ class RemoteSync:
         refused: list[dict[str, Any]] = []
         went_out = 0
         for attempt in range(1, ATTEMPTS + 1):
+            await self._after_purge(url, branch, timeout)
             with self._timed("fetch"):
                 theirs = await fetch(self.root, url, branch, timeout)
             merged = await self._merge(theirs, dry_run)
@@ -200,6 +203,29 @@ class RemoteSync:
                 "timings_ms": {k: round(v * 1000, 1) for k, v in self._timings.items()},
                 "went_out": went_out, "resolved": resolved, "needs_you": needs_you,
                 "refused": refused, "head": merged.head}
+
+    async def _after_purge(self, url: str, branch: str, timeout: float) -> None:
+        """After a purge rewrote the history here, the remote's old history would bring
+        back everything purged, into .git by a fetch and into the files by a merge: no
+        fetch until the remote has the new history (the user force-pushed it, as
+        `memoryctl purge` printed). Asked without fetching anything."""
+        rewritten = purged_head(self.root)
+        if rewritten is None:
+            return
+        theirs = await remote_head(self.root, url, branch, timeout)
+        # The remote has the new history (pushed as it was, or with later commits), or
+        # is at a commit from before anything purged (the rewrite kept those); a commit
+        # this machine does not have is of the old history.
+        if theirs is None or theirs == rewritten or (await _known(self.root, theirs) and (
+                await _contains(self.root, theirs, rewritten)
+                or await _contains(self.root, rewritten, theirs))):
+            purge_settled(self.root)
+            return
+        raise RemoteError(
+            "a purge rewrote this machine's history and the remote still has the old one, "
+            "which would bring back what was purged: replace it there first with "
+            f"`git -C {self.root} push --force {shown(self.url or '')} "
+            f"HEAD:refs/heads/{self.config.branch}`")
 
     async def _paths_of(self, ids: Iterable[str]) -> dict[str, str]:
         catalog = self.stores.catalog  # its reader is the reading thread's own
@@ -346,6 +372,15 @@ class RemoteSync:
                 return
             log.warning("sync.recovered", files=len(changed), head=noted["to"][:12])
         journal.unlink(missing_ok=True)
+
+
+async def _known(root: Path, commit: str) -> bool:
+    """Whether this repository has `commit`."""
+    try:
+        await git(root, "cat-file", "-e", f"{commit}^{{commit}}")
+    except GitError:
+        return False
+    return True
 
 
 async def _contains(root: Path, head: str, commit: str) -> bool:

@@ -13,7 +13,8 @@ dropped from the indexes, and reported: logged once and listed in `stats`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,6 +35,7 @@ from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval.snapshots import Snapshots
 from memoryd.schema import (
     CATEGORIES,
+    INGEST_PREFIX,
     MAX_LINKS,
     InvalidMemory,
     Memory,
@@ -52,6 +54,7 @@ from memoryd.store.files import (
     INDEXED_DIRS,
     TRASH,
     MarkdownStore,
+    UnreadableMemory,
     UnsafePath,
     file_sha,
 )
@@ -435,6 +438,8 @@ class FileSync:
             ahead = None if force_embed else self.snapshots.read_ahead()
             summary = self._reconcile_files(uow, announce=False, every_file=force_embed,
                                             progress=self.progress, child=walk)
+            if not self.catalog.writer.trash_lines_read():
+                self.catalog.writer.remember_lines(self._trashed_lines())
             resumed = None if ahead is None else self.snapshots.resume(ahead)
             if resumed is None:
                 summary |= self.stores.hybrid.reconcile(
@@ -448,6 +453,17 @@ class FileSync:
             return summary
 
         return await self.stores.change(run, vectors=False, abandon=abandon_on_cancel)
+
+    def _trashed_lines(self) -> Iterator[tuple[str, str]]:
+        """(source, source_path) of each ingested turn in the trash (an evicted one): read
+        once, when the catalog is made anew, so a transcript's line is still known."""
+        for memory_id, rel in self.files.trashed():
+            if "/turns/" not in rel:
+                continue
+            with contextlib.suppress(UnreadableMemory, UnsafePath, ValueError):
+                memory = self.files.read_memory(rel, memory_id)
+                if memory.source_path is not None and memory.source.startswith(INGEST_PREFIX):
+                    yield memory.source, memory.source_path
 
     def reconcile_graph_blocking(self, graph: TopicGraph) -> dict[str, tuple[str, str]]:
         """Bring `graph` (the live one, or a plan) in step with the turn files; the live

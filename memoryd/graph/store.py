@@ -134,6 +134,17 @@ class GraphStore:
         self.conn.close()
 
     # -- reads -------------------------------------------------------------------------
+    def replace_text(self, text: str, replacement: str) -> int:
+        """`text` out of every label (a purge: labels are words of the turns), the file
+        rewritten without the old ones; how many labels held it."""
+        with self.conn:
+            changed = sum(self.conn.execute(
+                f"UPDATE {table} SET label = replace(label, ?, ?) WHERE instr(label, ?) > 0",
+                (text, replacement, text)).rowcount for table in ("nodes", "episodes"))
+        self.conn.execute("VACUUM")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return changed
+
     def nodes(self) -> list[Node]:
         rows = self.conn.execute("SELECT id, scope, label, created_at FROM nodes")
         return [Node(r[0], r[1], r[2], r[3]) for r in rows]

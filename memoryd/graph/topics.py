@@ -100,6 +100,15 @@ class TopicGraph:
                 if a in self.nodes and b in self.nodes:
                     self._set_edge(a, b, weight)
 
+    def replace_text(self, text: str, replacement: str) -> None:
+        """`text` out of every label held here (a purge; GraphStore.replace_text does
+        the file's)."""
+        with self.lock:
+            for node in self.nodes.values():
+                node.label = node.label.replace(text, replacement)
+            for episode in self.episodes.values():
+                episode.label = episode.label.replace(text, replacement)
+
     def save(self, store: GraphStore, now: float) -> int:
         """Write what changed since the last save; returns how many rows."""
         with self.lock:

@@ -49,6 +49,17 @@ async def fetch(root: Path, url: str, branch: str, timeout: float) -> str | None
     return (await git(root, "rev-parse", "--verify", f"{FETCHED}^{{commit}}")).decode().strip()
 
 
+async def remote_head(root: Path, url: str, branch: str, timeout: float) -> str | None:
+    """The remote branch's head as the remote names it, nothing fetched; None when it
+    has no such branch."""
+    try:
+        out = await git(root, *REMOTE_OPTIONS, "ls-remote", "--", url, f"refs/heads/{branch}",
+                        env=remote_env(), timeout=timeout)
+    except GitError as exc:
+        raise RemoteError(_reason(exc, url)) from None
+    return out.decode().split()[0] if out.strip() else None
+
+
 async def push(root: Path, url: str, branch: str, commit: str, timeout: float) -> bool:
     """Push `commit` as the remote branch; False when the remote moved on (fetch, merge
     and push again), RemoteError for anything else."""

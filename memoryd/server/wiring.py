@@ -19,6 +19,7 @@ from memoryd.engine.facts import Facts
 from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
 from memoryd.engine.links import Links
+from memoryd.engine.purge import Purge
 from memoryd.engine.ranking import Ranking
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
@@ -128,6 +129,8 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
     snapshots = Snapshots(stores.hybrid, stores.catalog.writer, root / "index")
     sync = FileSync(stores, config, graph, graph_store, snapshots)
     remote = RemoteSync(root, config.git, git, stores, sync) if git is not None else None
+    purge = Purge(root, stores, sync, graph, graph_store, git, config.git.remote,
+                  config.git.branch)
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
         sync=sync,
@@ -138,7 +141,7 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
         ranking=ranking,
         recall=Recall(reads, ranking, conversation, embedder.count_tokens, config.recall),
         history=History(facts, writes, git),
-        reranker=reranker, llm=llm, git=git, remote=remote)
+        purge=purge, reranker=reranker, llm=llm, git=git, remote=remote)
 
 
 def build_dispatcher(app: App) -> Dispatcher:

@@ -139,6 +139,16 @@ class Catalog:
         with self.writer.transaction() as conn:
             yield conn
 
+    def compact(self) -> None:
+        """Rewrite the file without what was deleted (a purge): FTS5's segments merged
+        (a deleted row's terms stay in old segments until then), every free page
+        dropped, the WAL emptied. Writer thread; readers see the same rows throughout."""
+        conn = self.writer.conn
+        for table in ("fts", "words"):
+            conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         self.inline.conn.close()
         with self._readers_lock:

@@ -265,6 +265,14 @@ class Reader:
         return {path: (memory_id, digest, frozenset(tags.split("\n") if tags else ()))
                 for path, memory_id, digest, tags in rows}
 
+    def known_lines(self, source: str, prefix: str = "") -> set[str]:
+        """Every `<file>#<line id>` ever stored from `source` whose path starts with
+        `prefix`, wherever its memory went since (catalog_schema.LINES)."""
+        rows = self.conn.execute(
+            "SELECT path FROM lines WHERE source = ? AND substr(path, 1, ?) = ?",
+            (source, len(prefix), prefix))
+        return {path for (path,) in rows}
+
     def export_page(self, after: str, limit: int, *, superseded: bool, expired: bool,
                     now: float) -> list[tuple[str, str, bytes]]:
         """(id, path, doc) of up to `limit` memories with ids after `after`, by id:

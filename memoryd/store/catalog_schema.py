@@ -30,6 +30,16 @@ CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at)
 CREATE INDEX IF NOT EXISTS memories_compressed ON memories (compressed) WHERE compressed = 1;
 """
 
+# Every line of another tool's transcript stored here (its `ingest:<name>` source and
+# `<file>#<line id>`), kept when the turn is evicted, compressed or deleted: a line
+# known once is never stored again, wherever its turn went since. What the trash holds
+# is read into it when the catalog is made anew (FileSync.startup), so it too is
+# derived from the files.
+LINES = """
+CREATE TABLE IF NOT EXISTS lines (source TEXT NOT NULL, path TEXT NOT NULL,
+    PRIMARY KEY (source, path)) WITHOUT ROWID;
+"""
+
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memories (
@@ -88,6 +98,7 @@ CREATE INDEX IF NOT EXISTS search_keys_created ON search_keys (created_at);
 CREATE TABLE IF NOT EXISTS scope_counts (scope TEXT PRIMARY KEY, n INTEGER NOT NULL)
     WITHOUT ROWID;
 {ENTITIES}
+{LINES}
 """
 
 def live_keys(conn: sqlite3.Connection) -> None:
@@ -119,8 +130,16 @@ def no_count_triggers(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
 
 
+def lines_table(conn: sqlite3.Connection) -> None:
+    """LINES, filled from the memories indexed now (the trash is read at start-up)."""
+    conn.executescript(LINES)
+    conn.execute("INSERT OR IGNORE INTO lines SELECT source, source_path FROM memories"
+                 " WHERE source LIKE 'ingest:%' AND source_path IS NOT NULL")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('lines', 'live')")
+
+
 # The catalog's registered migrations (store/sqlite.py), in order: a catalog made anew
 # has the schema they lead to and is marked as having had them all. A change to the
 # schema is a new function at the end (never an edit of one that has run somewhere).
 MIGRATIONS: tuple[sqlite.Migration, ...] = (live_keys, stamps_index, no_count_triggers,
-                                            entities_table, entities_reread)
+                                            entities_table, entities_reread, lines_table)

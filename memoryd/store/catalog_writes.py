@@ -17,7 +17,7 @@ from datetime import datetime
 import msgspec
 
 from memoryd.filters import EQUAL
-from memoryd.schema import Memory
+from memoryd.schema import INGEST_PREFIX, Memory
 from memoryd.store import catalog_entities, catalog_stamps
 from memoryd.store.catalog_sql import (
     ROWID_SLOTS,
@@ -96,6 +96,9 @@ class Writer:
         row = _row(memory) | {"rowid": rowid, "path": path, "file_sha": sha,
                               "stamp": stamp, "gen": self.generation}
         conn.execute(_insert(tuple(row)), row)
+        if memory.source_path is not None and memory.source.startswith(INGEST_PREFIX):
+            conn.execute("INSERT OR IGNORE INTO lines VALUES (?, ?)",
+                         (memory.source, memory.source_path))
         if memory.superseded_at is not None:
             # A superseded fact is history (memory_history, `as_of`): kept out of the
             # keyword index and the list/search keys, so no search or job sees it.
@@ -113,6 +116,17 @@ class Writer:
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in memory.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(memory.id, d) for d in memory.links])
         catalog_entities.write(conn, rowid, memory)
+
+    def trash_lines_read(self) -> bool:
+        """Whether the trash's ingested lines are in `lines` (catalog_schema.LINES)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'lines'").fetchone()
+        return row is not None and row[0] == "trash"
+
+    def remember_lines(self, lines: Iterable[tuple[str, str]]) -> None:
+        """(source, source_path) of the trash's ingested memories, which no index holds;
+        afterwards `trash_lines_read`."""
+        self.conn.executemany("INSERT OR IGNORE INTO lines VALUES (?, ?)", lines)
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('lines', 'trash')")
 
     def _free_rowid(self, created_at: float) -> int:
         """The next rowid of the memory's creation second (see ROWID_SLOTS)."""

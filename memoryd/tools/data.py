@@ -10,7 +10,7 @@ from memoryd import filters
 from memoryd.errors import Forbidden
 from memoryd.protocol.progress import NO_PROGRESS, Progress
 from memoryd.scopes import Caller
-from memoryd.tools.params import ExportParams, ImportParams, IngestParams, SyncParams
+from memoryd.tools.params import ExportParams, ImportParams, IngestParams, PurgeParams, SyncParams
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
@@ -50,6 +50,14 @@ async def memory_import(app: App, caller: Caller, p: ImportParams) -> Result:
     if result.imported or result.replaced or result.kept_both:
         app.engine.conversation.wake()  # imported turns may wait for background work
     return result.to_wire()
+
+
+@handler("memory_purge")
+async def memory_purge(app: App, caller: Caller, p: PurgeParams) -> Result:
+    if not caller.is_user:
+        raise Forbidden("a purge rewrites every scope and the history: only the user's own "
+                        "tooling (a connection that does not name itself) may run it")
+    return await app.engine.purge.run(p.text, dry_run=p.dry_run)
 
 
 @handler("memory_sync")

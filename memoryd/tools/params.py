@@ -335,6 +335,13 @@ class SyncParams(Params):
                        ] = False
 
 
+class PurgeParams(Params):
+    text: Annotated[str, Meta(min_length=6, max_length=4096, pattern=r"^[^\r\n\x00]+$",
+                              description="The string to remove everywhere (one line, "
+                              "at least 6 characters).")]
+    dry_run: Annotated[bool, Meta(description="Count where it is; change nothing.")] = False
+
+
 class ImportParams(Params):
     lines: Annotated[list[Annotated[str, Meta(max_length=2 * 1024 * 1024)] | dict[str, Any]],
                      Meta(max_length=5000, description="JSONL lines, one memory each (as "

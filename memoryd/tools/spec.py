@@ -236,6 +236,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         merged again). Only the user's own tooling may sync. Returns {came_in,
         went_out, resolved, needs_you, refused, attempts, head, error}.""",
           Cli("sync", "sync with the git remote: commit, fetch, merge, push")),
+    _spec("memory_purge", "Purge a string from everything", p.PurgeParams, """
+        Remove a string (a credential no redaction rule caught) from everything memoryd
+        keeps: every memory, kept version and trash file (replaced by `[PURGED]`; a file
+        whose name held it is renamed), the indexes, and the git history, which is
+        rewritten locally (a remote still has the old one: `push` is the command that
+        replaces it there, and syncs wait until it ran). Returns {occurrences, files:
+        {memories, versions, trash, other}, renamed, git: {commits, file_versions,
+        messages, names, rewritten}, remaining, push}; `remaining` lists what still
+        holds it. Only the user's own tooling may purge.""",
+          Cli("purge", "remove TEXT from every memory, version, trash file, index and the "
+              "git history (rewritten locally; --dry-run counts first)",
+              positional=("text",)), destructive=True),
     _spec("memory_remind", "Set a reminder", p.RemindParams, """
         Create a reminder, due at `due_at` (ISO 8601) or `when` in words (English or
         Chinese, in the configured timezone). When it is due, the notify job writes it to

@@ -328,3 +328,47 @@ async def test_one_hostile_transcript_line_fails_alone(rig, tmp_path, source, tr
     reasons = [group["reason"] for group in report["failed"]]
     assert "not read: JSON nested too deeply" in reasons
     assert any("characters, more than a memory holds (262,144)" in r for r in reasons)
+
+
+def _long_transcript(home: Path, turns: int) -> Path:
+    """A Claude Code transcript of `turns` lines, each a distinct sentence."""
+    session = "5b1e0c2a-7d3f-4e8a-9b6c-0a1b2c3d4e5f"
+    folder = home / "projects" / "-home-ada-shop"
+    folder.mkdir(parents=True)
+    lines = [json.dumps({
+        "type": role, "sessionId": session, "uuid": f"line-{n}",
+        "timestamp": f"2025-06-01T10:{n // 60:02d}:{n % 60:02d}.000Z",
+        "message": {"role": role, "content": f"Turn {n}: the {role} talks about "
+                    f"invoice batch {n * 7919 % 1000} and its refund window of {n} days."}})
+        for n, role in ((n, "user" if n % 2 == 0 else "assistant") for n in range(turns))]
+    (folder / f"{session}.jsonl").write_text("\n".join(lines) + "\n")
+    return home
+
+
+async def test_a_line_stored_once_is_never_stored_again_wherever_its_turn_went(tmp_path):
+    """Turns evicted past the session's cap go to the trash; the next Stop, and the one
+    after a catalog made anew, store none of their lines again."""
+    from tests.rig import Rig
+
+    root, home = tmp_path / "root", _long_transcript(tmp_path / "claude", 40)
+    rig = Rig(root, {"conversation": {"max_entries": 10}})
+    await rig.start()
+    first = (await rig.result("memory_ingest", source="claude-code", path=str(home)))
+    stored = first["added"]
+    assert stored > 20, first
+    await rig.engine.conversation.drain()  # the background path evicts past the cap
+    live = (await rig.result("memory_list", source="ingest:claude-code", limit=100))
+    assert live["total"] <= 10  # the rest went to the trash
+    for _ in range(2):  # Claude Code fires Stop after every turn
+        again = await rig.result("memory_ingest", source="claude-code", path=str(home))
+        assert again["added"] == 0 and again["unchanged"] == stored, again
+    rig.close()
+    catalogs = list((root / "index").glob("keyword.sqlite*"))
+    assert catalogs
+    for catalog in catalogs:
+        catalog.unlink()
+    rebuilt = Rig(root, {"conversation": {"max_entries": 10}})
+    await rebuilt.start()
+    after = await rebuilt.result("memory_ingest", source="claude-code", path=str(home))
+    assert after["added"] == 0 and after["unchanged"] == stored, after
+    rebuilt.close()

@@ -68,6 +68,9 @@ async def _results(rig, tmp_path: Path) -> dict[str, list[dict]]:
         await synced.result("memory_write", content="to be sent")
         out["memory_sync"] += [await synced.result("memory_sync", dry_run=True),
                                await synced.result("memory_sync")]
+        out["memory_purge"] += [await synced.result("memory_purge", text="to be sent",
+                                                    dry_run=True),
+                                await synced.result("memory_purge", text="to be sent")]
     finally:
         synced.close()
     return out
