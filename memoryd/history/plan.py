@@ -66,6 +66,9 @@ def is_memory_path(path: str) -> bool:
     return path.endswith(".md") and path.split("/", 1)[0] in _MEMORY_TOPS
 
 
+NAME_MAX = 255  # bytes in one name: ext4, APFS, NTFS (git itself takes longer ones)
+
+
 def refusal(path: str, mode: str, size: int) -> str | None:
     """Why a path from the remote is not written under the root (None: it may be)."""
     try:
@@ -76,6 +79,8 @@ def refusal(path: str, mode: str, size: int) -> str | None:
         return "is inside git's folder or memoryd's derived index"
     if any(p.startswith(TMP_PREFIX) or p.endswith(".tmp") for p in parts):
         return "has a temporary file's name"
+    if any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in parts):
+        return f"has a name longer than the {NAME_MAX} bytes a file system takes"
     if mode == "160000":
         return "is a submodule"
     if mode == "120000":  # memoryd never follows one; in its tree it is a hostile's

@@ -69,7 +69,9 @@ def _unsynced_temp(folder: _Dir, parts: tuple[str, ...], data: bytes
                    ) -> tuple[str, int, _Dir]:
     """A fresh temp file in `folder` beside the file `parts` names, holding `data`, not
     yet fsync'd: its relative path, its fd (the caller's to close) and the folder."""
-    tmp = f"{TMP_PREFIX}{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}"
+    # Never longer than the name it stands for allows: a 255-byte name (git and ext4
+    # take one) with the name in its temp's would not fit the file system's limit.
+    tmp = f"{TMP_PREFIX}{os.getpid()}.{os.urandom(8).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600, dir_fd=folder.fd)
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.history.git import available
+from memoryd.history.plan import refusal
 from memoryd.protocol.dispatch import Connection
 from memoryd.scopes import Caller
 from tests.layout import file_of
@@ -596,3 +597,36 @@ async def test_a_remote_that_turns_a_folder_into_a_link_or_a_file_is_refused(
         assert (await b.result("memory_read", id=memory["id"]))["content"] == memory["content"]
         assert (b.root / file_of(b.root, memory["id"])).is_file()
     assert not list((b.root / "categories").glob(".tmp-*"))
+
+
+@pytest.mark.parametrize("length", [230, 255])
+async def test_a_name_as_long_as_the_file_system_allows_arrives_and_is_indexed(
+        pair, length) -> None:
+    """A remote file (and the same made by hand) whose name is 230-255 bytes, valid in git
+    and ext4: memoryd's temp file beside it must fit too. It merges, is indexed (its
+    partial front matter completed), and every later sync works."""
+    a, b = pair
+    name = "n" * (length - 3) + ".md"
+    (a.root / "categories" / "knowledge" / name).write_text("# Long\n\nZed keeps bees\n")
+    git(a.root, "add", "-A")
+    git(a.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "long")
+    await sync(a)
+    got = await sync(b)
+    assert got["came_in"] >= 1 and got["refused"] == []
+    assert (await b.result("memory_search", query="bees"))["total"] == 1
+    await b.result("memory_write", content="after the long name", category="knowledge")
+    await sync(b)
+    await sync(a)
+    assert (await a.result("memory_search", query="after the long name"))["total"] == 1
+    by_hand = b.root / "categories" / "people" / name
+    by_hand.write_text("---\ntitle: by hand\n---\nYara grows figs\n")
+    await b.engine.sync.sync_paths([str(by_hand.relative_to(b.root))])
+    assert (await b.result("memory_search", query="figs"))["total"] == 1
+
+
+def test_a_name_longer_than_a_file_system_takes_is_refused_by_name() -> None:
+    assert refusal(f"categories/knowledge/{'n' * 252}.md", "100644", 10) is None
+    assert "longer than the 255 bytes" in (
+        refusal(f"categories/knowledge/{'n' * 253}.md", "100644", 10) or "")
+    assert "longer than the 255 bytes" in (
+        refusal(f"categories/knowledge/{'é' * 127}.md", "100644", 10) or "")
