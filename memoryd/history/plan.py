@@ -66,6 +66,7 @@ def is_memory_path(path: str) -> bool:
     return path.endswith(".md") and path.split("/", 1)[0] in _MEMORY_TOPS
 
 
+MACHINE_OWN = frozenset({"config.yaml", ".gitignore"})  # at the root
 NAME_MAX = 255  # bytes in one name: ext4, APFS, NTFS (git itself takes longer ones)
 
 
@@ -77,6 +78,10 @@ def refusal(path: str, mode: str, size: int) -> str | None:
         return str(exc)
     if parts[0] in _REFUSED_TOP or any(p.lower() == ".git" for p in parts):
         return "is inside git's folder or memoryd's derived index"
+    if len(parts) == 1 and parts[0] in MACHINE_OWN:
+        # Whoever can push would otherwise turn redaction off or point llm.url at a
+        # server of theirs, which then hears everything said here.
+        return "is this machine's own settings: never taken from a remote"
     if any(p.startswith(TMP_PREFIX) or p.endswith(".tmp") for p in parts):
         return "has a temporary file's name"
     if any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in parts):
