@@ -132,7 +132,7 @@ def no_count_triggers(conn: sqlite3.Connection) -> None:
 
 def lines_table(conn: sqlite3.Connection) -> None:
     """LINES, filled from the memories indexed now (the trash is read at start-up)."""
-    conn.executescript(LINES)
+    conn.execute(LINES)  # one statement (executescript would commit the migration's)
     conn.execute("INSERT OR IGNORE INTO lines SELECT source, source_path FROM memories"
                  " WHERE source LIKE 'ingest:%' AND source_path IS NOT NULL")
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('lines', 'live')")

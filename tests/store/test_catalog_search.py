@@ -14,6 +14,7 @@ from structlog.testing import capture_logs
 from memoryd.filters import Filters
 from memoryd.schema import Memory, content_hash
 from memoryd.store.catalog import Catalog
+from memoryd.store.catalog_schema import MIGRATIONS
 from memoryd.store.catalog_sql import ROWID_SLOTS, keys_only, newest, rowid_second
 from memoryd.store.catalog_stamps import STAMPS_SQL
 
@@ -367,5 +368,28 @@ def test_a_catalog_of_a_newer_memoryd_is_made_anew_and_says_so(tmp_path):
         index = Catalog(tmp_path / "k.sqlite")
     assert not index.was_reset and index.reader.count_rows() == 1
     assert [(e["schema_from"], e["schema_to"]) for e in logs
-            if e["event"] == "catalog.migrated"] == [(0, 5)]
+            if e["event"] == "catalog.migrated"] == [(0, len(MIGRATIONS))]
+    index.close()
+
+
+def test_an_older_catalog_learns_the_lines_it_ingested_from_its_rows(tmp_path):
+    """The table of ingested transcript lines, added to a catalog made before it: every
+    ingested memory's line is in it, and stays when the memory goes."""
+    index = _index(tmp_path)
+    with index.writer.transaction():
+        index.writer.upsert(Memory(id="t1", content="hi", content_hash=content_hash("hi"),
+                                   created_at=START, source="ingest:codex",
+                                   source_path="s.jsonl#7"), "inbox/t1.md", "sha")
+    index.writer.conn.execute("DROP TABLE lines")
+    index.writer.conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    index.close()
+    index = Catalog(tmp_path / "k.sqlite")
+    assert index.reader.known_lines("ingest:codex") == {"s.jsonl#7"}
+    with index.writer.transaction():
+        index.writer.delete("t1")
+    assert index.reader.known_lines("ingest:codex", "s.jsonl#") == {"s.jsonl#7"}
+    assert not index.writer.trash_lines_read()
+    index.writer.remember_lines([("ingest:codex", "s.jsonl#9")])
+    assert index.writer.trash_lines_read()
+    assert index.reader.known_lines("ingest:codex") == {"s.jsonl#7", "s.jsonl#9"}
     index.close()
