@@ -91,3 +91,10 @@ class Caller:
             self.check(requested)
             return [requested]
         return None if self.agent is None else [GLOBAL_SCOPE, self.agent]
+
+
+def may_link(a: str, b: str) -> bool:
+    """Whether memories of scopes `a` and `b` may link to each other by a name written
+    in one of them: an agent's scope is its own, so a link into or out of it stays
+    inside it (a link is kept at both ends, and each end names the other's id)."""
+    return a == b or not (a.startswith("agent:") or b.startswith("agent:"))

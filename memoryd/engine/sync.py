@@ -47,6 +47,7 @@ from memoryd.schema import (
     utcnow,
     validate,
 )
+from memoryd.scopes import may_link
 from memoryd.store import frontmatter, names
 from memoryd.store.catalog import FileRecord
 from memoryd.store.files import (
@@ -238,7 +239,8 @@ class FileSync:
     def _body_links(self, uow: UnitOfWork, memory: Memory) -> bool:
         """A `[[name]]` written in the text (an editor's link, by file name as Obsidian
         makes them, or an id) to a memory not linked yet becomes a link both ways;
-        whether any did. A name no file has is left as text."""
+        whether any did. A name no file has, or one of a memory the scopes keep apart
+        (scopes.may_link), is left as text."""
         added = False
         for name in wikilinks(memory.content):
             target = self._named(name.rsplit("/", 1)[-1].removesuffix(".md"))
@@ -248,6 +250,8 @@ class FileSync:
                 other, other_path = uow.load(target)
             except (NotFound, InvalidFile):
                 continue
+            if not may_link(memory.scope, other.scope):
+                continue  # another agent's private memory: left as text, never named
             if len(memory.links) >= MAX_LINKS or len(other.links) >= MAX_LINKS:
                 continue
             memory.links = [*memory.links, target]

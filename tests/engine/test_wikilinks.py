@@ -128,3 +128,29 @@ async def test_the_stores_link_graph_is_the_most_linked_a_caller_may_see(rig):
     assert {n["id"] for n in seen["nodes"]} == {hub["id"], ann["id"], bea["id"]}
     assert {frozenset((e["source"], e["target"])) for e in seen["edges"]} == {
         frozenset((hub["id"], ann["id"])), frozenset((hub["id"], bea["id"]))}
+
+
+async def test_a_link_typed_to_another_agents_private_memory_stays_text(rig):
+    """Bob's agent types [[<id>]], [[<file stem>]] of Alice's agent's private memory in a
+    note of its own, and the user types one in a global note: no link at either end, the
+    private file is not rewritten, and Alice's own links still work."""
+    secret = await rig.result("memory_write", content="# Divorce lawyer\n\nMs Quinlan.",
+                              category="people", scope="agent:alice")
+    private = file_of(rig.root, secret)
+    before = private.read_bytes()
+    mine = await rig.result("memory_write", content="# Alice notes\n\nher plan",
+                            category="knowledge", scope="agent:alice")
+    folder = rig.root / "categories" / "knowledge"
+    (folder / "Bob.md").write_text(
+        f"---\nscope: agent:bob\n---\nsee [[{secret['id']}]] and [[{private.stem}]]\n")
+    (folder / "Everyone.md").write_text(f"also [[{private.stem}]]\n")
+    (folder / "Alice.md").write_text(
+        f"---\nscope: agent:alice\n---\nmine: [[{private.stem}]] and [[{mine['id']}]]\n")
+    await rig.engine.sync.reconcile()
+    listed = {m["title"]: m for m in (await rig.result(
+        "memory_list", category="knowledge"))["memories"]}
+    assert listed["Bob"]["links"] == [] and listed["Everyone"]["links"] == []
+    assert set(listed["Alice"]["links"]) == {secret["id"], mine["id"]}
+    after = (await rig.result("memory_read", id=secret["id"]))["links"]
+    assert after == [listed["Alice"]["id"]]  # only the note of its own scope
+    assert b"agent:bob" not in private.read_bytes() and private.read_bytes() != before
