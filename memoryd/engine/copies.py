@@ -9,6 +9,7 @@ import structlog
 
 from memoryd.engine.unit import UnitOfWork
 from memoryd.history import merge
+from memoryd.schema import content_hash
 from memoryd.store import copies
 from memoryd.store.catalog_writes import Writer
 from memoryd.store.files import MarkdownStore, UnsafePath
@@ -21,6 +22,11 @@ def conflict_copy(files: MarkdownStore, catalog: Writer, uow: UnitOfWork, path: 
     """Stage the merge of the copy at `path` into its original: ("updated", scope).
     None: not a copy of the memory beside it (then it is a file like any other)."""
     found = copies.original_of(path)
+    # A copy made of a copy (`name (1) (1).md`): its original is the first file of the
+    # chain that is there.
+    while found is not None and not files.lexists(found[0]):
+        deeper = copies.original_of(found[0])
+        found = (deeper[0], found[1]) if deeper is not None else None
     if found is None:
         return None
     original, scheme = found
@@ -37,6 +43,7 @@ def conflict_copy(files: MarkdownStore, catalog: Writer, uow: UnitOfWork, path: 
     merged = merge.merge(mine, copy)
     if merged.text != mine.text:
         winner = merged.winner.memory
+        winner.content_hash = content_hash(winner.content)  # an edited copy's may be stale
         if winner.content != mine.memory.content:
             uow.keep_version(mine.memory, original)
         uow.put(winner, original)

@@ -247,10 +247,12 @@ class Facts:
                     todo.append(memory.replaced_by)
             # By text as well: a file re-added whole after it was refused half-saved keeps
             # its version number, and its kept text is another version all the same.
-            versions = {(m.id, m.version, m.content_hash): (m, path)
+            # The text itself, not the file's content_hash field: a copy another sync
+            # tool made and edited may still carry the hash of the text it was made from.
+            versions = {(m.id, m.version, content_hash(m.content)): (m, path)
                         for m, path in seen.values()}
             for m, path in self.stores.files.trashed_of(set(seen)):
-                versions.setdefault((m.id, m.version, m.content_hash), (m, path))
+                versions.setdefault((m.id, m.version, content_hash(m.content)), (m, path))
             return list(versions.values())
 
         versions = await self.stores.workers.read(run)
