@@ -170,3 +170,16 @@ async def test_context_opens_a_session_with_how_to_behave_and_what_was_decided(r
     assert small["total_tokens"] <= 40
     empty = await user.ok("memory_context", project="project:none-00000000")
     assert "Lisbon" in empty["text"] and "Postgres" not in empty["text"]
+
+
+@pytest.mark.parametrize("name", ["", " ", "\t\n"])
+async def test_a_blank_agent_name_is_an_agent_not_the_user(rig, name):
+    """clientInfo with an empty or blank name names an agent (a hashed scope of its
+    own), never the user's own tooling with every scope."""
+    private = await Client(rig, "claude").ok("memory_write", content="claude's own",
+                                             scope="agent:claude")
+    blank = Client(rig, name)
+    init = await blank.start()
+    assert init["agent"] is not None and init["agent"].startswith("agent:agent-")
+    assert await blank.code("memory_read", id=private["id"]) == -32003
+    assert await blank.code("jobs/run", job="expire") == -32003

@@ -82,6 +82,10 @@ def _act(agent: Agent, action: Action, event: str, payload: dict[str, Any],
         transcript = payload.get("transcript_path")
         if not isinstance(transcript, str) or not transcript:
             return "no transcript_path in the event"
+        # A hook stores its own session's transcript, one file: a folder ("/" walks the
+        # whole file system) would store every transcript under it into this project.
+        if not os.path.isfile(transcript) or os.path.islink(transcript):
+            return f"transcript_path {transcript[:200]!r} is not a regular file: nothing stored"
         with _client(socket_path, deadline) as client:
             result = client.call("memory_ingest", {"source": agent.source, "path": transcript,
                                                    "scope": where.scope})

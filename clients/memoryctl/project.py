@@ -4,7 +4,8 @@ root, as one scope `project:<name>-<id>` that every clone and worktree of it sha
 The remote (`origin`, else the first remote by name) is normalised so that the ways of
 writing one repository agree: `git@github.com:a/b.git`, `ssh://git@github.com/a/b`,
 `https://user:token@GitHub.com/a/b/` are all `github.com/a/b` (no user, password, port
-of the default, `.git` or trailing slash; the host in lower case). Without a remote,
+of the default, `.git` or trailing slash; the host in lower case, and the path too on
+hosts whose names ignore case: GitHub, GitLab, Bitbucket, Codeberg). Without a remote,
 the repository is its main work tree's path (git's common directory, so a worktree is
 its repository); outside a repository, the folder itself. The name is readable (the
 repository's last path part), the id stable (a hash of the identity): two repositories
@@ -24,6 +25,9 @@ SCOPE_PREFIX = "project:"
 _SCP = re.compile(r"^(?:(?P<user>[^@/]+)@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")
 _NAME_CLEAN = re.compile(r"[^A-Za-z0-9._-]+")
 _DEFAULT_PORTS = {"22", "80", "443", "9418"}
+# Hosts whose owner and repository names ignore case (a link to either spelling opens
+# the same repository).
+_NAMES_IGNORE_CASE = frozenset({"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"})
 GIT_TIMEOUT = 2.0  # seconds: a hook must not wait on a hung file system
 
 
@@ -51,7 +55,11 @@ def normalise_remote(url: str) -> str:
         path = parts.path
     else:
         return _trimmed(url)
-    return f"{host.lower()}/{_trimmed(path).lstrip('/')}"
+    host = host.lower()
+    path = _trimmed(path).lstrip("/")
+    if host in _NAMES_IGNORE_CASE:  # github.com/ACME/Shop is github.com/acme/shop
+        path = path.lower()
+    return f"{host}/{path}"
 
 
 def _trimmed(path: str) -> str:
@@ -76,8 +84,12 @@ def of_folder(folder: str | Path) -> Project:
     if facts is None or len(facts.splitlines()) < 2:
         return Project(scope_for(str(where)), str(where), None)
     top, common = (Path(line) for line in facts.splitlines()[:2])
-    remotes = _git(where, "config", "--get-regexp", r"^remote\..*\.url$") or ""
-    urls = dict(line.split(" ", 1) for line in remotes.splitlines() if " " in line)
+    # NUL-separated (`key\nvalue\0`): a URL holding a line break cannot pass for another
+    # remote's line; one holding any control character is no remote's, and is not used.
+    remotes = _git(where, "config", "-z", "--get-regexp", r"^remote\..*\.url$") or ""
+    urls = {key: value for key, _, value in (entry.partition("\n")
+                                             for entry in remotes.split("\0") if entry)
+            if value and not any(ord(c) < 32 or c == "\x7f" for c in value)}
     url = urls.get("remote.origin.url") or next((urls[k] for k in sorted(urls)), None)
     if url:
         identity = normalise_remote(url)

@@ -131,6 +131,9 @@ class Ingest:
         if not folder.is_absolute():
             raise InvalidParams("path", f"{str(folder)!r} is not an absolute path (the "
                                 "daemon has no working folder of yours)")
+        if folder == folder.parent:  # "/": every file of the machine, in one scope
+            raise InvalidParams("path", f"{str(folder)!r} is the file system's root: name "
+                                "the folder of the notes or transcripts, or one file")
         report = Report(source.name, str(folder), dry_run)
         only, read = None, source.read
         if folder.is_file():  # one session's transcript (a coding agent's hook)

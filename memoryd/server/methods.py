@@ -97,7 +97,7 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
 
     async def initialize(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         params = decode_params(raw, InitializeParams)
-        if params.clientInfo is not None and params.clientInfo.name.strip():
+        if params.clientInfo is not None:  # a name, even '' or ' ', is an agent's
             conn.caller.agent = agent_scope(params.clientInfo.name)
             await note_earlier_scope(params.clientInfo.name, conn.caller.agent)
         if params.scope is not None:

@@ -372,3 +372,8 @@ async def test_a_line_stored_once_is_never_stored_again_wherever_its_turn_went(t
     after = await rebuilt.result("memory_ingest", source="claude-code", path=str(home))
     assert after["added"] == 0 and after["unchanged"] == stored, after
     rebuilt.close()
+
+
+async def test_the_file_systems_root_is_not_ingested(rig) -> None:
+    error = await rig.error("memory_ingest", source="claude-code", path="/")
+    assert error["code"] == -32602 and "file system's root" in error["message"]

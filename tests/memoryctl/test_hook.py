@@ -27,6 +27,8 @@ def _run(tmp_path, stdin: str, socket_path=None) -> tuple[int, str, str]:
     ("not json", "unreadable event"), ("[1]", "not a JSON object"),
     ('{"hook_event_name": "PostToolUse"}', "is not one memoryd hooks"),
     ('{"hook_event_name": "Stop", "cwd": "/"}', "no transcript_path"),
+    ('{"hook_event_name": "Stop", "cwd": "/", "transcript_path": "/"}',
+     "is not a regular file: nothing stored"),
     ('{"hook_event_name": "UserPromptSubmit", "prompt": "  "}', "an empty prompt")])
 def test_what_it_cannot_use_is_logged_not_failed(tmp_path, stdin, logged):
     code, printed, log = _run(tmp_path, stdin)
