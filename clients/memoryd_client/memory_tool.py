@@ -25,6 +25,7 @@ import posixpath
 from typing import Any
 
 from memoryd_client.sync import Client
+from memoryd_client.wire import RpcFailure
 
 ROOT = "/memories"
 SOURCE = "memory-tool"
@@ -42,7 +43,18 @@ class MemoryTool:
         self.scope = scope  # None: the connection's default scope
 
     def execute(self, command: dict[str, Any]) -> str:
-        """Run one command as the API sends it (a dict with `command`)."""
+        """Run one command as the API sends it (a dict with `command`). Whatever fails
+        is a MemoryToolError, which the model is told: a command missing a field, of
+        the wrong type, or refused by the daemon."""
+        try:
+            return self._execute(command)
+        except RpcFailure as exc:
+            raise MemoryToolError(exc.message) from None
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise MemoryToolError(f"Invalid {command.get('command')!r} command: "
+                                  f"{type(exc).__name__}: {exc}") from None
+
+    def _execute(self, command: dict[str, Any]) -> str:
         name = command.get("command")
         if name == "view":
             return self.view(command["path"], command.get("view_range"))
@@ -146,6 +158,8 @@ class MemoryTool:
         old_path, new_path = _checked(old_path), _checked(new_path)
         if old_path == ROOT:
             raise MemoryToolError("Cannot rename the /memories directory itself")
+        if new_path.startswith(old_path.rstrip("/") + "/"):
+            raise MemoryToolError(f"Cannot move {old_path} into itself ({new_path})")
         if self._under(new_path):
             raise MemoryToolError(f"The destination {new_path} already exists")
         moving = self._under(old_path)
@@ -199,6 +213,12 @@ def _checked(path: str, file: bool = False) -> str:
     """`path` inside /memories, normalised; `..` that would leave it is refused."""
     if not isinstance(path, str) or not (path == ROOT or path.startswith(ROOT + "/")):
         raise MemoryToolError(f"Path must start with /memories, got: {path}")
+    # A name read back is stripped (`_parsed`): "a.txt " or "a.txt\n" would stand for
+    # "a.txt", a second file shadowing the first.
+    if any(c < " " or c == "\x7f" for c in path) or any(
+            part != part.strip() for part in path.split("/")):
+        raise MemoryToolError(f"Path {path!r} holds a control character or a name that "
+                              "begins or ends with white space")
     clean = posixpath.normpath(path)
     if clean != ROOT and not clean.startswith(ROOT + "/"):
         raise MemoryToolError(f"Path {path} would escape /memories directory")

@@ -91,3 +91,26 @@ def test_paths_that_leave_the_tree_are_refused_before_any_call():
     for path in ("/etc", "memories/x", "/memories/../x", "/memoriesx/y"):
         with pytest.raises(MemoryToolError):
             tool.execute({"command": "view", "path": path})
+
+
+def test_a_path_cannot_shadow_a_file_and_every_failure_is_a_tool_error(daemon):
+    """`a.md ` or `a.md\\n` would read back as `a.md` (a second file shadowing it); a
+    folder moved into itself; a command missing a field or refused by the daemon: each
+    is a ToolError the model is told, through the official SDK's tool."""
+    with Client(daemon.socket) as client:
+        tool = anthropic_memory_tool(MemoryTool(client))
+        tool.call({"command": "create", "path": "/memories/a/notes.md", "file_text": "one\n"})
+        for command in (
+                {"command": "create", "path": "/memories/a/notes.md ", "file_text": "two"},
+                {"command": "create", "path": "/memories/a/notes.md\n", "file_text": "two"},
+                {"command": "create", "path": "/memories/a /notes.md", "file_text": "two"},
+                {"command": "rename", "old_path": "/memories/a", "new_path": "/memories/a/b"},
+                {"command": "create", "path": "/memories/big.md",
+                 "file_text": "x" * (300 * 1024)},  # refused by the daemon: too long
+        ):
+            with pytest.raises(ToolError):
+                tool.call(command)
+        with pytest.raises(MemoryToolError, match="Invalid 'create' command"):
+            MemoryTool(client).execute({"command": "create", "path": "/memories/c.md"})
+        shown = tool.call({"command": "view", "path": "/memories/a/notes.md"})
+        assert "1\tone\n" in shown and "two" not in shown  # the file as it was
