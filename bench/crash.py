@@ -170,8 +170,11 @@ def check(sock: Path, root: Path, acks: Acks, whole: bool) -> dict[str, int]:
         for text, n in list(twice.items())[:3]:
             print(f"  stored {n} times: {text[:100]!r}", flush=True)
         found["current_locations_over_one"] = max(0, current_locations - 1)
-        on_disk = {p.name.split(".")[0] for p in root.glob("**/*.md")}
-        found["lost"] += len(acks.facts - on_disk)  # current, or superseded into trash/
+        for fact in sorted(acks.facts):  # current, or superseded into trash/ (history)
+            try:  # by id: a current fact's file is named by its title, not its id
+                c.call("memory_read", {"id": fact})
+            except RpcFailure:
+                found["lost"] += 1
         found["facts_replacing"] = len(replacing)
         for new, old in replacing:  # the fact replaced (history, still readable)
             try:
