@@ -111,6 +111,12 @@ async def diff(root: Path, old: str, new: str) -> dict[str, tuple[Entry | None, 
     return changes
 
 
+async def names(root: Path, commit: str) -> set[str]:
+    """Every file and folder in `commit`'s tree."""
+    out = await git(root, "ls-tree", "-r", "-t", "-z", "--name-only", commit)
+    return set(out.decode("utf-8", "surrogateescape").split("\0")) - {""}
+
+
 async def folders(root: Path, commit: str) -> set[str]:
     """Every folder in `commit`'s tree."""
     out = await git(root, "ls-tree", "-r", "-d", "-z", "--name-only", commit)
@@ -135,12 +141,18 @@ class Planner:
         self._sizes: dict[str, int] = {}
         self._taken: set[str] = set()  # version paths this plan gives out
         self._folders: set[str] = set()  # the folders of this machine's tree
+        # Each name of this machine's tree (files and folders) by its case-folded form:
+        # a remote's `Meeting.md` beside our `meeting.md` is one file on a disk that
+        # ignores case (macOS, Windows), and the second write would overwrite the first.
+        self._folded: dict[str, str] = {}
 
     async def run(self) -> Plan:
         base = self.base or await empty_tree(self.root)
         self._ours = await diff(self.root, base, self.ours)
         self._theirs = await diff(self.root, base, self.theirs)
         self._folders = await folders(self.root, self.ours)
+        if any(before is None for before, _ in self._theirs.values()):  # something new
+            self._folded = {p.casefold(): p for p in await names(self.root, self.ours)}
         entries = {e for d in (self._ours, self._theirs) for pair in d.values()
                    for e in pair if e is not None}
         self._sizes = await sizes(self.root, [sha for _, sha in entries])
@@ -380,11 +392,27 @@ class Planner:
             why = refusal(path, entry[0], self._sizes.get(entry[1], 0))
             if why is None and path in self._folders:  # the folder's files would go with it
                 why = "is a file where this machine has a folder"
+            if why is None:
+                why = self._case_clash(path)
             if why is not None:
                 self.plan.refused.append({"path": path, "reason": why})
                 return
         self.plan.updates[path] = entry
         self.plan.came_in.append(path)
+
+    def _case_clash(self, path: str) -> str | None:
+        """Why `path` cannot be written beside a name that differs from it (or from one
+        of its folders) only in case, or None; the first spelling taken keeps the name."""
+        parts = path.split("/")
+        for n in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:n])
+            held = self._folded.setdefault(prefix.casefold(), prefix)
+            if held != prefix and self._theirs.get(held, (None, True))[1] is None:
+                self._folded[prefix.casefold()] = held = prefix  # renamed by case there
+            if held != prefix:
+                return (f"differs only in case from {held!r}, one file on a disk that "
+                        "ignores case")
+        return None
 
     def _put(self, path: str, text: str) -> None:
         self.plan.texts[path] = text

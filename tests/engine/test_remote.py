@@ -660,3 +660,28 @@ async def test_settings_never_come_from_a_remote(pair) -> None:
     await sync(b)
     await sync(a)
     assert (await a.result("memory_search", query="another note on b"))["total"] == 1
+
+
+async def test_names_that_differ_only_in_case_are_not_written_side_by_side(pair) -> None:
+    """`Meeting.md` beside this machine's `meeting.md` is one file on a disk that ignores
+    case: the remote's is refused, ours stays. A file renamed by case there is renamed
+    here too, not lost."""
+    a, b = pair
+    folder = "categories/knowledge"
+    (b.root / folder / "meeting.md").write_text("# Meeting\n\nours: Monday 10:00\n")
+    (b.root / folder / "Plan.md").write_text("# Plan\n\nthe plan\n")
+    await b.engine.sync.reconcile()
+    await sync(b)
+    await sync(a)
+    (a.root / folder / "Meeting.md").write_text("# Meeting\n\ntheirs: Friday\n")
+    git(a.root, "mv", f"{folder}/Plan.md", f"{folder}/plan.md")
+    git(a.root, "add", "-A")
+    git(a.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "case")
+    await sync(a)
+    got = await sync(b)
+    refused = {r["path"]: r["reason"] for r in got["refused"]}
+    assert list(refused) == [f"{folder}/Meeting.md"]
+    assert "differs only in case" in refused[f"{folder}/Meeting.md"]
+    assert "Monday" in (b.root / folder / "meeting.md").read_text()
+    assert sorted(p.name for p in (b.root / folder).glob("*lan.md")) == ["plan.md"]
+    assert (await b.result("memory_search", query="the plan"))["total"] == 1
