@@ -53,6 +53,17 @@ def _service_value(value: str) -> bool:
             and (entropy(value) >= 3.0 or _UUID.fullmatch(value) is not None))
 
 
+def _spellings(name: str) -> list[str]:
+    """The literal spellings of a service's name pattern (`new[_-]?relic`: newrelic,
+    new_relic, new-relic; `telegr(?:am)?`: its start), each a rule hint."""
+    name = re.sub(r"\(\?:[^)]*\)\?", "", name)
+    spellings = [""]
+    for n, part in enumerate(re.split(r"\[_-\]\?|-\?", name)):
+        joins = ("",) if n == 0 else ("", "_", "-")
+        spellings = [s + j + part for s in spellings for j in joins]
+    return spellings
+
+
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 
 
@@ -113,7 +124,7 @@ RULES: tuple[Rule, ...] = (
     _rule("assignment", rf"(?i)(?:{'|'.join(SERVICES)})[ \t\w.-]{{0,30}}?"
           r"[\s'\"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[`'\"\s=]{0,5}"
           r"([A-Za-z0-9_=+/.~%:-]{8,}+)", 1, check=_service_value,
-          hints=tuple(max(re.findall("[a-z]+", name), key=len) for name in SERVICES)),
+          hints=tuple(spelling for name in SERVICES for spelling in _spellings(name))),
     # A long random token on a line that names a key, whatever sits between: letters and
     # digits mixed (redact.py `_random`), not a UUID; base64's "/" inside it only with
     # both cases and a digit (a path's words are not), and never after a "." or "/" (a

@@ -123,9 +123,10 @@ def test_every_field_of_a_memory_is_cleaned_in_every_context():
         for context in CONTEXTS:
             text = context.format(secret)
             one_line = text.replace("\n", " ").strip()
-            memory = Memory(id=secret, title=one_line, content=text, tags=[one_line],
-                            source=one_line, source_path=one_line, session=secret,
-                            links=[secret], extra={one_line: text, "k": [{"v": text}]})
+            name = secret if context == "{}" else "plain"  # a name has no context
+            memory = Memory(id=name, title=one_line, content=text, tags=[one_line],
+                            source=one_line, source_path=one_line, session=name,
+                            links=[name], extra={one_line: text, "k": [{"v": text}]})
             scrub_memory(redactor, memory)
             cases += 9
             leaked += secret in json.dumps([memory.id, memory.title, memory.content,
