@@ -15,6 +15,7 @@ MAX_FILE = 4 * 1024 * 1024  # bytes read from one file at most
 # A coding agent's session transcript holds every tool call's output: a long session
 # is tens of megabytes, of which the turns are a small part.
 MAX_TRANSCRIPT = 256 * 1024 * 1024
+SPARSE_FROM = 1024 * 1024  # a larger file with under an eighth of it on disk is skipped
 # Folders that hold tooling, not notes.
 SKIP_DIRS = frozenset({".git", ".obsidian", ".trash", ".logseq", "node_modules", ".venv",
                        "__pycache__", "bak", ".recycle"})
@@ -106,6 +107,12 @@ def read(root: Path, rel: str, scan: Scan, limit: int = MAX_FILE) -> bytes | Non
             return None
         if info.st_size > limit:
             scan.skip(rel, f"too large ({info.st_size} bytes; at most {limit} are read)")
+            return None
+        if info.st_size > SPARSE_FROM and info.st_blocks * 512 < info.st_size // 8:
+            # Mostly holes (a file truncated up, not written): no notes or transcript
+            # look so, and reading one would hold its whole size in memory for nothing.
+            scan.skip(rel, f"a sparse file ({info.st_size} bytes, "
+                           f"{info.st_blocks * 512} of them on disk)")
             return None
         chunks = []
         while chunk := os.read(fd, 1 << 20):

@@ -377,3 +377,19 @@ async def test_a_line_stored_once_is_never_stored_again_wherever_its_turn_went(t
 async def test_the_file_systems_root_is_not_ingested(rig) -> None:
     error = await rig.error("memory_ingest", source="claude-code", path="/")
     assert error["code"] == -32602 and "file system's root" in error["message"]
+
+
+async def test_a_sparse_transcript_is_skipped_not_read(rig, tmp_path) -> None:
+    """A 250 MB transcript that is mostly holes (truncated up, never written) is skipped
+    with its reason, not read into memory; the session's real transcript beside it is."""
+    home = _long_transcript(tmp_path / "claude", 4)
+    folder = home / "projects" / "-home-ada-shop"
+    with open(folder / "0d1e2f30-4a5b-4c6d-8e9f-a0b1c2d3e4f5.jsonl", "wb") as out:
+        out.truncate(250 * 1024 * 1024)
+    result = await rig.result("memory_ingest", source="claude-code", path=str(home))
+    report = result["reports"][0]
+    assert report["added"] == 4
+    skipped = [s for group in report["skipped"] for s in group.get("paths", [])]
+    reasons = [group["reason"] for group in report["skipped"]]
+    assert any("a sparse file" in r for r in reasons), report["skipped"]
+    assert skipped
