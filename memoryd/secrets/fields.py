@@ -66,8 +66,8 @@ def scrub_memory(redactor: Redactor, memory: Memory) -> Counter[str]:
     """Cut every secret out of `memory`, in place; what was cut, by kind. Already clean
     text is left as it is, so a memory passes this any number of times."""
     found: Counter[str] = Counter()
-    if not redactor.scan(_SEPARATOR.join(_strings(memory))):
-        return found  # the common case: one pass over every field at once
+    if not (redactor.holds_secret(memory.content) or redactor.holds_secret(others(memory))):
+        return found  # the common case: the text, then every other field in one pass
 
     def text(value: str) -> str:
         return redact_text(redactor, value, found)
@@ -91,10 +91,14 @@ def scrub_memory(redactor: Redactor, memory: Memory) -> Counter[str]:
     return found
 
 
+def others(memory: Memory) -> str:
+    """Every text of `memory` but its content that `scrub_memory` cleans, as one string
+    (a line break and a NUL between: no rule's match joins two fields)."""
+    return _SEPARATOR.join(_strings(memory))
+
+
 def _strings(memory: Memory) -> list[str]:
-    """Every text of `memory` that `scrub_memory` cleans."""
-    out = [memory.content, memory.title, memory.source, memory.source_path or "",
-           *memory.tags]
+    out = [memory.title, memory.source, memory.source_path or "", *memory.tags]
     out += [getattr(memory, name) or "" for name in _NAMES]
     out += [v for name in _NAME_LISTS for v in getattr(memory, name)]
     out += _texts_of(memory.extra)

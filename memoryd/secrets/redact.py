@@ -14,6 +14,7 @@ from functools import partial
 from memoryd.secrets.rules import KINDS, RULES, Rule, entropy
 
 _PRIVATE = re.compile(r"<private>[\s\S]*?(?:</private>|$)", re.I)
+CLEAN_KEPT = 50_000  # texts remembered clean (a hash each: about 4 MB at most)
 _UUID = re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}", re.I)
 
 
@@ -27,11 +28,19 @@ class Redactor:
         self._rules = [r for r in RULES if r.kind not in self.off]
         self._lock = threading.Lock()
         self.total: Counter[str] = Counter()  # redacted since the daemon started
+        self._clean: dict[int, None] = {}  # hashes of texts found clean, oldest first
 
     def scrub(self, text: str, record: bool = True) -> tuple[str, Counter[str]]:
         """`text` without its secrets, and how many of each kind were cut (added to
         `total` unless not `record`)."""
         found: Counter[str] = Counter()
+        # A text found clean is remembered (its hash, a bounded number of them): one
+        # text is checked by an ingest, by the write, when the write places and stages
+        # it, and at every later change of another field (its links, its access count).
+        key = hash(text)
+        with self._lock:
+            if key in self._clean:
+                return text, found
         if "private" not in self.off and "<" in text:
             text, n = _PRIVATE.subn("", text)
             if n:
@@ -41,10 +50,18 @@ class Redactor:
             if rule.hints and not any(hint in lower for hint in rule.hints):
                 continue
             text = rule.pattern.sub(partial(_cut, rule=rule, found=found), text)
-        if found and record:
-            with self._lock:
+        with self._lock:
+            if found and record:
                 self.total.update(found)
+            elif not found:
+                self._clean[key] = None
+                if len(self._clean) > CLEAN_KEPT:
+                    del self._clean[next(iter(self._clean))]
         return text, found
+
+    def holds_secret(self, text: str) -> bool:
+        """Whether `text` holds anything `scrub` would cut (nothing counted)."""
+        return bool(self.scan(text))
 
     def scan(self, text: str) -> int:
         """How many secrets `scrub` would cut from `text` (nothing counted)."""

@@ -27,18 +27,22 @@ TOKEN = "acme-int-" + "7Hq2Wv9Lx4Pz"  # an internal token: no redaction rule kno
 def test_purge_removes_a_string_from_everything_and_the_history(make_daemon, short_tmp):
     remote = bare(short_tmp)
     d = make_daemon(config=config(remote)).start()
-    note = ok(d, "write", f"The staging deploy uses {TOKEN} for the registry",
-              "--category", "knowledge", "--title", f"registry {TOKEN}")
-    ok(d, "update", note["id"], "--content", f"Staging and prod both use {TOKEN} now")
-    gone = ok(d, "write", f"old: {TOKEN} was for the v1 registry", "--category", "knowledge")
-    ok(d, "delete", gone["id"])
+    # Through the socket (as an agent's client), memoryctl for the user's own commands.
+    note = d.call("memory_write", {"content": f"The staging deploy uses {TOKEN} for the "
+                                   "registry", "category": "knowledge",
+                                   "title": f"registry {TOKEN}"})
+    d.call("memory_update", {"id": note["id"],
+                             "content": f"Staging and prod both use {TOKEN} now"})
+    gone = d.call("memory_write", {"content": f"old: {TOKEN} was for the v1 registry",
+                                   "category": "knowledge"})
+    d.call("memory_delete", {"id": gone["id"]})
     turn = d.call("memory_remember", {"session": "s1", "role": "user",
                                       "content": f"remember that the registry uses {TOKEN}"})
     assert turn["stored"] and "redacted" not in turn  # no rule knew it
-    ok(d, "write", "Ann likes climbing", "--category", "people")  # untouched
+    d.call("memory_write", {"content": "Ann likes climbing", "category": "people"})
     wait_for(lambda: d.call("stats")["backlog"] == 0, timeout=120, what="the turn learned")
     wait_for(lambda: clean(d.root), timeout=SLOW, what="a commit of everything")
-    synced(d)  # the remote has it too
+    assert d.call("memory_sync")["error"] is None  # the remote has it too
     assert TOKEN.encode() in _everything(d.root)
 
     counted = ok(d, "purge", TOKEN, "--dry-run")
@@ -51,25 +55,25 @@ def test_purge_removes_a_string_from_everything_and_the_history(make_daemon, sho
     assert "nothing memoryd keeps holds it any more" in shown.stdout
     assert TOKEN.encode() not in _everything(d.root)  # files, names, indexes, git objects
     assert b"[PURGED]" in _everything(d.root)
-    kept = ok(d, "read", note["id"])
+    kept = d.call("memory_read", {"id": note["id"]})
     assert kept["content"] == "Staging and prod both use [PURGED] now"
-    assert ok(d, "search", "climbing")["memories"][0]["content"] == "Ann likes climbing"
-    assert ok(d, "search", TOKEN)["memories"] == []
+    assert d.call("memory_search", {"query": "climbing"})["memories"][0]["content"] == (
+        "Ann likes climbing")
+    assert d.call("memory_search", {"query": TOKEN})["memories"] == []
 
     # The remote still has the old history: no fetch, no merge, a failed sync.
     failed = ctl(d, "--json", "sync")
     refused = json.loads(failed.stdout)
     assert failed.returncode == 1 and "push --force" in (refused["error"] or ""), refused
     assert TOKEN.encode() not in _everything(d.root)
-    push = ok(d, "purge", "never-there-9Zq", "--dry-run")["push"]  # nothing rewritten
-    assert push is None
+    nothing = d.call("memory_purge", {"text": "never-there-9Zq", "dry_run": True})
+    assert nothing["push"] is None and nothing["occurrences"] == 0
     command = shlex.split(shown.stdout.split("replace it there with\n", 1)[1].splitlines()[0])
     assert command[:2] == ["git", "-C"]
     subprocess.run(command, check=True, capture_output=True)
     synced(d)  # the remote has the new history: syncs go on
-    ok(d, "write", "after the purge", "--category", "knowledge")
-    wait_for(lambda: clean(d.root), timeout=SLOW, what="a commit")
-    synced(d)
+    d.call("memory_write", {"content": "after the purge", "category": "knowledge"})
+    assert d.call("memory_sync")["error"] is None  # commits what is new, and sends it
     remote_objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"],
                                     cwd=remote, capture_output=True, check=True).stdout
     # The remote's own old objects stay until it collects them: only the branch moved.
