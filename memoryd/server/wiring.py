@@ -146,5 +146,5 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
 
 def build_dispatcher(app: App) -> Dispatcher:
     """The dispatcher over every tool and server method of `app`."""
-    tools = registry.bind(app)
+    tools = registry.bind(app.engine)
     return Dispatcher(tools, server_methods(app, tools), app.saw_requests, app.gate)

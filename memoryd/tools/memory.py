@@ -29,7 +29,7 @@ from memoryd.tools.params import (
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
-    from memoryd.server.app import App
+    from memoryd.engine import Engine
     from memoryd.store.catalog_entities import Named
 
 Result = dict[str, Any]
@@ -42,98 +42,98 @@ def _news(ps: list[WriteParams]) -> list[NewMemory]:
                       title=p.title) for p in ps]
 
 
-def memory_write_prepare(app: App, caller: Caller, ps: list[WriteParams]) -> None:
-    app.engine.writes.prepare(_news(ps), caller)
+def memory_write_prepare(engine: Engine, caller: Caller, ps: list[WriteParams]) -> None:
+    engine.writes.prepare(_news(ps), caller)
 
 
-async def memory_write_many(app: App, caller: Caller, ps: list[WriteParams]
+async def memory_write_many(engine: Engine, caller: Caller, ps: list[WriteParams]
                             ) -> list[Result | RpcError]:
-    results = await app.engine.writes.write_many(_news(ps), caller)
+    results = await engine.writes.write_many(_news(ps), caller)
     # `duplicate`: the same content was already stored in that scope; this is that memory.
     return [r if isinstance(r, RpcError) else {**to_wire(r[0]), "duplicate": not r[1]}
-            | _redacted(app, p.content) for r, p in zip(results, ps, strict=True)]
+            | _redacted(engine, p.content) for r, p in zip(results, ps, strict=True)]
 
 
-def _redacted(app: App, text: str | None) -> Result:
+def _redacted(engine: Engine, text: str | None) -> Result:
     """`redacted`: how many secrets were cut out of `text` before it was written."""
-    found = app.engine.secrets_in(text) if text else 0
+    found = engine.secrets_in(text) if text else 0
     return {"redacted": found} if found else {}
 
 
 @handler("memory_write", batch=memory_write_many, prepare=memory_write_prepare)
-async def memory_write(app: App, caller: Caller, p: WriteParams) -> Result:
-    (result,) = await memory_write_many(app, caller, [p])
+async def memory_write(engine: Engine, caller: Caller, p: WriteParams) -> Result:
+    (result,) = await memory_write_many(engine, caller, [p])
     if isinstance(result, RpcError):
         raise result
     return result
 
 
 @handler("memory_read")
-async def memory_read(app: App, caller: Caller, p: ReadParams) -> Result:
-    memory = await app.engine.reads.read(p.id, caller, count_access=p.count_access)
+async def memory_read(engine: Engine, caller: Caller, p: ReadParams) -> Result:
+    memory = await engine.reads.read(p.id, caller, count_access=p.count_access)
     return {**to_wire(memory), "entities": [e.name for e in names(memory.content)]}
 
 
 @handler("memory_update")
-async def memory_update(app: App, caller: Caller, p: UpdateParams) -> Result:
+async def memory_update(engine: Engine, caller: Caller, p: UpdateParams) -> Result:
     changes = Changes(content=p.content, title=p.title, category=p.category, tags=p.tags,
                       type=p.type, importance=p.importance)
-    updated = await app.engine.writes.update(p.id, changes, caller, p.version)
-    return to_wire(updated) | _redacted(app, p.content)
+    updated = await engine.writes.update(p.id, changes, caller, p.version)
+    return to_wire(updated) | _redacted(engine, p.content)
 
 
 @handler("memory_delete")
-async def memory_delete(app: App, caller: Caller, p: IdParams) -> Result:
-    trash = await app.engine.writes.delete(p.id, caller)
+async def memory_delete(engine: Engine, caller: Caller, p: IdParams) -> Result:
+    trash = await engine.writes.delete(p.id, caller)
     return {"id": p.id, "deleted": True, "trash": trash}
 
 
 @handler("memory_list")
-async def memory_list(app: App, caller: Caller, p: ListParams) -> Result:
+async def memory_list(engine: Engine, caller: Caller, p: ListParams) -> Result:
     where = filters.of(p, caller.visible_scopes(p.scope))
-    memories, total = await app.engine.reads.list_memories(where, p.limit, p.offset, p.order,
+    memories, total = await engine.reads.list_memories(where, p.limit, p.offset, p.order,
                                                            replaced=p.replaced)
     return {"memories": [to_wire(m) for m in memories], "total": total,
             "limit": p.limit, "offset": p.offset}
 
 
 @handler("memory_search")
-async def memory_search(app: App, caller: Caller, p: SearchParams) -> Result:
+async def memory_search(engine: Engine, caller: Caller, p: SearchParams) -> Result:
     where = filters.of(p, caller.visible_scopes(p.scope))
-    memories, total = await app.engine.reads.search(p.query, where, p.limit, p.offset)
+    memories, total = await engine.reads.search(p.query, where, p.limit, p.offset)
     return {"memories": [to_wire(m) for m in memories], "total": total, "query": p.query,
             "limit": p.limit, "offset": p.offset}
 
 
 @handler("memory_tag")
-async def memory_tag(app: App, caller: Caller, p: TagParams) -> Result:
+async def memory_tag(engine: Engine, caller: Caller, p: TagParams) -> Result:
     if not p.add and not p.remove:
         raise InvalidParams("add", "give tags to `add` and/or `remove`")
-    return to_wire(await app.engine.writes.tag(p.id, p.add, p.remove, caller))
+    return to_wire(await engine.writes.tag(p.id, p.add, p.remove, caller))
 
 
 @handler("memory_link")
-async def memory_link(app: App, caller: Caller, p: LinkParams) -> Result:
-    await app.engine.links.link(p.source, p.target, caller, linked=True)
+async def memory_link(engine: Engine, caller: Caller, p: LinkParams) -> Result:
+    await engine.links.link(p.source, p.target, caller, linked=True)
     return {"source": p.source, "target": p.target, "linked": True}
 
 
 @handler("memory_unlink")
-async def memory_unlink(app: App, caller: Caller, p: LinkParams) -> Result:
-    await app.engine.links.link(p.source, p.target, caller, linked=False)
+async def memory_unlink(engine: Engine, caller: Caller, p: LinkParams) -> Result:
+    await engine.links.link(p.source, p.target, caller, linked=False)
     return {"source": p.source, "target": p.target, "linked": False}
 
 
 @handler("memory_backlinks")
-async def memory_backlinks(app: App, caller: Caller, p: IdParams) -> Result:
-    memories = await app.engine.reads.backlinks(p.id, caller)
+async def memory_backlinks(engine: Engine, caller: Caller, p: IdParams) -> Result:
+    memories = await engine.reads.backlinks(p.id, caller)
     return {"id": p.id, "memories": [to_wire(m) for m in memories]}
 
 
 @handler("memory_entities")
-async def memory_entities(app: App, caller: Caller, p: EntitiesParams) -> Result:
+async def memory_entities(engine: Engine, caller: Caller, p: EntitiesParams) -> Result:
     where = filters.of(p, caller.visible_scopes(p.scope))
-    reads = app.engine.reads
+    reads = engine.reads
     if p.name is None:
         found, total = await reads.entities(where, p.limit, p.offset)
         return {"entities": [_entity(e) for e in found], "total": total}
@@ -151,11 +151,11 @@ def _entity(entity: Named) -> Result:
 
 
 @handler("memory_rename")
-async def memory_rename(app: App, caller: Caller, p: RenameParams) -> Result:
-    memory, before, now = await app.engine.writes.rename(p.id, p.title, caller)
+async def memory_rename(engine: Engine, caller: Caller, p: RenameParams) -> Result:
+    memory, before, now = await engine.writes.rename(p.id, p.title, caller)
     return to_wire(memory) | {"path": before, "to": now}
 
 
 @handler("memory_upgrade")
-async def memory_upgrade(app: App, caller: Caller, p: UpgradeParams) -> Result:
-    return to_wire(await app.engine.writes.upgrade(p.id, p.category, caller))
+async def memory_upgrade(engine: Engine, caller: Caller, p: UpgradeParams) -> Result:
+    return to_wire(await engine.writes.upgrade(p.id, p.category, caller))

@@ -1,7 +1,8 @@
 """Tool handlers bound to their specs (tools/spec.py holds the table).
 
 A handler module registers each function under its tool's name with `@handler`;
-`bind(app)` gives the dispatcher one Tool per spec, with the app bound in, and fails
+`bind(engine)` gives the dispatcher one Tool per spec, with the engine bound in (a
+handler calls the engine's use cases and nothing of the server's), and fails
 at start if a spec has no handler or a handler no spec.
 """
 
@@ -9,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.protocol.tool import Tool
 from memoryd.scopes import Caller
 from memoryd.tools.spec import SPECS
 
-Handler = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]  # (app, caller, params)
+if TYPE_CHECKING:
+    from memoryd.engine import Engine
+
+Handler = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]  # (engine, caller, params)
 # Many calls at once: a result or an RpcError per call, in order (group commit).
 BatchHandler = Callable[[Any, Caller, list[Any]], Awaitable[list[Any]]]
 # Calls a connection has received but not yet run (the ones before them still run):
@@ -57,23 +61,24 @@ def handlers() -> dict[str, tuple[Handler, BatchHandler | None, PrepareHandler |
 
 def _resolving_ids(fn: Handler, fields: tuple[str, ...]) -> Handler:
     """`fn`, given full ids where the caller gave a unique prefix of one."""
-    async def resolved(app: Any, caller: Caller, params: Any, **kwargs: Any) -> dict[str, Any]:
+    async def resolved(engine: Any, caller: Caller, params: Any, **kwargs: Any
+                       ) -> dict[str, Any]:
         for field in fields:
-            setattr(params, field, await app.engine.reads.resolve_id(getattr(params, field),
-                                                                     field))
-        return await fn(app, caller, params, **kwargs)
+            setattr(params, field, await engine.reads.resolve_id(getattr(params, field),
+                                                                 field))
+        return await fn(engine, caller, params, **kwargs)
 
     return resolved
 
 
-def bind(app: Any) -> dict[str, Tool]:
-    """Every tool, in the table's order, with `app` bound into its handler."""
+def bind(engine: Engine) -> dict[str, Tool]:
+    """Every tool, in the table's order, with `engine` bound into its handler."""
     table = handlers()
     tools = {}
     for name, spec in SPECS.items():
         fn, batch, prepare = table[name]
         if spec.params.id_fields:
             fn = _resolving_ids(fn, spec.params.id_fields)
-        tools[name] = Tool(spec, partial(fn, app), partial(batch, app) if batch else None,
-                           partial(prepare, app) if prepare else None)
+        tools[name] = Tool(spec, partial(fn, engine), partial(batch, engine) if batch else None,
+                           partial(prepare, engine) if prepare else None)
     return tools

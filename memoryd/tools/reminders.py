@@ -15,21 +15,21 @@ from memoryd.tools.params import RemindParams
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
-    from memoryd.server.app import App
+    from memoryd.engine import Engine
 
 
 @handler("memory_remind")
-async def memory_remind(app: App, caller: Caller, p: RemindParams) -> dict[str, Any]:
+async def memory_remind(engine: Engine, caller: Caller, p: RemindParams) -> dict[str, Any]:
     if (p.due_at is None) == (p.when is None):
         raise InvalidParams("when", "give exactly one of `due_at` (ISO 8601) or `when` "
                             "(e.g. 'tomorrow at 9')")
     due = p.due_at
     if p.when is not None:
-        due = when_parser.parse(p.when, datetime.now(zone(app.config.timezone)))
+        due = when_parser.parse(p.when, datetime.now(zone(engine.config.timezone)))
         if due is None:
             raise InvalidParams("when", f"could not read a time in {p.when!r}; try "
                                 "'tomorrow at 9', 'in 2 hours', 'next Friday 3pm' or ISO 8601")
-    memory, _ = await app.engine.writes.write(
+    memory, _ = await engine.writes.write(
         NewMemory(content=p.content, kind="reminder", due_at=due, scope=p.scope,
                   tags=p.tags, source="memory_remind"), caller)
     return to_wire(memory)

@@ -15,21 +15,21 @@ from memoryd.tools.params import ContextParams, RecallParams, SmartSearchParams
 from memoryd.tools.registry import handler
 
 if TYPE_CHECKING:
-    from memoryd.server.app import App
+    from memoryd.engine import Engine
 
 Result = dict[str, Any]
 
 
-async def _ranked(app: App, caller: Caller, p: SmartSearchParams,
+async def _ranked(engine: Engine, caller: Caller, p: SmartSearchParams,
                   every_candidate: bool = False) -> Ranked:
     where = filters.of(p, caller.visible_scopes(p.scope, p.project))
-    return await app.engine.ranking.search(p.query, where, p.top_k, p,
+    return await engine.ranking.search(p.query, where, p.top_k, p,
                                            every_candidate=every_candidate)
 
 
 @handler("memory_smart_search")
-async def memory_smart_search(app: App, caller: Caller, p: SmartSearchParams) -> Result:
-    ranked = await _ranked(app, caller, p)
+async def memory_smart_search(engine: Engine, caller: Caller, p: SmartSearchParams) -> Result:
+    ranked = await _ranked(engine, caller, p)
     return {"memories": [to_wire(ranked.memories[c.id]) | _scored(c)
                          for c in ranked.result.selected if c.id in ranked.memories],
             "query": p.query, "top_k": ranked.request.top_k}
@@ -41,8 +41,8 @@ def _scored(c: Candidate) -> Result:
 
 
 @handler("memory_explain")
-async def memory_explain(app: App, caller: Caller, p: SmartSearchParams) -> Result:
-    ranked = await _ranked(app, caller, p, every_candidate=True)
+async def memory_explain(engine: Engine, caller: Caller, p: SmartSearchParams) -> Result:
+    ranked = await _ranked(engine, caller, p, every_candidate=True)
     req, result = ranked.request, ranked.result
     return {"query": p.query, "top_k": req.top_k, "mode": result.mode,
             "searched": result.allowed, "reranker": ranked.reranked,
@@ -75,10 +75,10 @@ def _chunk(content: str, chunk: tuple[int, tuple[int, int]] | None) -> Result | 
 
 
 @handler("memory_recall")
-async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
+async def memory_recall(engine: Engine, caller: Caller, p: RecallParams) -> Result:
     # `session` names the conversation whose summary and tail are shown: no filter.
     where = filters.of(p, caller.visible_scopes(p.scope, p.project), session=None)
-    made = await app.engine.recall.recall(
+    made = await engine.recall.recall(
         p.query, where, p, caller, top_k=p.top_k, session=p.session, tail=p.tail,
         token_budget=p.token_budget, procedural=p.procedural)
     block = made.block
@@ -92,9 +92,9 @@ async def memory_recall(app: App, caller: Caller, p: RecallParams) -> Result:
 
 
 @handler("memory_context")
-async def memory_context(app: App, caller: Caller, p: ContextParams) -> Result:
+async def memory_context(engine: Engine, caller: Caller, p: ContextParams) -> Result:
     where = Filters(scopes=caller.visible_scopes(p.scope, p.project))
-    made = await app.engine.recall.start(where, token_budget=p.token_budget,
+    made = await engine.recall.start(where, token_budget=p.token_budget,
                                          recent=p.recent)
     block = made.block
     return {"text": block.text, "memories": [to_wire(m) for m in block.memories],
