@@ -8,9 +8,11 @@ own writes. The engine is a set of collaborators, built by `server/wiring.py`:
 - `links` (links.py): bidirectional links and merges;
 - `sync` (sync.py): the indexes brought in step with the files (hand edits, start-up);
 - `reads` (reads.py): the read side, for tools and jobs alike;
-- `facts` (facts.py): text to facts, reconciled with what is known; versions;
-- `conversation` (conversation.py): turns in, and what is learned from them in the
-  background (importance, facts, summaries, eviction, compression);
+- `facts` (facts.py): text to facts, reconciled with what is known;
+- `conversation` (conversation.py): a turn in, and a session's recent turns;
+- `learning` (learning.py): what is learned from each turn, by the background worker
+  (importance, type, facts);
+- `upkeep` (upkeep.py): each session's summary, its cap (eviction), and compression;
 - `ingest` (ingest.py): notes and transcripts from other tools, idempotently;
 - `transfer` (transfer.py): every memory out as JSONL and back in, losslessly;
 - `ranking` (ranking.py): a smart search with the search policy's defaults;
@@ -39,6 +41,7 @@ from memoryd.engine.conversation import Conversation
 from memoryd.engine.facts import Facts
 from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
+from memoryd.engine.learning import Learning
 from memoryd.engine.links import Links
 from memoryd.engine.purge import Purge
 from memoryd.engine.ranking import Ranking
@@ -49,6 +52,7 @@ from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
+from memoryd.engine.upkeep import SessionUpkeep
 from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams
 from memoryd.events import EventBus, Subscription
@@ -85,6 +89,8 @@ class Engine:
     graph_store: GraphStore
     facts: Facts
     conversation: Conversation
+    learning: Learning
+    upkeep: SessionUpkeep
     ingest: Ingest
     transfer: Transfer
     ranking: Ranking

@@ -1,5 +1,5 @@
 """Facts: text to atomic facts, reconciled with what is known (memory_add, and the
-background learning from user turns), and the versions of a memory (memory_history).
+background learning from user turns; a memory's versions are history.py's).
 
 With an LLM: the `facts` task extracts 0-3 facts, each fact's nearest known facts of
 the scope are gathered (dense, plus a keyword look-up of the attribute it states),
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
-from memoryd.schema import Memory, as_aware, content_hash, new_id, utcnow
+from memoryd.schema import Memory, content_hash, new_id, utcnow
 from memoryd.scopes import Caller
 
 log = structlog.get_logger("memoryd.facts")
@@ -224,87 +224,3 @@ class Facts:
         memory.superseded_at = max(when, memory.created_at)
         uow.put(memory, uow.files.trash_path(path, memory.id), origin=path)
         uow.event("superseded", memory.scope, id=memory.id, replaced_by=by)
-
-    # -- history -------------------------------------------------------------------------
-    async def history(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
-        """Every version of a memory, oldest first: the facts it replaced and that
-        replaced it (replaces / replaced_by), and each one's own earlier versions, kept
-        under trash/ by every update (UnitOfWork)."""
-        def run() -> list[tuple[Memory, str | None]]:
-            seen: dict[str, tuple[Memory, str | None]] = {}
-            todo = [memory_id]
-            while todo and len(seen) < 1000:
-                current = todo.pop()
-                if current in seen:
-                    continue
-                found = self._find(current)
-                if found is None:
-                    continue
-                seen[current] = found
-                memory = found[0]
-                todo.extend(memory.replaces)
-                if memory.replaced_by:
-                    todo.append(memory.replaced_by)
-            # By text as well: a file re-added whole after it was refused half-saved keeps
-            # its version number, and its kept text is another version all the same.
-            # The text itself, not the file's content_hash field: a copy another sync
-            # tool made and edited may still carry the hash of the text it was made from.
-            versions = {(m.id, m.version, content_hash(m.content)): (m, path)
-                        for m, path in seen.values()}
-            for m, path in self.stores.files.trashed_of(set(seen)):
-                versions.setdefault((m.id, m.version, content_hash(m.content)), (m, path))
-            return list(versions.values())
-
-        versions = await self.stores.workers.read(run)
-        if not any(m.id == memory_id for m, _ in versions):
-            raise NotFound(f"no memory with id {memory_id!r}")
-        for memory, _ in versions:
-            caller.check(memory.scope)
-        never = datetime.max.replace(tzinfo=UTC)
-        versions.sort(key=lambda v: (v[0].created_at, v[0].superseded_at or never,
-                                     v[0].version, _current(v[0])))
-        first: dict[str, int] = {}  # each memory's oldest version
-        for m, _ in versions:
-            first.setdefault(m.id, m.version)
-        return [{"id": m.id, "version": m.version, "kind": m.kind, "content": m.content,
-                 "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
-                 "superseded_at": m.superseded_at.isoformat() if m.superseded_at else None,
-                 "replaces": m.replaces, "replaced_by": m.replaced_by,
-                 "derived_from": m.derived_from,
-                 "event": "UPDATE" if m.replaces or m.version > first[m.id] else "ADD",
-                 "current": _current(m), "path": path}
-                for m, path in versions]
-
-    async def kept_version(self, memory_id: str, version: int, caller: Caller
-                           ) -> Memory | None:
-        """Version `version` of a memory as an update kept it under trash/, or None.
-        Two machines may each have written a version of that number (a sync keeps
-        both): the later one."""
-        def run() -> Memory | None:
-            kept = [m for m, _ in self.stores.files.trashed_copies(memory_id)
-                    if m.version == version]
-            return max(kept, key=lambda m: (as_aware(m.updated_at), m.content_hash),
-                       default=None)
-
-        found = await self.stores.workers.read(run)
-        if found is not None:
-            caller.check(found.scope)
-        return found
-
-    async def path_of(self, memory_id: str) -> str | None:
-        """Where a memory's file is (indexed, else in trash/), or None."""
-        found = await self.stores.workers.read(self._find, memory_id)
-        return found[1] if found else None
-
-    def _find(self, memory_id: str) -> tuple[Memory, str | None] | None:
-        """A memory by id: indexed (current, or superseded history), else in trash/."""
-        indexed = self.stores.catalog.reader.located(memory_id)
-        if indexed is not None:
-            return indexed
-        copies = self.stores.files.trashed_copies(memory_id)
-        return copies[0] if copies else None
-
-
-def _current(memory: Memory) -> bool:
-    """The version that is live: not superseded, not a version kept by an update."""
-    return memory.superseded_at is None and memory.replaced_by is None

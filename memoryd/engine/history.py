@@ -1,15 +1,17 @@
-"""History: every version of a memory (kept under trash/, with git's revisions when the
-history runs), and an earlier version, or a soft delete, brought back."""
+"""History: every version of a memory (the facts it replaced and that replaced it, the
+versions every update kept under trash/, git's revisions when the history runs), and an
+earlier version, or a soft delete, brought back."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memoryd.engine.facts import Facts
 from memoryd.engine.requests import Changes
+from memoryd.engine.stores import Stores
 from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams, NotFound
-from memoryd.schema import Memory
+from memoryd.schema import Memory, as_aware, content_hash
 from memoryd.scopes import Caller
 from memoryd.store import frontmatter
 
@@ -18,8 +20,8 @@ if TYPE_CHECKING:
 
 
 class History:
-    def __init__(self, facts: Facts, writes: Writes, git: GitHistory | None) -> None:
-        self.facts = facts
+    def __init__(self, stores: Stores, writes: Writes, git: GitHistory | None) -> None:
+        self.stores = stores
         self.writes = writes
         self.git = git
 
@@ -29,7 +31,7 @@ class History:
 
     async def versions(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
         """Every version, oldest first, each with its git revisions (none without git)."""
-        versions = await self.facts.history(memory_id, caller)
+        versions = await self._versions(memory_id, caller)
         paths: dict[str, list[str]] = {}  # each id's files, for a name that holds no id
         for version in versions:
             paths.setdefault(version["id"], []).extend([version["path"]] if version["path"]
@@ -45,10 +47,10 @@ class History:
         no version, the memory out of the trash."""
         if version is None:
             return await self.writes.untrash(memory_id, caller)
-        old = await self.facts.kept_version(memory_id, version, caller)
+        old = await self._kept_version(memory_id, version, caller)
         text = None
         if old is None and self.git:
-            where = await self.facts.path_of(memory_id)
+            where = await self._path_of(memory_id)
             text = await self.git.text_at(memory_id, version, [where] if where else [])
         if old is None and text is None:
             raise NotFound(f"version {version} of memory {memory_id} is not in the history "
@@ -62,3 +64,87 @@ class History:
         return await self.writes.update(memory_id, Changes(
             content=old.content, category=old.category, tags=old.tags, type=old.type,
             importance=old.importance), caller)
+
+    # -- the versions kept ----------------------------------------------------------------
+    async def _versions(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
+        """Every version of a memory, oldest first: the facts it replaced and that
+        replaced it (replaces / replaced_by), and each one's own earlier versions, kept
+        under trash/ by every update (UnitOfWork)."""
+        def run() -> list[tuple[Memory, str | None]]:
+            seen: dict[str, tuple[Memory, str | None]] = {}
+            todo = [memory_id]
+            while todo and len(seen) < 1000:
+                current = todo.pop()
+                if current in seen:
+                    continue
+                found = self._find(current)
+                if found is None:
+                    continue
+                seen[current] = found
+                memory = found[0]
+                todo.extend(memory.replaces)
+                if memory.replaced_by:
+                    todo.append(memory.replaced_by)
+            # By text as well: a file re-added whole after it was refused half-saved keeps
+            # its version number, and its kept text is another version all the same.
+            # The text itself, not the file's content_hash field: a copy another sync
+            # tool made and edited may still carry the hash of the text it was made from.
+            versions = {(m.id, m.version, content_hash(m.content)): (m, path)
+                        for m, path in seen.values()}
+            for m, path in self.stores.files.trashed_of(set(seen)):
+                versions.setdefault((m.id, m.version, content_hash(m.content)), (m, path))
+            return list(versions.values())
+
+        versions = await self.stores.workers.read(run)
+        if not any(m.id == memory_id for m, _ in versions):
+            raise NotFound(f"no memory with id {memory_id!r}")
+        for memory, _ in versions:
+            caller.check(memory.scope)
+        never = datetime.max.replace(tzinfo=UTC)
+        versions.sort(key=lambda v: (v[0].created_at, v[0].superseded_at or never,
+                                     v[0].version, _current(v[0])))
+        first: dict[str, int] = {}  # each memory's oldest version
+        for m, _ in versions:
+            first.setdefault(m.id, m.version)
+        return [{"id": m.id, "version": m.version, "kind": m.kind, "content": m.content,
+                 "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
+                 "superseded_at": m.superseded_at.isoformat() if m.superseded_at else None,
+                 "replaces": m.replaces, "replaced_by": m.replaced_by,
+                 "derived_from": m.derived_from,
+                 "event": "UPDATE" if m.replaces or m.version > first[m.id] else "ADD",
+                 "current": _current(m), "path": path}
+                for m, path in versions]
+
+    async def _kept_version(self, memory_id: str, version: int, caller: Caller
+                            ) -> Memory | None:
+        """Version `version` of a memory as an update kept it under trash/, or None.
+        Two machines may each have written a version of that number (a sync keeps
+        both): the later one."""
+        def run() -> Memory | None:
+            kept = [m for m, _ in self.stores.files.trashed_copies(memory_id)
+                    if m.version == version]
+            return max(kept, key=lambda m: (as_aware(m.updated_at), m.content_hash),
+                       default=None)
+
+        found = await self.stores.workers.read(run)
+        if found is not None:
+            caller.check(found.scope)
+        return found
+
+    async def _path_of(self, memory_id: str) -> str | None:
+        """Where a memory's file is (indexed, else in trash/), or None."""
+        found = await self.stores.workers.read(self._find, memory_id)
+        return found[1] if found else None
+
+    def _find(self, memory_id: str) -> tuple[Memory, str | None] | None:
+        """A memory by id: indexed (current, or superseded history), else in trash/."""
+        indexed = self.stores.catalog.reader.located(memory_id)
+        if indexed is not None:
+            return indexed
+        copies = self.stores.files.trashed_copies(memory_id)
+        return copies[0] if copies else None
+
+
+def _current(memory: Memory) -> bool:
+    """The version that is live: not superseded, not a version kept by an update."""
+    return memory.superseded_at is None and memory.replaced_by is None

@@ -20,11 +20,11 @@ async def describe(engine: Engine, caller: Caller) -> dict[str, Any]:
            "rejected_files": rejected,
            "pending_access_counts": len(engine.stores.access_counts.dirty),
            # Turns still waiting for importance, facts or a summary: wait for 0.
-           "backlog": await engine.conversation.backlog(),
+           "backlog": await engine.learning.backlog(),
            # Of those, turns whose processing failed and waits to be tried again, and
            # turns settled without it after the last try (since start).
-           "failed_turns": {"retrying": engine.conversation.failed,
-                            "given_up": engine.conversation.given_up},
+           "failed_turns": {"retrying": engine.learning.failed,
+                            "given_up": engine.learning.given_up},
            "graph": engine.graph.describe(),
            # Secrets cut out of texts before they were written, by rule, since start.
            "redacted": engine.stores.redactor.counts(),

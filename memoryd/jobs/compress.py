@@ -13,7 +13,7 @@ from memoryd.jobs.report import Change
 
 
 async def run(engine: JobEngine, now: datetime, dry_run: bool) -> list[Change]:
-    folded = await engine.conversation.compress(engine.config.compression.threshold, dry_run)
+    folded = await engine.upkeep.compress(engine.config.compression.threshold, dry_run)
     return [Change(id=f.get("id", ""), action="compress",
                    before={"scope": f["scope"], "session": f["session"], "turns": f["turns"]},
                    after={"summary": f["summary"]}) for f in folded]

@@ -309,7 +309,7 @@ class _Lifecycle:
         services.start_soon(_flush_stats_every, engine, self.config.stats.flush_interval)
         services.start_soon(_snapshot_when_due, engine)
         services.start_soon(_persist_vectors, engine)
-        services.start_soon(engine.conversation.run_forever)
+        services.start_soon(engine.learning.run_forever)
         # Older than this start: a killed daemon's temp files, never ours.
         services.start_soon(engine.sync.sweep_trash_temps,
                             time.time() - (time.monotonic() - self.started))

@@ -18,6 +18,7 @@ from memoryd.engine.conversation import Conversation
 from memoryd.engine.facts import Facts
 from memoryd.engine.history import History
 from memoryd.engine.ingest import Ingest
+from memoryd.engine.learning import Learning
 from memoryd.engine.links import Links
 from memoryd.engine.purge import Purge
 from memoryd.engine.ranking import Ranking
@@ -27,6 +28,7 @@ from memoryd.engine.remote import RemoteSync
 from memoryd.engine.stores import Stores
 from memoryd.engine.sync import FileSync
 from memoryd.engine.transfer import Transfer
+from memoryd.engine.upkeep import SessionUpkeep
 from memoryd.engine.workers import SCORERS, Workers
 from memoryd.engine.writes import Writes
 from memoryd.events import EventBus
@@ -124,7 +126,9 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
     if config.git.enabled or (config.git.enabled is None and git_available()):
         git = GitHistory(root, float(config.git.commit_interval))
         stores.on_change.append(git.changed)
-    conversation = Conversation(stores, config, reads, writes, facts, llm)
+    upkeep = SessionUpkeep(stores, config, reads, llm)
+    learning = Learning(stores, config, reads, writes, facts, upkeep, llm)
+    conversation = Conversation(stores, config, reads, writes, learning)
     ranking = Ranking(reads, config, reranked=reranker is not None)
     snapshots = Snapshots(stores.hybrid, stores.catalog.writer, root / "index")
     sync = FileSync(stores, config, graph, graph_store, snapshots)
@@ -136,11 +140,12 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
         sync=sync,
         reads=reads, embedder=embedder,
         graph=graph, graph_store=graph_store, facts=facts, conversation=conversation,
+        learning=learning, upkeep=upkeep,
         ingest=Ingest(stores, writes, links, conversation, config),
         transfer=Transfer(stores),
         ranking=ranking,
         recall=Recall(reads, ranking, conversation, embedder.count_tokens, config.recall),
-        history=History(facts, writes, git),
+        history=History(stores, writes, git),
         purge=purge, reranker=reranker, llm=llm, git=git, remote=remote)
 
 

@@ -30,7 +30,7 @@ async def memory_remember(engine: Engine, caller: Caller, p: RememberParams) -> 
 
 @handler("memory_add")
 async def memory_add(engine: Engine, caller: Caller, p: AddParams) -> Result:
-    learned = await engine.conversation.learn(p.text, caller, scope=p.scope,
+    learned = await engine.learning.learn(p.text, caller, scope=p.scope,
                                                   session=p.session)
     return learned.to_wire()
 

@@ -48,7 +48,7 @@ async def memory_import(engine: Engine, caller: Caller, p: ImportParams) -> Resu
     result = await engine.transfer.import_lines(lines, p.first_line, p.on_conflict,
                                                     caller)
     if result.imported or result.replaced or result.kept_both:
-        engine.conversation.wake()  # imported turns may wait for background work
+        engine.learning.wake()  # imported turns may wait for background work
     return result.to_wire()
 
 

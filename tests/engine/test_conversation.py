@@ -31,7 +31,7 @@ async def test_a_turn_is_durable_before_the_reply_and_settled_in_the_background(
     (turn,) = on_disk(rig.root, "sessions/s1/turns/*.md")
     assert turn.id == got["id"] and turn.pending is True and turn.kind == "turn"
     assert (await rig.result("stats"))["backlog"] == 1
-    assert await rig.engine.conversation.drain() == 1
+    assert await rig.engine.learning.drain() == 1
     assert (await rig.result("stats"))["backlog"] == 0
     (turn,) = on_disk(rig.root, "sessions/s1/turns/*.md")
     assert turn.pending is False and turn.type == "procedural" and turn.importance != 0.5
@@ -52,7 +52,7 @@ async def test_a_turn_is_durable_before_the_reply_and_settled_in_the_background(
 async def test_assistant_turns_are_never_mined(rig):
     await remember(rig, "I think your wife Anne would love the mushroom risotto",
                    role="assistant")
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     assert on_disk(rig.root, "categories/*/*.md") == []
 
 
@@ -124,7 +124,7 @@ async def test_the_backlog_and_the_ring_survive_a_restart(tmp_path):
     assert (await rig.result("stats"))["backlog"] == 2
     got = await rig.result("memory_recall", query="sister", session="s1")
     assert len(got["recent"]) == 2  # the ring was rebuilt from the files
-    assert await rig.engine.conversation.drain() == 2
+    assert await rig.engine.learning.drain() == 2
     assert (await rig.result("stats"))["backlog"] == 0
     assert len(on_disk(rig.root, "categories/*/*.md")) == 2
     rig.close()
@@ -156,10 +156,10 @@ async def test_reconciliation_updates_and_keeps_history(rig):
 async def test_as_of_sees_the_facts_current_then(rig):
     await rig.result("memory_remember", session="s1", role="user",
                      content="I live in Boston", timestamp="2023-03-01T10:00:00Z")
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     await rig.result("memory_remember", session="s1", role="user",
                      content="I moved to Denver", timestamp="2024-06-01T10:00:00Z")
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     query = {"query": "where does the user live", "kind": "fact"}
     then = await rig.result("memory_smart_search", as_of="2023-12-31", **query)
     assert [m["content"] for m in then["memories"]] == ["The user lives in Boston."]
@@ -199,7 +199,7 @@ async def test_eviction_keeps_a_session_under_its_cap(tmp_path):
         got = await remember(rig, f"Entry {n} is about {word}", role="assistant",
                              timestamp=f"2024-01-0{n + 1}T00:00:00Z")
         assert got["stored"]
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     kept = on_disk(rig.root, "sessions/s1/turns/*.md")
     assert [t.content[:7] for t in kept] == ["Entry 2", "Entry 3", "Entry 4"]
     assert len(list(rig.root.glob("trash/sessions/s1/turns/*.md"))) == 2
@@ -215,7 +215,7 @@ async def test_compression_folds_the_oldest_half_and_deletes_nothing(tmp_path):
         got = await remember(rig, f"For the Kafka migration we discussed {plan}",
                              session=f"s{n}", timestamp=f"2024-02-0{n + 1}T00:00:00Z")
         assert got["stored"]
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     changes = await compress.run(rig.engine, utcnow(), dry_run=False)
     assert sorted(c.before["session"] for c in changes) == ["s0", "s1"]
     folded = [m for m in on_disk(rig.root, "categories/knowledge/*.md")
@@ -238,12 +238,12 @@ async def test_a_summary_that_states_a_replaced_fact_is_written_again(rig):
     the user said then may stay: it is what was said, not what is)."""
     await rig.result("memory_remember", session="first", role="user",
                      content="Hi! I live in Paris and I work at Acme.")
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     assert "The user lives in Paris." in (await rig.engine.reads.session_summary("first")
                                           or "")
     await rig.result("memory_remember", session="second", role="user",
                      content="Big news: I moved to Berlin last month.")
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     first = await rig.engine.reads.session_summary("first") or ""
     assert "The user lives in Paris." not in first and "works at Acme" in first, first
     assert "Berlin" in (await rig.engine.reads.session_summary("second") or "")
@@ -255,7 +255,7 @@ async def test_a_remembered_turns_entities_are_indexed_when_it_is_settled(rig):
     got = await remember(rig, "Yesterday I went sailing with Priya near Kiel.")
     listed = await rig.result("memory_entities")
     assert listed["entities"] == []
-    assert await rig.engine.conversation.drain() == 1
+    assert await rig.engine.learning.drain() == 1
     listed = await rig.result("memory_entities")
     assert {e["name"] for e in listed["entities"]} >= {"Priya", "Kiel"}
     explained = await rig.result("memory_explain", query="Where did Priya go sailing?")

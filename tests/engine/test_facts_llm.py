@@ -202,7 +202,7 @@ async def test_a_remembered_turn_learns_through_the_model(scripted):
     got = await rig.result("memory_remember", session="s1", role="user",
                            content="My wife is named Anne and I hate mushrooms")
     assert got["stored"] and got["importance"] == 0.5  # refined off the reply's path
-    assert await rig.engine.conversation.drain() == 1
+    assert await rig.engine.learning.drain() == 1
     turn = await rig.result("memory_read", id=got["id"])
     assert turn["importance"] == 0.9 and turn["pending"] is False
     summary = frontmatter.parse((rig.root / "sessions/s1/summary.md").read_text(), "x")

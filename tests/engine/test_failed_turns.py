@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import trio.testing
 
-from memoryd.engine.conversation import TURN_RETRIES
+from memoryd.engine.learning import TURN_RETRIES
 from tests.rig import Rig
 
 
@@ -23,18 +23,18 @@ async def test_a_failed_turn_is_counted_retried_and_then_settled(
         aside.write_bytes(whole)
         path.unlink()
         path.symlink_to(aside)  # a link is never followed: the turn's work fails
-        conversation = rig.engine.conversation
-        await conversation.drain()
+        learning = rig.engine.learning
+        await learning.drain()
         stats = await rig.result("stats")
         assert stats["backlog"] == 1, "still waiting, and said so"
         assert stats["failed_turns"] == {"retrying": 1, "given_up": 0}
         mock_clock.jump(TURN_RETRIES[0] + 1)
-        await conversation.drain()  # tried again: fails again
+        await learning.drain()  # tried again: fails again
         assert (await rig.result("stats"))["failed_turns"]["retrying"] == 1
         path.unlink()
         path.write_bytes(whole)  # a file again
         mock_clock.jump(TURN_RETRIES[1] + 1)
-        await conversation.drain()
+        await learning.drain()
         stats = await rig.result("stats")
         assert stats["backlog"] == 0 and stats["failed_turns"]["retrying"] == 0
         read = await rig.result("memory_read", id=turn["id"])

@@ -108,7 +108,7 @@ async def test_claude_code_transcripts_become_turns_of_their_session(rig, tmp_pa
     turns = (await rig.result("memory_list", source="ingest:claude-code"))["memories"]
     assert {t["session"] for t in turns} == {session} and {t["kind"] for t in turns} == {"turn"}
     assert min(t["created_at"] for t in turns).startswith("2025-06-01T10:00:00")
-    await rig.engine.conversation.drain()  # the background path: facts and the summary
+    await rig.engine.learning.drain()  # the background path: facts and the summary
     learned = " ".join(m.content for m in rig.engine.catalog.writer.all_memories()
                        if m.kind == "fact")
     assert "Ada" in learned and "tabs" in learned
@@ -209,7 +209,7 @@ async def test_chatgpt_conversations_become_turns_once(rig, tmp_path) -> None:
     turns = (await rig.result("memory_list", source="ingest:chatgpt"))["memories"]
     assert {t["kind"] for t in turns} == {"turn"} and len(turns) == 4
     assert not any("Lisbon" in t["content"] for t in turns)  # the branch not chosen
-    await rig.engine.conversation.drain()  # facts from the user's turns
+    await rig.engine.learning.drain()  # facts from the user's turns
     learned = " ".join(m.content for m in rig.engine.catalog.writer.all_memories()
                        if m.kind == "fact")
     assert "vegetarian" in learned
@@ -224,7 +224,7 @@ async def test_codex_sessions_become_turns_once(rig, tmp_path) -> None:
     assert report["added"] == 4
     turns = (await rig.result("memory_list", source="ingest:codex"))["memories"]
     assert len({t["session"] for t in turns}) == 2
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     learned = " ".join(m.content for m in rig.engine.catalog.writer.all_memories()
                        if m.kind == "fact")
     assert "alembic" in learned
@@ -356,7 +356,7 @@ async def test_a_line_stored_once_is_never_stored_again_wherever_its_turn_went(t
     first = (await rig.result("memory_ingest", source="claude-code", path=str(home)))
     stored = first["added"]
     assert stored > 20, first
-    await rig.engine.conversation.drain()  # the background path evicts past the cap
+    await rig.engine.learning.drain()  # the background path evicts past the cap
     live = (await rig.result("memory_list", source="ingest:claude-code", limit=100))
     assert live["total"] <= 10  # the rest went to the trash
     for _ in range(2):  # Claude Code fires Stop after every turn

@@ -26,7 +26,7 @@ async def test_another_agent_cannot_add_to_a_session_nor_read_its_summary(tmp_pa
         await a.ok("memory_remember", session="plans", role="user",
                    content="My sister Ann is moving to Oslo in March")
         await a.ok("memory_add", text="My sister Ann lives in Oslo.", session="plans")
-        await rig.engine.conversation.drain()
+        await rig.engine.learning.drain()
         own = await a.ok("memory_recall", query="where is Ann moving", session="plans")
         assert own["summary_included"] and "Oslo" in own["text"]
         # B names A's session: no summary, no turns, no memories of A's scope

@@ -21,7 +21,7 @@ async def _fill(rig: Rig) -> None:
                      content="I live in Boston and I love hiking on weekends.")
     await rig.result("memory_remember", session="s1", role="assistant",
                      content="Hiking around Boston is lovely in autumn.")
-    await rig.engine.conversation.drain()
+    await rig.engine.learning.drain()
     await rig.result("memory_add", text="I moved to Denver last month.")  # supersedes Boston
     gone = await rig.result("memory_write", content="A note deleted soon after.")
     await rig.result("memory_delete", id=gone["id"])
