@@ -15,21 +15,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from memoryd.daynames import WEEKDAYS
+from memoryd.numerals import EN_NUMBERS, zh_number
 
 DEFAULT_TIME = time(9, 0)
 WEEKDAYS_ZH = "一二三四五六日"
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9}
-
-
-def zh_number(text: str) -> int:
-    """Arabic or Chinese numerals up to 99: "12", "十二", "二十三", "十"."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS[ones] if ones else 0)
-    return _ZH_DIGITS[text]
 
 
 @dataclass
@@ -68,7 +57,6 @@ _UNIT_EN = {"minute": "minutes", "min": "minutes", "hour": "hours", "hr": "hours
             "day": "days", "week": "weeks"}
 _UNIT_ZH = {"分钟": "minutes", "小时": "hours", "个小时": "hours", "天": "days", "周": "weeks",
             "星期": "weeks"}
-_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "ten": 10}
 _PM_PARTS = {"afternoon", "evening", "night", "下午", "傍晚", "晚上", "夜里", "今晚", "明晚"}
 _PART_DEFAULT = {"morning": 9, "afternoon": 15, "evening": 19, "night": 20, "凌晨": 5,
                  "早上": 8, "早晨": 8, "上午": 9, "中午": 12, "下午": 15, "傍晚": 18,
@@ -121,7 +109,7 @@ def _from_match(kind: str, m: re.Match[str], now: datetime) -> datetime | None:
         return datetime.combine(d, t, tzinfo=now.tzinfo)
     if kind == "in":
         raw = g["n"]
-        n = 0.5 if raw == "半" else _WORDS.get(raw.lower()) or zh_number(raw)
+        n = 0.5 if raw == "半" else EN_NUMBERS.get(raw.lower()) or zh_number(raw)
         unit = _UNIT_EN.get(g["unit"].lower()) or _UNIT_ZH[g["unit"]]
         return now + timedelta(**{unit: n})
     part = g.get("part")

@@ -7,8 +7,10 @@ notes' chunks, with the keyword catalog's epoch and generation it reflects and t
 model that made the vectors. Start-up trusts it only if every check holds: the
 magic, the format version, the digest of the whole file (a torn or truncated file
 fails it), the catalog's epoch (a catalog created afresh is another catalog), a
-generation no newer than the catalog's, and the model. Then it catches up on the
-rows written since (catalog.writer.written_since).
+generation no newer than the catalog's, the model, and the language rules that made
+the readings it keeps (`rules_digest`: a changed rule reads every row again, with no
+number to remember to bump). Then it catches up on the rows written since
+(catalog.writer.written_since).
 
 Written to a temp file, fsync'd, renamed over the old one, folder fsync'd: a kill at
 any moment leaves the old snapshot or the new one, never a mix.
@@ -17,7 +19,9 @@ any moment leaves the old snapshot or the new one, never a mix.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +36,16 @@ from memoryd.retrieval.postings import Postings
 MAGIC = b"memoryd corpus snapshot\n"
 # 2: the dense index's cells (centroids, a column, `trained`); 3: titles; 4: entities;
 # 5: entities read by rules that read more names (each row's are read again);
-# 6: a turn's speaker and whether it tells something of them (RowMeta)
-VERSION = 6
+# 6: a turn's speaker and whether it tells something of them (RowMeta); 7: the rules'
+# digest in the header
+VERSION = 7
+# The modules whose readings of a text the snapshot keeps: the index terms (stems,
+# speakers), the names, whether a turn tells something. tests/retrieval/
+# test_snapshot_rules.py checks that every language module the corpus and the index
+# text read is here.
+READ_BY_RULES = ("memoryd.retrieval.text", "memoryd.entities.names",
+                 "memoryd.conversation.facts", "memoryd.conversation.text",
+                 "memoryd.daynames")
 _LENGTH = 8  # bytes of the header's length, little-endian
 _DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64
@@ -63,6 +75,7 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     sections: list[Section]
     trained: int = 0  # live rows the centroids were made from (0: no cells)
     collections: list[str] = []  # the vector store's collection ids when saved
+    rules: str = ""  # rules_digest() when saved
 
 
 _encode = msgspec.msgpack.Encoder().encode
@@ -114,7 +127,7 @@ def capture(corpus: Corpus, epoch: str, generation: int, model: str,
                     scopes=sorted(corpus.scope_codes, key=corpus.scope_codes.__getitem__),
                     sessions=sessions, stale_context=sorted(stale_context),
                     sections=sections, trained=corpus.trained,
-                    collections=collections or [])
+                    collections=collections or [], rules=rules_digest())
     return Captured(header, parts)
 
 
@@ -196,6 +209,9 @@ def read(path: Path, epoch: str, generation: int, model: str, dim: int) -> Loade
     if header.generation > generation:
         raise Problem(f"it is newer (generation {header.generation}) than the keyword "
                       f"catalog ({generation})")
+    if header.rules != rules_digest():
+        raise Problem("the language rules changed since it was saved (its readings of "
+                      "names, terms and turns are read again)")
     if header.model != model or header.dim != dim:
         raise Problem(f"its vectors are from {header.model}, the embedder is {model}")
     base = at + head_len
@@ -256,3 +272,15 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
     elif int(cell.max(initial=-1)) >= 0:
         raise ValueError("rows have cells but there are no centroids")
     return corpus
+
+
+@functools.cache
+def rules_digest() -> str:
+    """A digest of the source of every module in READ_BY_RULES (as installed)."""
+    digest = hashlib.sha256()
+    for name in READ_BY_RULES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise RuntimeError(f"{name}: no source to digest")
+        digest.update(name.encode() + b"\0" + Path(spec.origin).read_bytes())
+    return digest.hexdigest()[:32]

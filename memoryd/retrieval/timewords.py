@@ -29,17 +29,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from memoryd.daynames import MONTHS, WEEKDAYS
+from memoryd.numerals import count as _count
 from memoryd.retrieval import timespans as spans
 
 _MONTH = "|".join([*MONTHS, *(m[:3] for m in MONTHS if m != "may"), "sept"])
 _WEEKDAY = "|".join([*WEEKDAYS, *(d[:3] for d in WEEKDAYS), "tues", "thurs"])
 _YEAR = r"(?P<y>(?:19|20)\d\d)"
-_NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-              "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2,
-              "couple of": 2, "a few": 3, "few": 3, "several": 4}
 _NUMBER = r"\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few"
-_ZH_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-           "九": 9, "十": 10, "十一": 11, "十二": 12, "几": 3}
 _ZH_NUMBER = r"\d{1,2}|十[一二]?|[一两二三四五六七八九几]"
 _PART = r"(?P<part>early|mid|late|(?:the\s+)?(?:beginning|start|middle|end)\s+of)[\s-]*"
 _NTH_WEEK = r"(?:the\s+)?(?P<nth>first|second|third|fourth|last)\s+week\s+of\s+"
@@ -55,11 +51,6 @@ class Window:
     span: tuple[int, int]  # where the expression is in the question
     text: str
     relative: bool  # read against the reference ("last weekend"), not a date itself
-
-
-def _count(word: str) -> int:
-    word = " ".join(word.casefold().split())
-    return int(word) if word.isdigit() else _NUM_WORDS.get(word, 0) or _ZH_NUM.get(word, 0)
 
 
 _RULES: list[tuple[int, re.Pattern[str]]] = [  # (specificity, pattern)

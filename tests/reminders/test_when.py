@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memoryd.reminders.when import find, parse, zh_number
+from memoryd.numerals import zh_number
+from memoryd.reminders.when import find, parse
 
 SH = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 11, 18, 10, 30, tzinfo=SH)  # a Wednesday, 10:30 in Shanghai
