@@ -42,3 +42,18 @@ def test_the_readme_is_short_and_indexes_every_doc() -> None:
     assert len(readme.splitlines()) <= 300
     for doc in sorted((ROOT / "docs").glob("*.md")):
         assert f"(docs/{doc.name})" in readme, f"the README's index lacks docs/{doc.name}"
+
+
+def test_the_module_map_is_the_modules_own_docstrings():
+    """docs/development.md's module map is made from each module's docstring: a module
+    added, renamed or described anew changes it (`python scripts/module_map.py
+    --write`)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "module_map", Path(__file__).parents[1] / "scripts" / "module_map.py")
+    assert spec is not None and spec.loader is not None
+    module_map = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module_map)
+    assert module_map.in_doc() == module_map.module_map(), \
+        "the module map is behind the code: run python scripts/module_map.py --write"
