@@ -30,6 +30,7 @@ from memoryd.history import purge as git_purge
 from memoryd.history.git import GitHistory
 from memoryd.history.remote import shown
 from memoryd.schema import utcnow
+from memoryd.store import frontmatter
 from memoryd.store.files import INDEXED_DIRS, TRASH, VERSIONS
 
 log = structlog.get_logger("memoryd.purge")
@@ -50,6 +51,7 @@ class PurgeReport:
     trash: int = 0  # other files in the trash
     other: int = 0  # any other file under the root (pending.md, a summary by hand)
     renamed: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # files left as they are (see _files)
     graph_labels: int = 0
     git: dict[str, Any] | None = None
     remaining: list[str] = field(default_factory=list)
@@ -59,7 +61,8 @@ class PurgeReport:
         return {"dry_run": self.dry_run, "occurrences": self.occurrences,
                 "files": {"memories": self.memories, "versions": self.versions,
                           "trash": self.trash, "other": self.other},
-                "renamed": self.renamed, "graph_labels": self.graph_labels, "git": self.git,
+                "renamed": self.renamed, "refused": self.refused,
+                "graph_labels": self.graph_labels, "git": self.git,
                 "remaining": self.remaining, "push": self.push}
 
 
@@ -155,7 +158,13 @@ class Purge:
                 folder, _, base = rel.rpartition("/")
                 target = f"{folder}/{base.replace(name, NAME_REPLACEMENT)}".lstrip("/")
                 report.renamed.append(target)
-            files.write_atomic(target, data.replace(needle, REPLACEMENT.encode()))
+            cleaned = git_purge.replaced(data, needle)
+            if rel.endswith(".md") and _readable(data) and not _readable(cleaned):
+                # The string spans the front matter's own syntax (`owner: x`): replaced,
+                # the file would be refused and its memory dropped. Left for the user.
+                report.refused.append(rel)
+                continue
+            files.write_atomic(target, cleaned)
             if target != rel:
                 files.unlink(rel)
             if is_indexed:
@@ -182,3 +191,12 @@ class Purge:
                 if path.is_file() and not path.is_symlink() and needle in path.read_bytes():
                     out.append(str(path.relative_to(self.root)))
         return out
+
+
+def _readable(data: bytes) -> bool:
+    """Whether a memory file's front matter reads (the id is a placeholder)."""
+    try:
+        frontmatter.parse(data.decode("utf-8"), "x")
+    except (UnicodeDecodeError, frontmatter.FrontMatterError, ValueError):
+        return False
+    return True

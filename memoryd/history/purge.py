@@ -20,7 +20,20 @@ from memoryd.history.runner import git, head_of
 
 PENDING = "memoryd-purged"  # in .git/: the head a purge left, until the remote has it
 REPLACEMENT = b"[PURGED]"  # in a text
+# In a memory file's front matter the marker is a plain word: `[PURGED]` opening a YAML
+# value (`title: [PURGED]`, `- [PURGED]`) would read as a list.
+HEAD_REPLACEMENT = b"PURGED"
 NAME_REPLACEMENT = b"purged"  # in a file's name (engine/purge.py renames the file so)
+_HEAD_END = b"\n---\n"
+
+
+def replaced(data: bytes, needle: bytes) -> bytes:
+    """`data` (a file) without `needle`: a memory file's front matter gets the plain
+    marker, its text and any other file `[PURGED]`."""
+    if data.startswith(b"---\n") and (end := data.find(_HEAD_END, 3)) > 0:
+        head, body = data[:end], data[end:]
+        return head.replace(needle, HEAD_REPLACEMENT) + body.replace(needle, REPLACEMENT)
+    return data.replace(needle, REPLACEMENT)
 _DATA = re.compile(rb"data (\d+)\n")
 
 
@@ -57,7 +70,7 @@ def rewrite_stream(stream: bytes, needle: bytes) -> tuple[bytes, Rewritten]:
         size = int(match.group(1))
         body = stream[end:end + size]
         if needle in body:
-            body = body.replace(needle, REPLACEMENT)
+            body = replaced(body, needle)
             if kind == b"blob":
                 done.blobs += 1
             else:

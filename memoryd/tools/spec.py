@@ -242,9 +242,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         whose name held it is renamed), the indexes, and the git history, which is
         rewritten locally (a remote still has the old one: `push` is the command that
         replaces it there, and syncs wait until it ran). Returns {occurrences, files:
-        {memories, versions, trash, other}, renamed, git: {commits, file_versions,
-        messages, names, rewritten}, remaining, push}; `remaining` lists what still
-        holds it. Only the user's own tooling may purge.""",
+        {memories, versions, trash, other}, renamed, refused, git: {commits,
+        file_versions, messages, names, rewritten}, remaining, push}; `remaining` lists
+        what still holds it, `refused` the files whose front matter the string is part
+        of the syntax of (edit those by hand). Only the user's own tooling may purge.""",
           Cli("purge", "remove TEXT from every memory, version, trash file, index and the "
               "git history (rewritten locally; --dry-run counts first)",
               positional=("text",)), destructive=True),

@@ -30,7 +30,7 @@ def test_purge_removes_a_string_from_everything_and_the_history(make_daemon, sho
     # Through the socket (as an agent's client), memoryctl for the user's own commands.
     note = d.call("memory_write", {"content": f"The staging deploy uses {TOKEN} for the "
                                    "registry", "category": "knowledge",
-                                   "title": f"registry {TOKEN}"})
+                                   "title": f"{TOKEN} registry", "tags": [TOKEN]})
     d.call("memory_update", {"id": note["id"],
                              "content": f"Staging and prod both use {TOKEN} now"})
     gone = d.call("memory_write", {"content": f"old: {TOKEN} was for the v1 registry",
@@ -53,10 +53,12 @@ def test_purge_removes_a_string_from_everything_and_the_history(make_daemon, sho
     assert shown.returncode == 0, shown.stderr
     assert "REWRITTEN" in shown.stdout and "push --force" in shown.stdout
     assert "nothing memoryd keeps holds it any more" in shown.stdout
+    assert "refused" not in shown.stdout
     assert TOKEN.encode() not in _everything(d.root)  # files, names, indexes, git objects
     assert b"[PURGED]" in _everything(d.root)
-    kept = d.call("memory_read", {"id": note["id"]})
+    kept = d.call("memory_read", {"id": note["id"]})  # its front matter still reads
     assert kept["content"] == "Staging and prod both use [PURGED] now"
+    assert kept["title"] == "PURGED registry" and kept["tags"] == ["PURGED"]
     assert d.call("memory_search", {"query": "climbing"})["memories"][0]["content"] == (
         "Ann likes climbing")
     assert d.call("memory_search", {"query": TOKEN})["memories"] == []
