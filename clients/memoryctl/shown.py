@@ -120,8 +120,7 @@ def _purged(result: dict[str, Any]) -> str:
              f"file(s), {files['versions']} kept version(s), {files['trash']} trash file(s), "
              f"{files['other']} other file(s)"]
     lines += [f"renamed: {path}" for path in result["renamed"]]
-    lines += [f"refused: {path} (the string is part of its front matter's syntax: edit it "
-              "by hand)" for path in result.get("refused", [])]
+    lines += [f"left as it is: {path} (edit it by hand)" for path in result.get("refused", [])]
     git = result["git"]
     if git is None:
         lines.append("git: no history here")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from memoryd.history.git import GitHistory
 from memoryd.history.remote import shown
 from memoryd.schema import utcnow
 from memoryd.store import frontmatter
-from memoryd.store.files import INDEXED_DIRS, TRASH, VERSIONS
+from memoryd.store.files import INDEXED_DIRS, TRASH, VERSIONS, UnsafePath
 
 log = structlog.get_logger("memoryd.purge")
 
@@ -133,7 +134,12 @@ class Purge:
         for rel in self._walk():
             if rel.startswith("index/"):
                 continue  # derived: rewritten from the files below (_indexes)
-            data = files.read_bytes(rel)
+            try:
+                data = files.read_bytes(rel)
+            except UnsafePath:  # over a memory file's size (a log): searched, not rewritten
+                if _holds(self.root / rel, needle):
+                    report.refused.append(rel)
+                continue
             if data is None:
                 continue
             count = data.count(needle)
@@ -153,17 +159,17 @@ class Purge:
                 report.other += 1
             if report.dry_run:
                 continue
-            target = rel
-            if named:
-                folder, _, base = rel.rpartition("/")
-                target = f"{folder}/{base.replace(name, NAME_REPLACEMENT)}".lstrip("/")
-                report.renamed.append(target)
             cleaned = git_purge.replaced(data, needle)
             if rel.endswith(".md") and _readable(data) and not _readable(cleaned):
                 # The string spans the front matter's own syntax (`owner: x`): replaced,
                 # the file would be refused and its memory dropped. Left for the user.
                 report.refused.append(rel)
                 continue
+            target = rel
+            if named:
+                folder, _, base = rel.rpartition("/")
+                target = f"{folder}/{base.replace(name, NAME_REPLACEMENT)}".lstrip("/")
+                report.renamed.append(target)
             files.write_atomic(target, cleaned)
             if target != rel:
                 files.unlink(rel)
@@ -183,13 +189,11 @@ class Purge:
     def _remaining(self, needle: bytes) -> list[str]:
         """Files under the root still holding it, the git directory's plain files too
         (its objects are compressed: git_purge.objects reads those)."""
-        out = [rel for rel in self._walk()
-               if needle in (self.stores.files.read_bytes(rel) or b"")]
+        out = [rel for rel in self._walk() if _holds(self.root / rel, needle)]
         git_dir = self.root / ".git"
         if git_dir.is_dir():
-            for path in sorted(git_dir.rglob("*")):
-                if path.is_file() and not path.is_symlink() and needle in path.read_bytes():
-                    out.append(str(path.relative_to(self.root)))
+            out += [str(path.relative_to(self.root)) for path in sorted(git_dir.rglob("*"))
+                    if _holds(path, needle)]
         return out
 
 
@@ -200,3 +204,23 @@ def _readable(data: bytes) -> bool:
     except (UnicodeDecodeError, frontmatter.FrontMatterError, ValueError):
         return False
     return True
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    """Whether the regular file at `path` holds `needle`, read a megabyte at a time (an
+    index, a log: any size); never through a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        tail = b""
+        while chunk := os.read(fd, 1 << 20):
+            if needle in tail + chunk:
+                return True
+            tail = chunk[-(len(needle) - 1):] if len(needle) > 1 else b""
+        return False
+    finally:
+        os.close(fd)

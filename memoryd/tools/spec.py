@@ -244,8 +244,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         replaces it there, and syncs wait until it ran). Returns {occurrences, files:
         {memories, versions, trash, other}, renamed, refused, git: {commits,
         file_versions, messages, names, rewritten}, remaining, push}; `remaining` lists
-        what still holds it, `refused` the files whose front matter the string is part
-        of the syntax of (edit those by hand). Only the user's own tooling may purge.""",
+        what still holds it, `refused` the files left as they are (a memory whose front
+        matter the string is part of the syntax of, a file over 1 MB such as a log: edit
+        those by hand). Only the user's own tooling may purge.""",
           Cli("purge", "remove TEXT from every memory, version, trash file, index and the "
               "git history (rewritten locally; --dry-run counts first)",
               positional=("text",)), destructive=True),
