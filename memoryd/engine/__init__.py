@@ -44,7 +44,7 @@ from memoryd.engine.ingest import Ingest
 from memoryd.engine.learning import Learning
 from memoryd.engine.links import Links
 from memoryd.engine.purge import Purge
-from memoryd.engine.ranking import Ranking
+from memoryd.engine.ranking import SearchPolicy
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
 from memoryd.engine.remote import HISTORY_OFF
@@ -93,7 +93,7 @@ class Engine:
     upkeep: SessionUpkeep
     ingest: Ingest
     transfer: Transfer
-    ranking: Ranking
+    ranking: SearchPolicy  # the search policy (engine/ranking.py)
     recall: Recall
     history: History
     purge: Purge

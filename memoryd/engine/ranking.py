@@ -29,7 +29,7 @@ class Ranked:
     reranked: bool  # a cross-encoder scored relevance
 
 
-class Ranking:
+class SearchPolicy:
     def __init__(self, reads: Reads, config: Config, reranked: bool) -> None:
         self.reads = reads
         self.config = config

@@ -13,7 +13,7 @@ import trio
 
 from memoryd.config import RecallConfig
 from memoryd.engine.conversation import Conversation
-from memoryd.engine.ranking import Ranking
+from memoryd.engine.ranking import SearchPolicy
 from memoryd.engine.reads import Reads
 from memoryd.filters import Filters
 from memoryd.retrieval import recall
@@ -32,7 +32,7 @@ class Block:
 
 
 class Recall:
-    def __init__(self, reads: Reads, ranking: Ranking, conversation: Conversation,
+    def __init__(self, reads: Reads, ranking: SearchPolicy, conversation: Conversation,
                  count_tokens: Callable[[str, int], int], config: RecallConfig) -> None:
         self.reads = reads
         self.ranking = ranking
@@ -44,7 +44,7 @@ class Recall:
                      top_k: int | None, session: str | None, tail: int | None,
                      token_budget: int | None, procedural: bool = True) -> Block:
         """The block for `query` over `where` (`given`: the caller's ranking knobs, as
-        Ranking reads them; None: the `recall` config's defaults). Twice `top_k`
+        SearchPolicy reads them; None: the `recall` config's defaults). Twice `top_k`
         candidates are ranked: the block keeps what fits. `procedural`: False leaves out
         the procedural memories a session was shown at its start (`start`)."""
         top_k = top_k or self.config.top_k

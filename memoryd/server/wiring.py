@@ -21,7 +21,7 @@ from memoryd.engine.ingest import Ingest
 from memoryd.engine.learning import Learning
 from memoryd.engine.links import Links
 from memoryd.engine.purge import Purge
-from memoryd.engine.ranking import Ranking
+from memoryd.engine.ranking import SearchPolicy
 from memoryd.engine.reads import Reads
 from memoryd.engine.recall import Recall
 from memoryd.engine.remote import RemoteSync
@@ -129,7 +129,7 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
     upkeep = SessionUpkeep(stores, config, reads, llm)
     learning = Learning(stores, config, reads, writes, facts, upkeep, llm)
     conversation = Conversation(stores, config, reads, writes, learning)
-    ranking = Ranking(reads, config, reranked=reranker is not None)
+    ranking = SearchPolicy(reads, config, reranked=reranker is not None)
     snapshots = Snapshots(stores.hybrid, stores.catalog.writer, root / "index")
     sync = FileSync(stores, config, graph, graph_store, snapshots)
     remote = RemoteSync(root, config.git, git, stores, sync) if git is not None else None
