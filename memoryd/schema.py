@@ -42,6 +42,9 @@ _ID_RE = re.compile(ID_PATTERN)
 GLOBAL_SCOPE = "global"
 MAX_CONTENT = 256 * 1024  # characters
 MAX_TAGS = 64
+MAX_TAG = 64  # characters, each
+MAX_TITLE = 200  # characters
+MAX_SOURCE = 128  # characters
 MAX_LINKS = 1000
 
 # The field types: the wire params (tools/params.py) and the front matter read from a
@@ -49,7 +52,7 @@ MAX_LINKS = 1000
 Id = Annotated[str, Meta(pattern=ID_PATTERN, max_length=128, description="A memory id.")]
 Content = Annotated[str, Meta(min_length=1, max_length=MAX_CONTENT,
                               description="The text to remember (Markdown).")]
-Tag = Annotated[str, Meta(min_length=1, max_length=64, pattern=r"^[^,\r\n]+$")]
+Tag = Annotated[str, Meta(min_length=1, max_length=MAX_TAG, pattern=r"^[^,\r\n]+$")]
 Tags = Annotated[list[Tag], Meta(max_length=MAX_TAGS, description="Tags (no commas).")]
 Scope = Annotated[str, Meta(pattern=SCOPE_PATTERN,
                             description="global, agent:<name>, user:<name> or "
@@ -60,10 +63,11 @@ ProjectScope = Annotated[str, Meta(
     pattern=r"^project:[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?!\n)$",
     description="A project (project:<name>): its memories and the global ones are read.")]
 Importance = Annotated[float, Meta(ge=0.0, le=1.0, description="0.0 to 1.0.")]
-Title = Annotated[str, Meta(max_length=200, pattern=r"^[^\r\n\x00]*$",
+Title = Annotated[str, Meta(max_length=MAX_TITLE, pattern=r"^[^\r\n\x00]*$",
                             description="A title, one line (default: the first heading "
                             "or line, shortened).")]
-Source = Annotated[str, Meta(max_length=128, description="Who wrote it (claude, memoryctl...).")]
+Source = Annotated[str, Meta(max_length=MAX_SOURCE,
+                             description="Who wrote it (claude, memoryctl...).")]
 # The source of a memory ingested from another tool's notes or transcripts: this, then
 # the reader's name (`ingest:logseq`).
 INGEST_PREFIX = "ingest:"

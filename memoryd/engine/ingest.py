@@ -165,11 +165,12 @@ class Ingest:
                                 dry_run, total, report_progress)
         if not dry_run:
             await self._link(scan.documents, ids, caller, report)
-        if scan.turns:  # every line stored before, wherever its turn went since
+        if scan.turns:  # every line stored before (the current turns' among them), wherever
+            # its turn went since
             stored = await self.stores.workers.read(self.stores.catalog.reader.known_lines,
                                                     label, f"{only}#" if only else "")
-            await self._turns(scan, known.keys() | stored, label, scope, caller, report,
-                              dry_run, total, report_progress)
+            await self._turns(scan, stored, label, scope, caller, report, dry_run, total,
+                              report_progress)
         report.seconds = time.monotonic() - started
         await report_progress(total, total, f"{source.name}: {report.added} added, "
                               f"{report.updated} updated, {report.unchanged} unchanged")

@@ -32,7 +32,7 @@ from memoryd.history.git import GitHistory
 from memoryd.history.remote import shown
 from memoryd.schema import utcnow
 from memoryd.store import frontmatter
-from memoryd.store.files import INDEXED_DIRS, TRASH, VERSIONS, UnsafePath
+from memoryd.store.files import TRASH, VERSIONS, UnsafePath
 
 log = structlog.get_logger("memoryd.purge")
 
@@ -147,8 +147,7 @@ class Purge:
             if not count and not named:
                 continue
             report.occurrences += count + named
-            is_indexed = rel.split("/", 1)[0] in INDEXED_DIRS[:2] or rel.startswith(
-                f"{INDEXED_DIRS[2]}/")
+            is_indexed = FileSync.indexes(rel)
             if is_indexed:
                 report.memories += 1
             elif rel.startswith(f"{VERSIONS}/"):

@@ -16,12 +16,11 @@ import hashlib
 from collections import Counter
 from typing import Any
 
-from memoryd.schema import Memory
+from memoryd.schema import MAX_SOURCE, MAX_SOURCE_PATH, MAX_TAG, MAX_TITLE, Memory, clean_tags
 from memoryd.secrets.redact import Redactor
 
 # The schema's length limits: a kind's name can be longer than the secret it replaces.
-_LIMITS = {"title": 200, "source": 128, "source_path": 1024}
-_TAG_LIMIT = 64
+_LIMITS = {"title": MAX_TITLE, "source": MAX_SOURCE, "source_path": MAX_SOURCE_PATH}
 _NAMES = ("id", "session", "source_session", "episode", "topic", "replaced_by")
 _NAME_LISTS = ("links", "replaces", "derived_from")
 # Between the fields of the one pass: a line break (no rule's token runs across one) and
@@ -37,36 +36,30 @@ def redact_text(redactor: Redactor, value: str, found: Counter[str]) -> str:
     return cleaned
 
 
-def scrub_name(redactor: Redactor, value: str, found: Counter[str] | None = None) -> str:
+def scrub_name(redactor: Redactor, value: str, found: Counter[str]) -> str:
     """`value` (an id, a session name), or `redacted-<digest>` if it holds a secret."""
     _, cut = redactor.scrub(value)
     if not cut:
         return value
-    if found is not None:
-        found.update(cut)
+    found.update(cut)
     digest = hashlib.scrypt(value.encode("utf-8", "surrogatepass"), salt=_SALT,
                             n=2 ** 12, r=8, p=1, dklen=8)
     return f"redacted-{digest.hex()}"
 
 
-def scrub_tags(redactor: Redactor, tags: list[str], found: Counter[str] | None = None
-               ) -> list[str]:
-    out: dict[str, None] = {}
-    for tag in tags:
-        cleaned, cut = redactor.scrub(tag)
-        if found is not None:
-            found.update(cut)
-        cleaned = cleaned.replace(",", " ").strip()[:_TAG_LIMIT]
-        if cleaned:
-            out.setdefault(cleaned, None)
-    return list(out)
+def scrub_tags(redactor: Redactor, tags: list[str], found: Counter[str]) -> list[str]:
+    """The tags cleaned (a tag holds no comma: one becomes a space), each within the
+    schema's length, empty and repeated ones dropped."""
+    cleaned = [redact_text(redactor, tag, found).replace(",", " ").strip()[:MAX_TAG]
+               for tag in tags]
+    return clean_tags(cleaned)
 
 
 def scrub_memory(redactor: Redactor, memory: Memory) -> Counter[str]:
     """Cut every secret out of `memory`, in place; what was cut, by kind. Already clean
     text is left as it is, so a memory passes this any number of times."""
     found: Counter[str] = Counter()
-    if not (redactor.holds_secret(memory.content) or redactor.holds_secret(others(memory))):
+    if not (redactor.scan(memory.content) or redactor.scan(others(memory))):
         return found  # the common case: the text, then every other field in one pass
 
     def text(value: str) -> str:

@@ -59,10 +59,6 @@ class Redactor:
                     del self._clean[next(iter(self._clean))]
         return text, found
 
-    def holds_secret(self, text: str) -> bool:
-        """Whether `text` holds anything `scrub` would cut (nothing counted)."""
-        return bool(self.scan(text))
-
     def scan(self, text: str) -> int:
         """How many secrets `scrub` would cut from `text` (nothing counted)."""
         return sum(self.scrub(text, record=False)[1].values())

@@ -14,17 +14,13 @@ import sys
 
 from tests.e2e.test_lifecycle import wait_for
 from tests.e2e.test_secrets import GITHUB
+from tests.engine.test_ingest import LONG_SESSION, claude_code_lines
 
-SESSION = "5b1e0c2a-7d3f-4e8a-9b6c-0a1b2c3d4e5f"
+SESSION = LONG_SESSION
 
 
 def _transcript(path, turns: int) -> None:
-    lines = [json.dumps({
-        "type": role, "sessionId": SESSION, "uuid": f"line-{n}",
-        "timestamp": f"2026-11-26T10:{n // 60:02d}:{n % 60:02d}.000Z",
-        "message": {"role": role, "content": f"Turn {n}: the {role} talks about invoice "
-                    f"batch {n * 7919 % 1000} and its refund window of {n} days."}})
-        for n, role in ((n, "user" if n % 2 == 0 else "assistant") for n in range(turns))]
+    lines = claude_code_lines(turns)
     lines.insert(5, "[" * 100_000 + "]" * 100_000)  # nested past any parser's stack
     lines.insert(9, json.dumps({"type": "user", "sessionId": SESSION, "uuid": "huge",
                                 "message": {"role": "user", "content": "x " * 200_000}}))

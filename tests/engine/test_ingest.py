@@ -330,18 +330,25 @@ async def test_one_hostile_transcript_line_fails_alone(rig, tmp_path, source, tr
     assert any("characters, more than a memory holds (262,144)" in r for r in reasons)
 
 
-def _long_transcript(home: Path, turns: int) -> Path:
-    """A Claude Code transcript of `turns` lines, each a distinct sentence."""
-    session = "5b1e0c2a-7d3f-4e8a-9b6c-0a1b2c3d4e5f"
-    folder = home / "projects" / "-home-ada-shop"
-    folder.mkdir(parents=True)
-    lines = [json.dumps({
+LONG_SESSION = "5b1e0c2a-7d3f-4e8a-9b6c-0a1b2c3d4e5f"
+
+
+def claude_code_lines(turns: int, session: str = LONG_SESSION) -> list[str]:
+    """`turns` lines of a Claude Code transcript, user and assistant in turn, each a
+    distinct sentence."""
+    return [json.dumps({
         "type": role, "sessionId": session, "uuid": f"line-{n}",
         "timestamp": f"2025-06-01T10:{n // 60:02d}:{n % 60:02d}.000Z",
         "message": {"role": role, "content": f"Turn {n}: the {role} talks about "
                     f"invoice batch {n * 7919 % 1000} and its refund window of {n} days."}})
         for n, role in ((n, "user" if n % 2 == 0 else "assistant") for n in range(turns))]
-    (folder / f"{session}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _long_transcript(home: Path, turns: int) -> Path:
+    """A Claude Code transcript of `turns` lines under `home` (~/.claude)."""
+    folder = home / "projects" / "-home-ada-shop"
+    folder.mkdir(parents=True)
+    (folder / f"{LONG_SESSION}.jsonl").write_text("\n".join(claude_code_lines(turns)) + "\n")
     return home
 
 
