@@ -13,12 +13,9 @@ from memoryd.config import Config
 from memoryd.engine.reads import Reads
 from memoryd.errors import InvalidParams
 from memoryd.filters import Filters
-from memoryd.retrieval.pipeline import SearchRequest, SearchResult
+from memoryd.retrieval.pipeline import SearchResult
+from memoryd.retrieval.query import Knobs, SearchRequest
 from memoryd.schema import Memory
-
-# What a caller may set per call; each read from `given` by name, None: the default.
-KNOBS = ("recency_weight", "importance_weight", "score_threshold", "mmr_lambda",
-         "reference")
 
 
 @dataclass
@@ -36,27 +33,30 @@ class SearchPolicy:
         self.reranked = reranked
 
     def request(self, query: str, where: Filters, top_k: int | None,
-                given: object) -> SearchRequest:
-        """The request for `query` over `where`; `given` holds the caller's KNOBS
-        (an attribute missing or None: the configured default)."""
+                knobs: Knobs) -> SearchRequest:
+        """The request for `query` over `where`, with the caller's `knobs` (None: the
+        configured default)."""
         r = self.config.retrieval
         req = SearchRequest(
             query=query, top_k=top_k or r.top_k, where=where,
-            recency_weight=r.recency_weight, importance_weight=r.importance_weight,
-            score_threshold=(self.config.reranker.score_threshold if self.reranked
-                             else r.score_threshold), mmr_lambda=r.mmr_lambda)
-        for name in KNOBS:
-            value = getattr(given, name, None)
-            if value is not None:
-                setattr(req, name, value)
+            recency_weight=_given(knobs.recency_weight, r.recency_weight),
+            importance_weight=_given(knobs.importance_weight, r.importance_weight),
+            score_threshold=_given(knobs.score_threshold,
+                                   self.config.reranker.score_threshold if self.reranked
+                                   else r.score_threshold),
+            mmr_lambda=_given(knobs.mmr_lambda, r.mmr_lambda), reference=knobs.reference)
         if req.recency_weight + req.importance_weight > 1:
-            field = ("importance_weight" if hasattr(given, "importance_weight")
-                     else "recency_weight")  # the one the caller can lower
+            field = ("importance_weight" if knobs.importance_weight is not None
+                     else "recency_weight")  # one the caller set, to lower
             raise InvalidParams(field, "recency_weight + importance_weight must be at most 1")
         return req
 
-    async def search(self, query: str, where: Filters, top_k: int | None, given: object,
+    async def search(self, query: str, where: Filters, top_k: int | None, knobs: Knobs,
                      *, every_candidate: bool = False) -> Ranked:
-        req = self.request(query, where, top_k, given)
+        req = self.request(query, where, top_k, knobs)
         result, memories = await self.reads.smart_search(req, every_candidate)
         return Ranked(req, result, memories, self.reranked)
+
+
+def _given(value: float | None, default: float) -> float:
+    return default if value is None else value

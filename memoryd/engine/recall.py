@@ -17,6 +17,7 @@ from memoryd.engine.ranking import SearchPolicy
 from memoryd.engine.reads import Reads
 from memoryd.filters import Filters
 from memoryd.retrieval import recall
+from memoryd.retrieval.query import Knobs
 from memoryd.schema import Memory, utcnow
 from memoryd.scopes import Caller
 
@@ -40,17 +41,17 @@ class Recall:
         self.count_tokens = count_tokens
         self.config = config
 
-    async def recall(self, query: str, where: Filters, given: object, caller: Caller, *,
+    async def recall(self, query: str, where: Filters, knobs: Knobs, caller: Caller, *,
                      top_k: int | None, session: str | None, tail: int | None,
                      token_budget: int | None, procedural: bool = True) -> Block:
-        """The block for `query` over `where` (`given`: the caller's ranking knobs, as
-        SearchPolicy reads them; None: the `recall` config's defaults). Twice `top_k`
+        """The block for `query` over `where` (`knobs`: the caller's, as SearchPolicy
+        reads them). Twice `top_k`
         candidates are ranked: the block keeps what fits. `procedural`: False leaves out
         the procedural memories a session was shown at its start (`start`)."""
         top_k = top_k or self.config.top_k
         token_budget = token_budget or self.config.token_budget
         tail = self.config.tail if tail is None else tail
-        found = await self.ranking.search(query, where, top_k * 2, given)
+        found = await self.ranking.search(query, where, top_k * 2, knobs)
         result, memories = found.result, found.memories
         ranked = [(memories[c.id], c.relevance) for c in result.selected if c.id in memories]
         how: list[Memory] = []

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import NamedTuple
 
 import msgspec
 
@@ -287,15 +288,32 @@ _QUERY_HAN = re.compile(rf"[{_HAN}]+")
 LONGEST = 4  # words in the longest name a query is read for
 
 
-def in_query(query: str, known: Callable[[str], bool]) -> list[str]:
+class QueryWords(NamedTuple):
+    """A query split once for the names it may hold: each clause's words as written
+    and as keys, and its Chinese runs. Every reader of the query's names (the speakers
+    it addresses, the entities it names) matches against these."""
+
+    clauses: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    han: tuple[str, ...]
+
+
+def query_words(query: str) -> QueryWords:
+    clauses = []
+    for clause in re.split(r"[,.;:!?()\[\]\"“”]+", query):
+        raw = tuple(_QUERY_WORD.findall(clause))
+        if raw:
+            clauses.append((raw, tuple(key(w) for w in raw)))
+    return QueryWords(tuple(clauses), tuple(_QUERY_HAN.findall(query)))
+
+
+def in_query(query: str | QueryWords, known: Callable[[str], bool]) -> list[str]:
     """The keys of known entities a query names: its runs of up to LONGEST words,
     longest first, however they are cased ("the bank of america"), a single word only
     when capitalised ("Ann", "iPhone"; not "feature" for a vault's [[Feature]] page); and its
     Chinese runs' substrings."""
+    words_of = query_words(query) if isinstance(query, str) else query
     found: list[str] = []
-    for clause in re.split(r"[,.;:!?()\[\]\"“”]+", query):
-        raw = _QUERY_WORD.findall(clause)
-        words = [key(w) for w in raw]
+    for raw, words in words_of.clauses:
         i = 0
         while i < len(words):
             for n in range(min(LONGEST, len(words) - i), 0, -1):
@@ -307,7 +325,7 @@ def in_query(query: str, known: Callable[[str], bool]) -> list[str]:
                     break
             else:
                 i += 1
-    for run in _QUERY_HAN.findall(query):
+    for run in words_of.han:
         for n in range(min(len(run), 8), 1, -1):
             found += [run[i:i + n] for i in range(len(run) - n + 1) if known(run[i:i + n])]
     return list(dict.fromkeys(found))

@@ -1,4 +1,4 @@
-"""What a smart search ranks: its request, each candidate with its scores, and the
+"""What a smart search ranks: each candidate with its scores, and the
 candidates struct the ranking stages read and write (retrieval/stages/)."""
 
 from __future__ import annotations
@@ -7,33 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
 import numpy as np
 
-from memoryd.filters import Filters
 from memoryd.graph.expand import GraphMatch
-from memoryd.retrieval.timewords import Window
+from memoryd.retrieval.columns import RowMeta
+from memoryd.retrieval.query import Query, SearchRequest
 from memoryd.schema import Memory
 
-
-@dataclass
-class SearchRequest:
-    query: str
-    top_k: int = 5
-    where: Filters = field(default_factory=Filters)  # which memories may be ranked
-    recency_weight: float = 0.2
-    importance_weight: float = 0.1
-    score_threshold: float = 0.0
-    mmr_lambda: float = 0.7
-    # What a time in the query is read against (epoch seconds): "last weekend" of a
-    # replayed conversation is its own; None: `as_of`, else the moment it runs.
-    reference: float | None = None
-
-    def filters(self, now: float) -> Filters:
-        """Which memories the search ranks, judged at `now`. Session summaries are
-        handed to recall whole, not ranked among memories, unless asked for by kind."""
-        return msgspec.structs.replace(
-            self.where, not_kind="summary" if self.where.kind is None else None, now=now)
+__all__ = ["Candidate", "Ranking", "SearchRequest"]
 
 
 @dataclass
@@ -80,22 +61,24 @@ class Candidate:
 class Ranking:
     """A search's pool of candidates, as every stage sees it. The arrays are the
     candidates' own vectors, creation times and importances, in the candidates' order
-    (copied out of the corpus: a stage takes no lock)."""
+    (copied out of the corpus: a stage takes no lock); `rows` their metadata."""
 
-    request: SearchRequest
+    query: Query  # the question, read once
     now: float  # epoch seconds the search runs at
     candidates: list[Candidate]
     vectors: np.ndarray
     created: np.ndarray
     importance: np.ndarray
     topics: GraphMatch | None = None  # the topic nodes the query matched
-    window: Window | None = None  # the time the query names, if any
-    terms: list[str] = field(default_factory=list)  # the query's keyword terms
-    # The entities the query names, each its keys (a name and the longer ones it may
-    # be short for: "ann", "ann smith").
-    named: list[tuple[str, ...]] = field(default_factory=list)
+    # Each candidate's row metadata (columns.py RowMeta: what its text says, read when
+    # it was indexed), in the candidates' order.
+    rows: list[RowMeta] = field(default_factory=list)
     selected: list[Candidate] = field(default_factory=list)  # the answer, in rank order
     _docs: dict[str, Memory] | None = field(default=None, repr=False)
+
+    @property
+    def request(self) -> SearchRequest:
+        return self.query.request
 
     def memories(self, fetch: Callable[[list[str]], list[Memory]]) -> dict[str, Memory]:
         """The candidates' memories by id, read once for every stage that needs them

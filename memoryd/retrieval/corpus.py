@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from memoryd.conversation import facts
+from memoryd.entities.names import QueryWords, of_memory, split_speaker
 from memoryd.entities.names import key as name_key
-from memoryd.entities.names import of_memory, split_speaker
 from memoryd.filters import Filters
 from memoryd.retrieval import cells, columns, int8dot
 from memoryd.retrieval.cell_groups import CellGroups
@@ -43,10 +43,16 @@ def _top(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
     return rows[np.argpartition(-scores, n - 1)[:n]]
 
 
+# RowMeta's fields that `_read` fills: what a row's text says, read when it is put and
+# kept while its text stays the same. A signal a stage reads of each memory is one more
+# field of RowMeta, read here; the stage finds it in `Ranking.rows`.
+READ = ("entities", "weak", "speaker", "tells")
+
+
 def _read(memory: Memory, is_turn: bool) -> dict[str, Any]:
-    """RowMeta's `entities`, `weak`, `speaker` and `tells`: what the text says, read
-    when the row is put (none yet for a pending turn: of_memory); only a conversation's
-    turn (`is_turn`) has a speaker."""
+    """RowMeta's READ fields: what the text says, read when the row is put (no
+    entities yet for a pending turn: of_memory); only a conversation's turn
+    (`is_turn`) has a speaker."""
     found = of_memory(memory)
     read: dict[str, Any] = {"entities": tuple(e.key for e in found if not e.weak),
                             "weak": tuple(e.key for e in found if e.weak)}
@@ -186,8 +192,8 @@ class Corpus:
             return False
         # Same text, so the same reading of it, unless it had no entities: a pending
         # turn gets its own when it is settled (of_memory). Only then is it read again.
-        kept = ({"entities": meta.entities, "weak": meta.weak, "speaker": meta.speaker,
-                 "tells": meta.tells} if meta.entities or meta.weak else None)
+        kept = ({k: getattr(meta, k) for k in READ} if meta.entities or meta.weak
+                else None)
         now = self._describe(row, memory, meta.is_turn, meta.text_hash, kept)
         if kept is None:
             self.entities.add(row, now)
@@ -437,7 +443,7 @@ class Corpus:
         self._field_length = (neighbour_field, length)
         return length
 
-    def named(self, query: str) -> list[tuple[str, ...]]:
+    def named(self, query: str | QueryWords) -> list[tuple[str, ...]]:
         """The entities `query` names that rows name, each its keys (EntityRows.in_query)."""
         return self.entities.in_query(query)
 

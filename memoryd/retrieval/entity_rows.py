@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from memoryd.entities.names import in_query
+from memoryd.entities.names import QueryWords, in_query
 from memoryd.retrieval.columns import RowMeta
 
 
@@ -56,7 +56,7 @@ class EntityRows:
         found = self._rows.get(key)
         return len(found) if found is not None else 0
 
-    def in_query(self, query: str) -> list[tuple[str, ...]]:
+    def in_query(self, query: str | QueryWords) -> list[tuple[str, ...]]:
         """The known keys a query names, each with the multi-word names a single word
         is the first or last word of ("Ann" -> "Ann", "Ann Smith"): an alias resolved
         among the names the store holds. One entity of the query, one group."""

@@ -21,17 +21,18 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memoryd.graph.expand import GraphMatch, match
 from memoryd.graph.topics import TopicGraph
-from memoryd.retrieval import entity_hops, scoring, text, timewords, voice
-from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
+from memoryd.retrieval import entity_hops, query, scoring
+from memoryd.retrieval.candidates import Candidate, Ranking
 from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.hybrid import HybridIndex
+from memoryd.retrieval.query import Query, SearchRequest
 from memoryd.retrieval.shared_work import Beside, SharedWork
 from memoryd.retrieval.stages import stages
 
@@ -52,9 +53,8 @@ class SearchResult:
     timings_ms: dict[str, float]
     mode: str
     allowed: int
+    query: Query  # the question as it was read
     graph: GraphMatch | None = None
-    named: list[tuple[str, ...]] = field(default_factory=list)  # Ranking.named
-    embedded: str = ""  # what the dense side read for the query (retrieval/voice.py)
 
 
 class SmartSearch:
@@ -102,15 +102,16 @@ class SmartSearch:
 
     def _run(self, req: SearchRequest, now: float, idle_core: bool) -> SearchResult:
         clock = _Clock()
-        embedded = voice.in_voice(req.query, self.hybrid.corpus.speakers(req.where.scopes))
-        ranking, mode, allowed = self._gather(req, embedded, now, idle_core, clock)
+        asked = query.read(req, self.hybrid.corpus.speakers(req.where.scopes), now)
+        clock.lap("query")
+        ranking, mode, allowed = self._gather(asked, now, idle_core, clock)
         for stage in self.stages:
             stage.run(ranking)
             clock.lap(stage.name)
         return SearchResult(ranking.selected, ranking.candidates, clock.laps, mode, allowed,
-                            ranking.topics, ranking.named, embedded)
+                            ranking.query, ranking.topics)
 
-    def _gather(self, req: SearchRequest, embedded: str, now: float, idle_core: bool,
+    def _gather(self, asked: Query, now: float, idle_core: bool,
                 clock: _Clock) -> tuple[Ranking, str, int]:
         """The pool, from the corpus under its read hold; the mode (exact or ann) and
         how many memories the filters allowed.
@@ -122,26 +123,26 @@ class SmartSearch:
         three parts (embed, nearest rows, filter and score) take about the same time,
         so two cores halve it. With every core busy with searches, the handing over
         only costs: then it all runs here, the query embedded before the hold. The
-        embedding reads `embedded`, the query in the voice of the speakers it names
-        (retrieval/voice.py); everything else reads the query."""
+        embedding reads `asked.embedded`, the query in the voice of the speakers it
+        names (retrieval/voice.py); everything else reads the query."""
+        req = asked.request
         pool_size = max(req.top_k * self.factor, 20)
-        window = timewords.find_at(req.query, req.reference or req.where.as_of or now)
         beside: Beside[Near, tuple[np.ndarray, bool], set[int] | None] = Beside(
-            self._ahead if idle_core else None, lambda: self._embed(embedded, req, now),
+            self._ahead if idle_core else None, lambda: self._embed(asked, now),
             lambda made, handed, shared: self._nearest(made[0], *handed, pool_size, shared))
         if not idle_core:
             clock.lap("embed")
         corpus = self.hybrid.corpus
         with corpus.lock.read():
             try:
-                query_terms = text.terms(timewords.without(req.query, window))
                 mask = corpus.mask(req.filters(now))
                 allowed = int(mask.sum())
                 ann = allowed > self.exact_limit  # the cells, not every allowed row
                 beside.hand((mask, ann))
                 clock.lap("filter")
-                lex = scoring.lexical(corpus, query_terms, mask, self.recipe)
-                named = corpus.named(req.query)
+                lex = scoring.lexical(corpus, asked.terms, mask, self.recipe)
+                asked = asked.naming(corpus.named(asked.words))
+                named = asked.named
                 named_rows = (_bounded(corpus.naming([k for g in named for k in g], mask),
                                        lex, corpus.created, 2 * pool_size)
                               if named else _NONE)
@@ -164,19 +165,19 @@ class SmartSearch:
                 rows = np.union1d(ann_candidates(corpus, near, lex_top, mask),
                                   np.union1d(graph_rows, named_rows))
             clock.lap("candidates")
-            ranking = self._pool(req, now, rows, lex, query_vec, graph_rows, pool_size,
-                                 clock, (named, named_rows, mask))
-            ranking.topics, ranking.window, ranking.terms = topics, window, query_terms
+            ranking = self._pool(asked, now, rows, lex, query_vec, (graph_rows, topics),
+                                 pool_size, clock, (named_rows, mask))
         clock.lap("pool")
         return ranking, mode, allowed
 
-    def _pool(self, req: SearchRequest, now: float, rows: np.ndarray, lex: np.ndarray,
-              query_vec: np.ndarray, graph_rows: np.ndarray, pool_size: int, clock: _Clock,
-              naming: tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]) -> Ranking:
+    def _pool(self, asked: Query, now: float, rows: np.ndarray, lex: np.ndarray,
+              query_vec: np.ndarray, graph: tuple[np.ndarray, GraphMatch | None],
+              pool_size: int, clock: _Clock, naming: tuple[np.ndarray, np.ndarray]
+              ) -> Ranking:
         """Fusion over the candidate rows, and the best `pool_size` of them (with every
-        row the topic graph brought, and the best the query's entities reach: `naming`
-        is their keys, the rows that name them, the filters' mask) as the candidates
-        the stages rank."""
+        row the topic graph brought, `graph`: its rows and match, and the best the
+        query's entities reach: `naming` is the rows that name them and the filters'
+        mask) as the candidates the stages rank."""
         corpus, recipe = self.hybrid.corpus, self.recipe
         dense, own, ctx, which = scoring.dense(corpus, query_vec, rows, recipe)
         fused = recipe.lexical_weight * lex[rows] + (1 - recipe.lexical_weight) * dense
@@ -189,10 +190,12 @@ class SmartSearch:
         else:
             order = np.argsort(-combined, kind="stable")
         order = order[:pool_size]
+        graph_rows, topics = graph
         if len(graph_rows):  # graph members join the pool whatever their rank
             extra = np.searchsorted(rows, graph_rows)
             order = np.concatenate([order, np.setdiff1d(extra, order)])
-        named, named_rows, mask = naming
+        named = asked.named
+        named_rows, mask = naming
         found = entity_hops.hops(corpus, named, named_rows, rows, combined, mask, pool_size)
         order = np.concatenate([order, np.setdiff1d(found.positions, order)])
         pool_rows = rows[order]
@@ -208,16 +211,16 @@ class SmartSearch:
                       hop=[k for k in found.followed if m.mentions(k)])
             for i, r, m in zip(order.tolist(), pool_rows.tolist(), meta, strict=True)
             if m is not None]
-        return Ranking(req, now, candidates, corpus.vectors("own", pool_rows),
+        return Ranking(asked, now, candidates, corpus.vectors("own", pool_rows),
                        corpus.created[pool_rows].copy(), corpus.importance[pool_rows].copy(),
-                       named=named)
+                       topics, [m for m in meta if m is not None])
 
-    def _embed(self, embedded: str, req: SearchRequest, now: float
-               ) -> tuple[np.ndarray, GraphMatch | None]:
-        """The vector of `embedded` (the query as the dense side reads it) and the
-        topics it matches (takes no corpus lock)."""
-        query_vec = self.hybrid.embedder.embed([embedded])[0]
-        found = match(self.graph, query_vec, req.where.scopes, now) if self.graph else None
+    def _embed(self, asked: Query, now: float) -> tuple[np.ndarray, GraphMatch | None]:
+        """The vector of the query as the dense side reads it, and the topics it
+        matches (takes no corpus lock)."""
+        query_vec = self.hybrid.embedder.embed([asked.embedded])[0]
+        scopes = asked.request.where.scopes
+        found = match(self.graph, query_vec, scopes, now) if self.graph else None
         return query_vec, found
 
     def _nearest(self, query_vec: np.ndarray, mask: np.ndarray, ann: bool, pool_size: int,

@@ -276,8 +276,13 @@ def _corpus(header: Header, arrays: dict[str, np.ndarray]) -> Corpus:
 
 @functools.cache
 def rules_digest() -> str:
-    """A digest of the source of every module in READ_BY_RULES (as installed)."""
+    """A digest of the source of every module in READ_BY_RULES (as installed), and of
+    the rows' layout (RowMeta's fields, the COLUMNS): a field or column added, taken
+    away or retyped reads every row again, with no number to bump by hand."""
     digest = hashlib.sha256()
+    layout = [(f.name, repr(f.type)) for f in msgspec.structs.fields(RowMeta)]
+    digest.update(repr((layout, sorted((k, np.dtype(t).str, repr(e))
+                                       for k, (t, e) in COLUMNS.items()))).encode())
     for name in READ_BY_RULES:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:

@@ -325,6 +325,18 @@ def asks_when(question: str) -> bool:
     return bool(_ASKS_WHEN.search(question))
 
 
+# A question about the past ("did", "used to", "before", "in 2019"): the fact current
+# then is the answer, not the newest one (retrieval/stages/current.py).
+_ABOUT_PAST = re.compile(r"(?<![a-z])(?:did|was|were|used to|before|previously|formerly|"
+                         r"back then|earlier|originally|ago|\d{4})(?![a-z])|"
+                         r"以前|之前|原来|当时")
+
+
+def about_past(question: str) -> bool:
+    """Whether a question asks about the past ("did", "used to", "以前", a year)."""
+    return bool(_ABOUT_PAST.search(question.casefold()))
+
+
 def states_time(text: str) -> bool:
     """Whether a text says when something was ("yesterday", "last weekend", a weekday,
     a month, a year, "上周"); "may" is left out, as mostly the verb."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from memoryd.entities.names import in_query
+from memoryd.entities.names import QueryWords, in_query
 
 # The verb that agreed with the name agrees with "I": "has John" -> "have I".
 _AGREE = {"has": "have", "does": "do", "is": "am"}
@@ -22,16 +22,16 @@ _BEFORE = re.compile(r"\b(has|does|is)(\s+I)\b", re.I)
 _AFTER = re.compile(r"\b(I\s+)(has|does|is)\b", re.I)
 
 
-def in_voice(query: str, speakers: Collection[str]) -> str:
+def in_voice(query: str, speakers: Collection[str], words: QueryWords | None = None) -> str:
     """`query` with each speaker it names (of `speakers`' keys) made "I" ("my" for
     "John's"); as it is when it names none, or when a name is written other than its
-    key reads (accents: the key has none)."""
+    key reads (accents: the key has none). `words`: the query already split."""
     if not speakers:
         return query
     voiced, changed = query, 0
-    for key in in_query(query, lambda k: k in speakers):
-        words = r"\s+".join(re.escape(w) for w in key.split())
-        name = re.compile(rf"(?<![\w'’]){words}(['’]s)?(?![\w'’])", re.I)
+    for key in in_query(query if words is None else words, lambda k: k in speakers):
+        spelled = r"\s+".join(re.escape(w) for w in key.split())
+        name = re.compile(rf"(?<![\w'’]){spelled}(['’]s)?(?![\w'’])", re.I)
         voiced, n = name.subn(lambda m: "my" if m.group(1) else "I", voiced)
         changed += n
     if not changed:

@@ -18,6 +18,7 @@ from msgspec import Meta
 from memoryd import filters, schema
 from memoryd.errors import InvalidParams
 from memoryd.ingest.sources import SourceName
+from memoryd.retrieval.query import Knobs
 from memoryd.schema import (
     Content,
     Id,
@@ -249,6 +250,13 @@ class SmartSearchParams(Params, ReadsAsOf):
     mmr_lambda: MmrLambda | None = None
     include_compressed: IncludeCompressed = False
 
+    @property
+    def knobs(self) -> Knobs:
+        return Knobs(recency_weight=self.recency_weight,
+                     importance_weight=self.importance_weight,
+                     score_threshold=self.score_threshold, mmr_lambda=self.mmr_lambda,
+                     reference=self.reference)
+
 
 TokenBudget = Annotated[int, Meta(ge=16, le=200_000, description="Tokens (embedder's "
                                    "tokenizer) the <memory> block may use (default "
@@ -272,6 +280,11 @@ class RecallParams(Params, ReadsAsOf):
     procedural: Annotated[bool, Meta(description="Procedural memories first (false: a "
                                      "session that was shown them when it started, "
                                      "memory_context).")] = True
+
+    @property
+    def knobs(self) -> Knobs:
+        return Knobs(recency_weight=self.recency_weight,
+                     score_threshold=self.score_threshold, reference=self.reference)
 
 
 class ContextParams(Params):

@@ -23,7 +23,7 @@ Result = dict[str, Any]
 async def _ranked(engine: Engine, caller: Caller, p: SmartSearchParams,
                   every_candidate: bool = False) -> Ranked:
     where = filters.of(p, caller.visible_scopes(p.scope, p.project))
-    return await engine.ranking.search(p.query, where, p.top_k, p,
+    return await engine.ranking.search(p.query, where, p.top_k, p.knobs,
                                            every_candidate=every_candidate)
 
 
@@ -54,8 +54,8 @@ async def memory_explain(engine: Engine, caller: Caller, p: SmartSearchParams) -
             "candidates": [_explained(c, ranked.memories.get(c.id)) for c in result.candidates],
             "topics": [{"node": m.node, "label": m.label, "sim": round(m.sim, 4), "via": m.via}
                        for m in (result.graph.nodes if result.graph else [])],
-            "entities": [k for group in result.named for k in group],
-            "embedded_query": result.embedded}
+            "entities": [k for group in result.query.named for k in group],
+            "embedded_query": result.query.embedded}
 
 
 def _explained(c: Candidate, memory: Memory | None) -> Result:
@@ -79,7 +79,7 @@ async def memory_recall(engine: Engine, caller: Caller, p: RecallParams) -> Resu
     # `session` names the conversation whose summary and tail are shown: no filter.
     where = filters.of(p, caller.visible_scopes(p.scope, p.project), session=None)
     made = await engine.recall.recall(
-        p.query, where, p, caller, top_k=p.top_k, session=p.session, tail=p.tail,
+        p.query, where, p.knobs, caller, top_k=p.top_k, session=p.session, tail=p.tail,
         token_budget=p.token_budget, procedural=p.procedural)
     block = made.block
     return {"text": block.text,

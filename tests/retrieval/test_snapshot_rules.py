@@ -1,7 +1,8 @@
 """The snapshot keeps readings of each text made by the language rules (index terms,
 names, whether a turn tells something). A rule changed means those readings are stale:
-the snapshot's header carries a digest of every module that makes them, and a snapshot
-of other rules is refused (start-up reads every row again). No number to bump by hand."""
+the snapshot's header carries a digest of every module that makes them (and of the rows'
+layout), and a snapshot of other rules is refused (start-up reads every row again). No
+number to bump by hand."""
 
 from __future__ import annotations
 
@@ -46,3 +47,17 @@ def test_a_snapshot_of_other_rules_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(snapshot, "rules_digest", lambda: "another-rule-set")
     with pytest.raises(snapshot.Problem, match="language rules changed"):
         snapshot.read(path, "epoch", 3, "model", 4)
+
+
+def test_the_rows_layout_is_digested_too(monkeypatch):
+    """A column or a RowMeta field added (a new signal a row keeps) changes the digest:
+    a snapshot of the old layout is read again, with no number to bump by hand."""
+    before = snapshot.rules_digest()
+    monkeypatch.setattr(snapshot, "COLUMNS", {**snapshot.COLUMNS, "signal": (np.float32, 0)})
+    snapshot.rules_digest.cache_clear()
+    try:
+        assert snapshot.rules_digest() != before
+    finally:
+        monkeypatch.undo()
+        snapshot.rules_digest.cache_clear()
+    assert snapshot.rules_digest() == before

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memoryd.retrieval import query as asked
 from memoryd.retrieval.candidates import Candidate, Ranking, SearchRequest
 from memoryd.retrieval.stages import stages
 from memoryd.retrieval.stages.blend import Blend
@@ -20,11 +21,12 @@ DAY = 86400.0
 
 
 def _pool(combined: list[float], ages_days: list[float], vectors: list[list[float]],
-          **request: float) -> Ranking:
+          question: str = "q", **request: float) -> Ranking:
     candidates = [Candidate(id=f"m{i}", lexical=0, dense=0, dense_own=0, dense_context=0,
                             fused=c, neighbour_credit=0, session_boost=0, combined=c)
                   for i, c in enumerate(combined)]
-    return Ranking(SearchRequest(query="q", top_k=2, **request), NOW, candidates,
+    return Ranking(asked.read(SearchRequest(query=question, top_k=2, **request), (), NOW), NOW,
+                   candidates,
                    np.array(vectors, dtype=np.float32),
                    np.array([NOW - a * DAY for a in ages_days]),
                    np.full(len(combined), 0.5, dtype=np.float32))
@@ -93,10 +95,11 @@ async def test_a_new_stage_is_run_timed_and_explained_with_no_other_change(harne
     assert shown == {i: float(len(t)) for i, t in zip(ids, texts, strict=True)}
 
 
-def _facts(*said: tuple[str, float, float]) -> tuple[Ranking, dict[str, Memory]]:
-    """A pool of facts: (text, score, age in days)."""
+def _facts(*said: tuple[str, float, float], question: str = "q"
+           ) -> tuple[Ranking, dict[str, Memory]]:
+    """A pool of facts: (text, score, age in days), for `question`."""
     ranking = _pool([1.0] * len(said), [age for _, _, age in said],
-                    [[1, 0]] * len(said))
+                    [[1, 0]] * len(said), question)
     memories = {}
     for c, (text, score, _) in zip(ranking.candidates, said, strict=True):
         c.score = score
@@ -133,8 +136,7 @@ def test_a_question_about_the_past_keeps_the_old_fact_where_it_ranked():
     for query in ("where did the user live before?", "where was the user in 2019",
                   "用户以前住在哪里"):
         ranking, memories = _facts(("The user lives in Paris.", 0.9, 400),
-                                   ("The user lives in Berlin.", 0.7, 20))
-        ranking.request.query = query
+                                   ("The user lives in Berlin.", 0.7, 20), question=query)
         Current(lambda ids, known=memories: [known[i] for i in ids]).run(ranking)
         assert ranking.candidates[0].score == 0.9, query
 
@@ -151,3 +153,27 @@ async def test_big_news_of_a_move_replaces_the_old_city(harness):
     pets = await harness.call("memory_smart_search", query="what pets does the user have")
     shown = " ".join(m["content"] for m in pets["memories"])
     assert "dog" in shown and "cat" in shown
+
+
+class _Speaker:
+    """A stage of a test's own that reads what each row's text says (its speaker, read
+    when it was indexed) and what the question names: the two kinds of signal a stage
+    reads with no change to gathering."""
+
+    name = "speaker_named"
+
+    def run(self, ranking: Ranking) -> None:
+        assert [r.id for r in ranking.rows] == [c.id for c in ranking.candidates]
+        named = {k for group in ranking.query.named for k in group}
+        for c, row in zip(ranking.candidates, ranking.rows, strict=True):
+            c.staged[self.name] = 1.0 if row.speaker in named else 0.0
+
+
+async def test_a_stage_reads_each_rows_readings_and_the_questions(harness):
+    said = {"Melanie: I paint landscapes on weekends.": 1.0,
+            "Caroline: Melanie showed me her landscapes.": 0.0}
+    ids = {await harness.write(t, session="s1", role="user"): v for t, v in said.items()}
+    harness.engine.reads.searcher.stages.insert(-1, _Speaker())
+    out = await harness.call("memory_explain", query="What does Melanie paint?")
+    shown = {c["id"]: c["scores"]["speaker_named"] for c in out["candidates"]}
+    assert shown == ids

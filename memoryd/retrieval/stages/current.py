@@ -4,20 +4,16 @@ frame `conversation.frames.key_of` reads), the newer ranks above the older.
 Reconciliation supersedes a fact when it can tell a change from an addition; when it
 cannot, it keeps both (no fact is lost), and this stage makes sure the current value
 still comes first for a question about the present. A question about the past ("did",
-"used to", "before", "in 2019") or one asked `as_of` a time is left as it ranked."""
+"used to", "before", "in 2019": `Query.about_past`) or one asked `as_of` a time is left
+as it ranked."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from memoryd.conversation.frames import changes, key_of
 from memoryd.retrieval.candidates import Candidate, Ranking
 from memoryd.schema import Memory
-
-_PAST = re.compile(r"(?<![a-z])(?:did|was|were|used to|before|previously|formerly|"
-                   r"back then|earlier|originally|ago|\d{4})(?![a-z])|"
-                   r"以前|之前|原来|当时")
 
 
 class Current:
@@ -27,8 +23,7 @@ class Current:
         self.fetch = fetch  # ids -> memories: the facts' texts and kinds
 
     def run(self, ranking: Ranking) -> None:
-        if ranking.request.where.as_of is not None or len(ranking.candidates) < 2 \
-                or _PAST.search(ranking.request.query.casefold()):
+        if ranking.query.about_past or len(ranking.candidates) < 2:
             return
         memories = ranking.memories(self.fetch)
         framed: list[tuple[Candidate, float, tuple[str, str], tuple[str, str] | None]] = []

@@ -26,11 +26,11 @@ class Entities:
     name = "entities"
 
     def run(self, ranking: Ranking) -> None:
-        if not ranking.named:
+        if not ranking.query.named:
             return
-        share = 1 / len(ranking.named)
+        share = 1 / len(ranking.query.named)
         for c in ranking.candidates:
-            named = sum(1 for group in ranking.named if any(k in c.named for k in group))
+            named = sum(1 for group in ranking.query.named if any(k in c.named for k in group))
             boost = WEIGHT * share * named if named else (HOP_WEIGHT if c.hop else 0.0)
             boost += OWN_WEIGHT if c.own else 0.0
             if boost:

@@ -32,7 +32,7 @@ class Passages:
         self.lexical_weight = lexical_weight
 
     def run(self, ranking: Ranking) -> None:
-        asked = set(ranking.terms)
+        asked = set(ranking.query.terms)
         if len(asked) < 2 or not any(c.lexical > 0 for c in ranking.candidates):
             return
         docs = ranking.memories(self.fetch)

@@ -34,7 +34,7 @@ class Relevance:
                 c.relevance = min(1.0, max(0.0, c.combined / RELEVANCE_SCALE))
             return
         docs = ranking.memories(self.fetch)
-        pairs = [(ranking.request.query,
+        pairs = [(ranking.query.text,
                   _passage(docs[c.id].content, c.chunk) if c.id in docs else "")
                  for c in candidates]
         for c, score in zip(candidates, self.reranker.score(pairs), strict=True):

@@ -28,14 +28,14 @@ class When:
         self.fetch = fetch
 
     def run(self, ranking: Ranking) -> None:
-        if timewords.asks_when(ranking.request.query):
+        if ranking.query.asks_when:
             docs = ranking.memories(self.fetch)
             for c in ranking.candidates:
                 memory = docs.get(c.id)
                 if memory is not None and timewords.states_time(memory.content):
                     c.staged["says_when"] = ASKED
                     c.score += ASKED
-        window = ranking.window
+        window = ranking.query.window
         if window is None:
             return
         start, end = window.start.timestamp(), window.end.timestamp()
