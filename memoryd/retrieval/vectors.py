@@ -111,7 +111,15 @@ def _stored_collection_ids(db: Path) -> list[str]:
 
 
 def _stored_column(db: Path, sql: str, *args: str, timeout: float) -> list[str]:
-    """The first column of a query of an embedded store's SQLite file, read-only."""
+    """The first column of a query of an embedded store's SQLite file, read-only.
+
+    The one place memoryd reads chroma's own tables (`collections.id`, `segments.id`
+    and `segments.collection`), for two things chroma's public API does not offer: a
+    store's collection ids without starting its client (importing chromadb and starting
+    its System cost about 1 s of CPU, a third of a start that only checks the snapshot),
+    and a collection's segment ids, to remove the folders `delete_collection` leaves on
+    disk (chroma-core/chroma#5259). A chroma that renames them fails here: the ids then
+    come from the client, and a dropped collection's folders stay."""
     conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=timeout)
     try:
         return [str(row[0]) for row in conn.execute(sql, args)]
@@ -324,10 +332,15 @@ class ChromaVectors:
         only ids that are UUIDs, so each names a folder right under the store's path."""
         if self.url:
             return []
-        found = []
-        for row in _stored_column(self.path / "chroma.sqlite3",
+        try:
+            rows = _stored_column(self.path / "chroma.sqlite3",
                                   "SELECT id FROM segments WHERE collection = ?",
-                                  collection_id, timeout=5):
+                                  collection_id, timeout=5)
+        except sqlite3.Error as exc:  # another chroma's tables: its folders stay
+            log.warning("vectors.segments_unread", collection=collection_id, error=str(exc))
+            return []
+        found = []
+        for row in rows:
             with contextlib.suppress(ValueError):
                 found.append(str(uuid.UUID(row)))
         return found

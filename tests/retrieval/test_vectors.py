@@ -164,3 +164,21 @@ def test_a_forced_rebuild_drops_an_older_store(tmp_path):
     assert store.migrate(None) == 0
     assert store.client.list_collections() == []
     store.close()
+
+
+def test_a_chroma_whose_tables_are_not_as_read_still_migrates(tmp_path, monkeypatch):
+    """chroma's tables are read in one place (`_stored_column`); when they are not what
+    it reads, the move still happens and only the dropped folders' removal is skipped."""
+    from memoryd.retrieval import vectors as module
+
+    store = ChromaVectors(tmp_path / "chroma")
+    older_collection(store.client, "own", "global", ["a"], np.eye(1, 384, dtype=np.float32),
+                     [{"h": text_hash("a"), "m": "m"}])
+
+    def renamed(db, sql, *args, timeout):
+        raise sqlite3.OperationalError("no such table: segments")
+
+    monkeypatch.setattr(module, "_stored_column", renamed)
+    assert store.migrate("m") == 1
+    assert [i for _, _, ids, _, _ in store.scan("m") for i in ids] == ["a"]
+    store.close()
