@@ -18,8 +18,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from memoryd.conversation import facts, reconcile  # noqa: E402
+from memoryd.conversation import reconcile  # noqa: E402
 from memoryd.conversation.reconcile import Known  # noqa: E402
+from memoryd.lang import facts  # noqa: E402
 from memoryd.models.embedder import OnnxEmbedder  # noqa: E402
 
 PAIRS = REPO / "bench" / "data" / "reconcile-pairs.json"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from memoryd.retrieval.timewords import find  # noqa: E402
+from memoryd.lang.timewords import find  # noqa: E402
 
 PHRASES = REPO / "bench" / "data" / "time-phrasings.txt"
 REFERENCE = datetime(2024, 6, 15, 12, tzinfo=UTC)

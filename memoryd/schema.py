@@ -125,7 +125,7 @@ class Memory(msgspec.Struct, kw_only=True):
     """A memory's front matter plus its content. Field order is the file's key order."""
 
     id: Id
-    title: Title = ""  # titles.py: derived when none is given
+    title: Title = ""  # lang/titles.py: derived when none is given
     content_hash: Sha256 = ""
     kind: Kind = "note"
     phase: Phase = "inbox"

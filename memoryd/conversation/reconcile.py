@@ -11,7 +11,6 @@ are dropped, and a new fact is never lost, whatever the model answered).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.conversation.frames import changes, key_of, normal, old_value, switched_to, verb_object
+from memoryd.lang.frames import (
+    changes,
+    key_of,
+    mentions,
+    normal,
+    old_value,
+    switched_to,
+    verb_object,
+)
+from memoryd.lang.sentences import has_han
 
 EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
 
@@ -92,17 +100,9 @@ def _alike(a: str, b: str, alike: Alike) -> float:
     """How alike two values are by meaning. Two Chinese values are of one kind when
     they end in the same noun ("安卓手机", "苹果手机": a compound's head comes last);
     the shipped model, an English one, puts unrelated Chinese close."""
-    if _CJK.search(a) or _CJK.search(b):
+    if has_han(a) or has_han(b):
         return 1.0 if len(a) > 2 and len(b) > 2 and a[-2:] == b[-2:] else 0.0
     return alike(a, b)
-
-
-_CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def _mentions(text: str, value: str) -> bool:
-    """Whether `text` names `value` (as words, case aside)."""
-    return bool(re.search(rf"(?<!\w){re.escape(value)}(?!\w)", normal(text)))
 
 
 def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
@@ -125,7 +125,7 @@ def heuristic(new_facts: list[str], vectors: list[np.ndarray | None], known: lis
         replaced = old_value(fact)
         if replaced is not None:  # it names the value it replaces: the fact holding it
             for k in known:
-                if k.id not in taken and _mentions(k.text, replaced) and \
+                if k.id not in taken and mentions(k.text, replaced) and \
                         normal(k.text) != normal(fact):
                     decision = Decision(fact, "UPDATE", k.id, f"replaces {replaced!r}")
                     break

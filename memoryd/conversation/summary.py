@@ -3,7 +3,7 @@ facts and most important turns, and a compressed session in a few sentences."""
 
 from __future__ import annotations
 
-from memoryd.conversation.text import sentences
+from memoryd.lang.sentences import sentences
 from memoryd.schema import Memory
 
 MAX_FACTS = 12

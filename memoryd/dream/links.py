@@ -5,16 +5,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from memoryd.lang.names import capitalised_runs
 from memoryd.schema import Memory
 
 WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:[|#][^\]\n]*)?\]\]")
-_ENTITY = re.compile(r"\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b")
-_NOT_ENTITIES = frozenset("""
-The A An I We You He She It They This That These Those There Here My Our Your His Her
-Their User Users Monday Tuesday Wednesday Thursday Friday Saturday Sunday January
-February March April May June July August September October November December Today
-Tomorrow Yesterday Learned Remember Note Also But And Or If When Then So Yes No OK
-""".split())
 MAX_ENTITY_SPREAD = 12  # an entity in more memories than this is too common to link by
 
 
@@ -39,15 +33,6 @@ def wikilink_targets(notes: list[Memory]) -> list[tuple[str, str]]:
     return sorted(set(pairs))
 
 
-def entities(content: str) -> set[str]:
-    found = set()
-    for match in _ENTITY.finditer(content):
-        words = [w for w in match.group(0).split() if w not in _NOT_ENTITIES]
-        if words:
-            found.add(" ".join(words))
-    return found
-
-
 def cross_category_pairs(notes: list[Memory]) -> list[tuple[str, str, str]]:
     """(a, b, entity): memories of different categories, in one scope, naming the
     same entity, not linked yet."""
@@ -55,7 +40,7 @@ def cross_category_pairs(notes: list[Memory]) -> list[tuple[str, str, str]]:
     for m in notes:
         if m.phase != "organized":
             continue
-        for entity in entities(m.content):
+        for entity in capitalised_runs(m.content):
             mentions[(m.scope, entity)].append(m)
     pairs: dict[tuple[str, str], str] = {}
     for (_, entity), members in mentions.items():

@@ -1,6 +1,6 @@
 """Conversation: a turn in (memory_remember), and the session's recent turns.
 
-A turn is cleaned and gated inline (conversation/gate.py, then the near-duplicate
+A turn is cleaned and gated inline (lang/gate.py, then the near-duplicate
 check against the scope's recent memories), written durably with `pending: true`
 and answered; what is learned from it happens in the background (learning.py), and the
 session's summary, cap and compression are upkeep.py's.
@@ -12,16 +12,16 @@ from datetime import datetime
 from typing import Any
 
 from memoryd.config import Config
-from memoryd.conversation import gate
 from memoryd.conversation.ring import Ring
-from memoryd.conversation.text import clean
 from memoryd.engine.learning import Learning
 from memoryd.engine.reads import Reads
 from memoryd.engine.requests import NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.writes import Writes
 from memoryd.errors import InvalidParams, RpcError
-from memoryd.retrieval.text import index_text, terms
+from memoryd.lang import gate
+from memoryd.lang.sentences import clean
+from memoryd.lang.terms import index_text, terms
 from memoryd.schema import Memory, as_aware, utcnow
 from memoryd.scopes import Caller
 

@@ -4,7 +4,7 @@ background learning from user turns; a memory's versions are history.py's).
 With an LLM: the `facts` task extracts 0-3 facts, each fact's nearest known facts of
 the scope are gathered (dense, plus a keyword look-up of the attribute it states),
 and one `reconcile` call decides. Without one, or when a call fails: the same steps
-with the deterministic extractor and decider (conversation/facts.py, reconcile.py).
+with the deterministic extractor and decider (lang/facts.py, reconcile.py).
 UPDATE and DELETE never destroy: the old fact moves to trash/ with `replaced_by` and
 `superseded_at`, and stays indexed as history for memory_history and `as_of`.
 """
@@ -21,16 +21,17 @@ import numpy as np
 import structlog
 
 from memoryd.config import Config
-from memoryd.conversation import facts as extractor
-from memoryd.conversation import frames, reconcile, signals, tasks
+from memoryd.conversation import reconcile, tasks
 from memoryd.conversation.reconcile import Decision, Known
-from memoryd.conversation.text import clean
-from memoryd.dream.classify import classify
 from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
+from memoryd.lang import facts as extractor
+from memoryd.lang import frames, signals
+from memoryd.lang.classify import classify
+from memoryd.lang.sentences import clean
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
 from memoryd.schema import Memory, content_hash, new_id, utcnow

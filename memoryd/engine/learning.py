@@ -18,13 +18,14 @@ import structlog
 import trio
 
 from memoryd.config import Config
-from memoryd.conversation import facts as extractor
-from memoryd.conversation import signals, tasks
+from memoryd.conversation import tasks
 from memoryd.engine.facts import Facts, Learned
 from memoryd.engine.reads import Reads
 from memoryd.engine.stores import Stores
 from memoryd.engine.upkeep import SessionUpkeep
 from memoryd.engine.writes import Writes
+from memoryd.lang import facts as extractor
+from memoryd.lang import signals
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
 from memoryd.schema import Memory

@@ -15,10 +15,10 @@ import numpy as np
 
 from memoryd.access_counts import AccessCounts
 from memoryd.engine.workers import Workers
-from memoryd.entities.names import key
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
 from memoryd.graph.topics import TopicGraph
+from memoryd.lang.names import key
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.retrieval.pipeline import SearchRequest, SearchResult, SmartSearch
 from memoryd.schema import Memory

@@ -16,6 +16,7 @@ from memoryd.engine.conversation import Conversation
 from memoryd.engine.ranking import SearchPolicy
 from memoryd.engine.reads import Reads
 from memoryd.filters import Filters
+from memoryd.lang import past
 from memoryd.retrieval import recall
 from memoryd.retrieval.query import Knobs
 from memoryd.schema import Memory, utcnow
@@ -67,7 +68,7 @@ class Recall:
             ranked = [(m, r) for m, r in ranked if m.type != "procedural"]
         shown, kept = recall.choose(how, ranked, utcnow())
         replaced: dict[str, Memory] = {}
-        if recall.about_change(query):  # a fact shown says what it replaced
+        if past.asks_change(query):  # a fact shown says what it replaced
             olds = {m.replaces[0]: m.id for m in kept if m.kind == "fact" and m.replaces}
             replaced = {olds[old.id]: old for old in
                         (await self.reads.peek(list(olds)) if olds else [])}

@@ -26,7 +26,7 @@ class NewMemory:
     pending: bool = False  # a turn from memory_remember: background work to do
     source_path: str | None = None  # ingested: the file within its source
     expires: bool = True  # False: an inbox memory without the inbox TTL (ingested notes)
-    title: str | None = None  # None: derived (titles.py)
+    title: str | None = None  # None: derived (lang/titles.py)
 
 
 @dataclass

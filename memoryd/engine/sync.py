@@ -31,6 +31,7 @@ from memoryd.graph import episodes
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
 from memoryd.ingest.markup import wikilinks
+from memoryd.lang.titles import shortened
 from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval.snapshots import Snapshots
 from memoryd.schema import (
@@ -60,7 +61,6 @@ from memoryd.store.files import (
     file_sha,
 )
 from memoryd.store.walk import ChildWalk, WalkFailed, differences
-from memoryd.titles import shortened
 
 log = structlog.get_logger("memoryd.engine")
 

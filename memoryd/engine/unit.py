@@ -44,6 +44,7 @@ import structlog
 
 from memoryd.access_counts import AccessCounts
 from memoryd.errors import InvalidFile, InvalidParams, NotFound, StorageFull
+from memoryd.lang.titles import titled
 from memoryd.retrieval.hybrid import HybridIndex
 from memoryd.schema import InvalidMemory, Memory, validate
 from memoryd.secrets.fields import scrub_memory
@@ -52,7 +53,6 @@ from memoryd.store import frontmatter
 from memoryd.store.catalog import Catalog
 from memoryd.store.files import MarkdownStore, UnsafePath, check_relpath, file_sha
 from memoryd.store.walk import TMP_PREFIX
-from memoryd.titles import titled
 
 log = structlog.get_logger("memoryd.engine")
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
@@ -169,7 +169,7 @@ class UnitOfWork:
         read back must. `indexed=False` writes a file no index holds (a soft-deleted
         memory, imported into trash/)."""
         self.redact(memory)
-        titled(memory)  # every file says what it is about (titles.py)
+        titled(memory)  # every file says what it is about (lang/titles.py)
         if origin is None and memory.id in self._originals:
             origin = self._originals[memory.id][2]
         try:

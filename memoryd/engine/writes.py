@@ -17,6 +17,7 @@ from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import Conflict, InvalidFile, InvalidParams, NotFound, RpcError
+from memoryd.lang.titles import title_for
 from memoryd.schema import (
     MAX_TAGS,
     Memory,
@@ -27,7 +28,6 @@ from memoryd.schema import (
     utcnow,
 )
 from memoryd.scopes import Caller
-from memoryd.titles import title_for
 
 log = structlog.get_logger("memoryd.engine")
 

@@ -25,7 +25,7 @@ import trio
 from memoryd.jobs import memory_index
 from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
-from memoryd.retrieval import text
+from memoryd.lang import terms
 from memoryd.schema import Memory
 
 COSINE = 0.95
@@ -81,7 +81,7 @@ def find_duplicates(notes: list[Memory], vectors: dict[str, np.ndarray]) -> list
         if len(have) < 2:
             continue
         matrix = np.stack([vectors[m.id] for m in have])
-        stems = [frozenset(text.terms(m.content)) for m in have]
+        stems = [frozenset(terms.terms(m.content)) for m in have]
         for start in range(0, len(have), BLOCK):
             sims = matrix[start:start + BLOCK] @ matrix.T
             for i, j in zip(*np.nonzero(sims >= COSINE), strict=True):

@@ -7,7 +7,7 @@
 3 deep:   2 + link memories about the same entity across categories, and turn
           notes and facts the user gave an agent into reminders linked to them, where
           a sentence names a future time ("tomorrow at 9", "明天下午三点") and asks
-          for or commits to an action there (reminders/intent.py); never ingested
+          for or commits to an action there (lang/intents.py); never ingested
           notes, whose times describe rather than plan
 
 Run by idle detection (no requests for dream.idle_after: level 1, three times as
@@ -21,14 +21,14 @@ from datetime import datetime
 
 from memoryd.config import zone
 from memoryd.dream import llm_classify
-from memoryd.dream.classify import classify, place_of
 from memoryd.dream.links import cross_category_pairs, wikilink_targets
 from memoryd.engine.requests import NewMemory
 from memoryd.errors import NotFound, RpcError
 from memoryd.jobs import consolidate
 from memoryd.jobs.needs import JobEngine
 from memoryd.jobs.report import Change
-from memoryd.reminders import intent, when
+from memoryd.lang import due, intents
+from memoryd.lang.classify import classify, place_of
 from memoryd.schema import INGEST_PREFIX, Memory
 from memoryd.scopes import Caller
 
@@ -103,9 +103,9 @@ async def _reminders(engine: JobEngine, now: datetime, dry_run: bool) -> list[Ch
         if not _said_to_an_agent(memory) or any(link in reminder_ids for link in memory.links):
             continue
         # "tomorrow" means the day after the note was written, not after tonight's dream
-        found = when.find(memory.content, memory.created_at.astimezone(tz))
-        if found is None or found.when <= now or not intent.asks_or_commits(
-                intent.sentence_at(memory.content, found.span)):
+        found = due.find(memory.content, memory.created_at.astimezone(tz))
+        if found is None or found.when <= now or not intents.asks_or_commits(
+                intents.sentence_at(memory.content, found.span)):
             continue
         reminder_id = None
         if not dry_run:

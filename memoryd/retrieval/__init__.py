@@ -1,1 +1,2 @@
-"""Ranked retrieval: text rules, the in-memory corpus, vectors, the pipeline, recall."""
+"""Ranked retrieval: the in-memory corpus, vectors, the parsed query, the pipeline and its
+stages, recall (the words it reads are lang/'s)."""

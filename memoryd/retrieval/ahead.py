@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from memoryd.retrieval import text
+from memoryd.lang import terms
 from memoryd.retrieval.corpus import Corpus
 from memoryd.retrieval.vectors import text_hash
 from memoryd.schema import Memory
@@ -42,7 +42,7 @@ class Ahead:
         rows = self.current().row_of
         new = [m for m in memories if m.id not in rows]
         known = [m for m in memories if m.id in rows] if len(new) < len(memories) else []
-        fresh = self.embedder.prefetch([text.index_text(m) for m in new]) if new else None
+        fresh = self.embedder.prefetch([terms.index_text(m) for m in new]) if new else None
         if not known:
             return fresh
         changed: Future[None] = Future()
@@ -56,7 +56,7 @@ class Ahead:
 
     def _prefetch_changed_texts(self, memories: list[Memory], made: Future[None]) -> None:
         try:
-            texts = [text.index_text(m) for m in memories]
+            texts = [terms.index_text(m) for m in memories]
             corpus = self.current()
             with corpus.lock.read():
                 wanted = [t for m, t in zip(memories, texts, strict=True)

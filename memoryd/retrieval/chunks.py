@@ -11,22 +11,19 @@ from __future__ import annotations
 
 import re
 
+from memoryd.lang.sentences import PROSE_SENTENCE_END, rough_tokens
+
 MAX_TOKENS = 300
 MIN_TOKENS = 50
 
 _BLANK = re.compile(r"\n[ \t]*\n")
-# A sentence ends at . ! ? followed by white space and a capital (seed), or at a CJK
-# full stop.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])|(?<=[。！？])")
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|[^\s\u3040-\u30ff"
-                    r"\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 
 Span = tuple[int, int]
 
 
 def tokens(text: str) -> int:
     """Tokens, roughly: words, and each CJK character on its own."""
-    return len(_TOKEN.findall(text))
+    return rough_tokens(text)
 
 
 def _pieces(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[Span]:
@@ -45,7 +42,7 @@ def _sized(text: str, span: Span) -> list[Span]:
     if tokens(text[span[0]:span[1]]) <= MAX_TOKENS:
         return [span]
     out: list[Span] = []
-    for sentence in _pieces(text, _SENTENCE_END, *span):
+    for sentence in _pieces(text, PROSE_SENTENCE_END, *span):
         if out and tokens(text[out[-1][0]:sentence[1]]) <= MAX_TOKENS:
             out[-1] = (out[-1][0], sentence[1])
         else:

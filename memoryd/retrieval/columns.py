@@ -51,10 +51,10 @@ class RowMeta(msgspec.Struct, frozen=True, array_like=True, gc=False):
     expires_at: float | None
     superseded: bool
     text_hash: str = ""
-    entities: tuple[str, ...] = ()  # the keys of the entities it names (entities/names.py)
+    entities: tuple[str, ...] = ()  # the keys of the entities it names (lang/names.py)
     weak: tuple[str, ...] = ()  # ... and of those it may name (a sentence's first word)
     # A turn's speaker (the key of its leading `Name: `), and whether it says something
-    # of that speaker (a statement conversation/facts.py reads as a fact): what a
+    # of that speaker (a statement lang/facts.py reads as a fact): what a
     # question about the speaker is answered by first.
     speaker: str = ""
     tells: bool = False

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from memoryd.conversation import facts
-from memoryd.entities.names import QueryWords, of_memory, split_speaker
-from memoryd.entities.names import key as name_key
 from memoryd.filters import Filters
+from memoryd.lang import facts
+from memoryd.lang.names import QueryWords, of_memory, split_speaker
+from memoryd.lang.names import key as name_key
 from memoryd.retrieval import cells, columns, int8dot
 from memoryd.retrieval.cell_groups import CellGroups
 from memoryd.retrieval.chunk_vectors import ChunkVectors

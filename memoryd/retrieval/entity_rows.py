@@ -1,4 +1,4 @@
-"""EntityRows: each entity key (entities/names.py) -> the corpus rows that name it,
+"""EntityRows: each entity key (lang/names.py) -> the corpus rows that name it,
 and those that may (a weak mention: it counts for a key some row names), and the
 words of multi-word names, for aliases; and each scope's speakers (the names turns
 open with). Built as rows are put; made again from the rows' metadata after a
@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from memoryd.entities.names import QueryWords, in_query
+from memoryd.lang.names import QueryWords, in_query
 from memoryd.retrieval.columns import RowMeta
 
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import structlog
 
+from memoryd.lang import terms
 from memoryd.rebuild import RebuildProgress
-from memoryd.retrieval import chunks, neighbours, snapshot, text
+from memoryd.retrieval import chunks, neighbours, snapshot
 from memoryd.retrieval.ahead import Ahead
 from memoryd.retrieval.chunks import Span
 from memoryd.retrieval.corpus import Corpus
@@ -96,7 +97,7 @@ class HybridIndex:
         With `defer`, the corpus (what ranking reads) has them at once, and the rest
         waits for `flush_deferred`: the contexts (until then a new turn's context
         vector is its own) and persisting the vectors. Returns how many were embedded."""
-        texts = {m.id: text.index_text(m) for m in memories}
+        texts = {m.id: terms.index_text(m) for m in memories}
         hashes = {i: text_hash(t) for i, t in texts.items()}
         fresh: list[Memory] = []
         with self.corpus.lock.write():
@@ -125,7 +126,7 @@ class HybridIndex:
                         f"{memory.id}#{n}" for n in range(keep, len(old[0])))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 rows.append(self.corpus.put(
-                    memory, text.index_terms(memory, texts[memory.id]), own,
+                    memory, terms.index_terms(memory, texts[memory.id]), own,
                     hashes[memory.id], place=False))
                 touched.update(i for i in self.corpus.neighbours(memory.id) if i)
                 touched.add(memory.id)
@@ -238,7 +239,7 @@ class HybridIndex:
         for memory_id, prev, nxt in plans:
             if memory_id not in memories:
                 continue
-            texts.append(text.context_text(memories.get(prev) if prev else None,
+            texts.append(terms.context_text(memories.get(prev) if prev else None,
                                            memories[memory_id],
                                            memories.get(nxt) if nxt else None))
             targets.append(memory_id)
@@ -268,9 +269,9 @@ class HybridIndex:
         with corpus.lock.write():
             for memory in memories:
                 by_id[memory.id] = memory
-                own_text = text.index_text(memory)
+                own_text = terms.index_text(memory)
                 own_hash = text_hash(own_text)
-                corpus.put(memory, text.index_terms(memory, own_text), zero, own_hash)
+                corpus.put(memory, terms.index_terms(memory, own_text), zero, own_hash)
                 hit = stored.pop(("own", memory.scope, memory.id), None)
                 if hit is not None and hit[1] == own_hash:
                     corpus.set_vectors(memory.id, own=hit[0], ctx=hit[0])
@@ -283,7 +284,7 @@ class HybridIndex:
                     stored.pop(("ctx", memory.scope, memory.id), None)
                     continue
                 prev, nxt = corpus.neighbours(memory.id)
-                ctx_text = text.context_text(by_id.get(prev) if prev else None, memory,
+                ctx_text = terms.context_text(by_id.get(prev) if prev else None, memory,
                                              by_id.get(nxt) if nxt else None)
                 hit = stored.pop(("ctx", memory.scope, memory.id), None)
                 if hit is not None and hit[1] == text_hash(ctx_text):

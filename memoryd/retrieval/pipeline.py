@@ -124,7 +124,7 @@ class SmartSearch:
         so two cores halve it. With every core busy with searches, the handing over
         only costs: then it all runs here, the query embedded before the hold. The
         embedding reads `asked.embedded`, the query in the voice of the speakers it
-        names (retrieval/voice.py); everything else reads the query."""
+        names (lang/voice.py); everything else reads the query."""
         req = asked.request
         pool_size = max(req.top_k * self.factor, 20)
         beside: Beside[Near, tuple[np.ndarray, bool], set[int] | None] = Beside(

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from memoryd.entities.names import QueryWords, query_words
 from memoryd.filters import Filters
-from memoryd.retrieval import text, timewords, voice
-from memoryd.retrieval.timewords import Window
+from memoryd.lang import past, terms, timewords, voice
+from memoryd.lang.names import QueryWords, query_words
+from memoryd.lang.timewords import Window
 
 
 class Knobs(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,7 +53,7 @@ class SearchRequest:
 class Query:
     request: SearchRequest
     words: QueryWords  # split once for every reader of the names it holds
-    embedded: str  # what the dense side embeds (retrieval/voice.py)
+    embedded: str  # what the dense side embeds (lang/voice.py)
     terms: list[str]  # keyword terms, without a relative time's words ("last", "ago")
     window: Window | None  # the time it names, if any
     asks_when: bool  # it asks for a time ("When did...", "什么时候")
@@ -78,6 +78,6 @@ def read(request: SearchRequest, speakers: Collection[str], now: float) -> Query
     words = query_words(asked)
     window = timewords.find_at(asked, request.reference or request.where.as_of or now)
     return Query(request, words, voice.in_voice(asked, speakers, words),
-                 text.terms(timewords.without(asked, window)), window,
+                 terms.terms(timewords.without(asked, window)), window,
                  timewords.asks_when(asked),
-                 request.where.as_of is not None or timewords.about_past(asked))
+                 request.where.as_of is not None or past.asks_past(asked))

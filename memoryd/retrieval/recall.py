@@ -66,17 +66,6 @@ def line_for(memory: Memory, before: Memory | None = None) -> str:
     return f"[{label}] {text}"
 
 
-# A question about change: a fact shown for it says what it replaced.
-_CHANGE = re.compile(r"(?<![a-z])(?:used to|before|previous(?:ly)?|former(?:ly)?|change[ds]?|"
-                     r"moved|switch(?:ed)?|no longer|anymore|any more|still|until|since|"
-                     r"origin(?:al|ally)|old)(?![a-z])|以前|之前|原来|换|变")
-
-
-def about_change(question: str) -> bool:
-    """Whether a question asks about a change ("where did the user live before?")."""
-    return bool(_CHANGE.search(question.casefold()))
-
-
 # What goes into a block beside the ranked memories, and what of the ranked stays out.
 ALWAYS_PROCEDURAL = 2  # the most important procedural memories, shown whatever the query
 RELEVANT = 0.3  # a procedural memory, or a reminder not yet due, this relevant is shown

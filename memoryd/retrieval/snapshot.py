@@ -43,9 +43,9 @@ VERSION = 7
 # speakers), the names, whether a turn tells something. tests/retrieval/
 # test_snapshot_rules.py checks that every language module the corpus and the index
 # text read is here.
-READ_BY_RULES = ("memoryd.retrieval.text", "memoryd.entities.names",
-                 "memoryd.conversation.facts", "memoryd.conversation.text",
-                 "memoryd.daynames")
+READ_BY_RULES = ("memoryd.lang.terms", "memoryd.lang.names",
+                 "memoryd.lang.facts", "memoryd.lang.sentences",
+                 "memoryd.lang.daynames")
 _LENGTH = 8  # bytes of the header's length, little-endian
 _DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64

@@ -1,4 +1,4 @@
-"""The catalog's entities: which entities (entities/names.py) each memory names, kept
+"""The catalog's entities: which entities (lang/names.py) each memory names, kept
 beside its row like its tags (a superseded fact has none: it is history), and read
 back as a list of the entities in some scopes, or one entity's memories over time
 and the entities named beside it. A weak mention (a sentence's first word) counts
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import msgspec
 import structlog
 
-from memoryd.entities.names import of_memory
 from memoryd.filters import Filters
+from memoryd.lang.names import of_memory
 from memoryd.schema import Memory
 from memoryd.store.catalog_sql import decode, like_escaped, where
 

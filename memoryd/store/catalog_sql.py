@@ -14,8 +14,8 @@ import msgspec
 from msgspec.structs import replace
 
 from memoryd.filters import EQUAL, Filters
+from memoryd.lang.titles import titled
 from memoryd.schema import Memory
-from memoryd.titles import titled
 
 # A memory's rowid orders it by its creation second: second * ROWID_SLOTS + n, n counting
 # the memories of that second in the order they were indexed. FTS5 reads a match in

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 import structlog
 
+from memoryd.lang.titles import title_for
 from memoryd.schema import CATEGORIES, Memory
 from memoryd.store import names, walk
 from memoryd.store.frontmatter import FrontMatterError, parse
@@ -28,7 +29,6 @@ from memoryd.store.rooted import RootedFiles, UnsafePath, check_relpath
 from memoryd.store.walk import HISTORY_DIR as HISTORY_DIR  # the layout, for callers
 from memoryd.store.walk import INDEXED_DIRS as INDEXED_DIRS
 from memoryd.store.walk import TMP_PREFIX, WATCHED_DIRS
-from memoryd.titles import title_for
 
 __all__ = ["HISTORY_DIR", "INDEXED_DIRS", "MAX_FILE_BYTES", "MarkdownStore", "UnreadableMemory",
            "UnsafePath", "check_relpath", "file_sha"]

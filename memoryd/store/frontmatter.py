@@ -21,8 +21,8 @@ import msgspec
 import yaml
 from yaml.emitter import Emitter
 
+from memoryd.lang.titles import titled
 from memoryd.schema import FRONT_MATTER_FIELDS, Memory, field_of, is_valid_id, new_id
-from memoryd.titles import titled
 
 MAX_FRONT_MATTER = 64 * 1024  # characters between the `---` lines
 # YAML reads these as line breaks, but PyYAML writes them raw when allow_unicode is

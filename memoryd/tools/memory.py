@@ -9,8 +9,8 @@ import msgspec
 
 from memoryd import filters
 from memoryd.engine import Changes, NewMemory
-from memoryd.entities.names import names
 from memoryd.errors import InvalidParams, RpcError
+from memoryd.lang.names import names
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
 from memoryd.tools.params import (

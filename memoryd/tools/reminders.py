@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.config import zone
 from memoryd.engine import NewMemory
 from memoryd.errors import InvalidParams
-from memoryd.reminders import when as when_parser
+from memoryd.lang import due as due_words
 from memoryd.schema import to_wire
 from memoryd.scopes import Caller
 from memoryd.tools.params import RemindParams
@@ -25,7 +25,7 @@ async def memory_remind(engine: Engine, caller: Caller, p: RemindParams) -> dict
                             "(e.g. 'tomorrow at 9')")
     due = p.due_at
     if p.when is not None:
-        due = when_parser.parse(p.when, datetime.now(zone(engine.config.timezone)))
+        due = due_words.parse(p.when, datetime.now(zone(engine.config.timezone)))
         if due is None:
             raise InvalidParams("when", f"could not read a time in {p.when!r}; try "
                                 "'tomorrow at 9', 'in 2 hours', 'next Friday 3pm' or ISO 8601")

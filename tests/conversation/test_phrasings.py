@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.conversation import facts, reconcile
+from memoryd.conversation import reconcile
 from memoryd.conversation.reconcile import Known
+from memoryd.lang import facts
 from memoryd.models.embedder import OnnxEmbedder
 
 

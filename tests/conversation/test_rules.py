@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memoryd.conversation import facts, gate, reconcile, signals
+from memoryd.conversation import reconcile
 from memoryd.conversation.reconcile import Known
-from memoryd.conversation.text import clean
+from memoryd.lang import facts, gate, signals
+from memoryd.lang.sentences import clean
 
 
 def test_cleaning_keeps_code_blocks_and_collapses_blank_lines():

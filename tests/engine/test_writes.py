@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from memoryd.engine import NewMemory
-from memoryd.retrieval.text import index_text_of
+from memoryd.lang.terms import index_text_of
 from memoryd.scopes import Caller
 
 DAY = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)

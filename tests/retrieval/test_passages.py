@@ -4,8 +4,8 @@ outrank the page about the question."""
 
 from __future__ import annotations
 
+from memoryd.lang.terms import terms
 from memoryd.retrieval.stages.passages import passage_share
-from memoryd.retrieval.text import terms
 from tests.ranking import assert_first, ranked
 
 ENTRIES = [

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryd.entities import names
 from memoryd.filters import Filters
+from memoryd.lang import names
 from memoryd.retrieval import query
 from memoryd.retrieval.query import SearchRequest
 

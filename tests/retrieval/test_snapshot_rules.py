@@ -15,11 +15,9 @@ from memoryd.retrieval.corpus import Corpus
 from memoryd.schema import Memory
 
 # Where language rules live: the modules whose change changes a reading of a text.
-LANGUAGE = ("memoryd.conversation", "memoryd.entities", "memoryd.reminders", "memoryd.dream",
-            "memoryd.daynames", "memoryd.titles", "memoryd.retrieval.text",
-            "memoryd.retrieval.timewords", "memoryd.retrieval.voice")
+LANGUAGE = ("memoryd.lang.",)
 # What the snapshot stores readings of: the corpus's rows, and the index terms.
-READERS = ("memoryd.retrieval.corpus", "memoryd.retrieval.text")
+READERS = ("memoryd.retrieval.corpus", "memoryd.lang.terms")
 
 
 def test_every_rule_module_the_snapshot_keeps_readings_of_is_digested():

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memoryd.retrieval.timewords import asks_when, find, find_at, states_time, without
+from memoryd.lang.timewords import asks_when, find, find_at, states_time, without
 from tests.ranking import assert_first
 
 REF = datetime(2023, 10, 20, 15, tzinfo=UTC)  # a Friday

@@ -4,16 +4,16 @@ note that is about it before a long one that only mentions its words."""
 
 from __future__ import annotations
 
-from memoryd.retrieval import text
+from memoryd.lang import terms
 from memoryd.retrieval.chunks import title_span
 from memoryd.schema import Memory
 
 
 def test_a_title_is_the_first_line_when_it_is_a_heading():
-    assert text.title_of("# Spaced repetition\n\nCards come back...") == "Spaced repetition"
-    assert text.title_of("\n## Keyboard shortcuts  \nmod+k") == "Keyboard shortcuts"
-    assert text.title_of("No heading here\n# Later heading") is None
-    assert text.title_of("#\n\nbody") is None
+    assert terms.title_of("# Spaced repetition\n\nCards come back...") == "Spaced repetition"
+    assert terms.title_of("\n## Keyboard shortcuts  \nmod+k") == "Keyboard shortcuts"
+    assert terms.title_of("No heading here\n# Later heading") is None
+    assert terms.title_of("#\n\nbody") is None
     content = "  # Zotero\n\nImport references."
     start, end = title_span(content) or (0, 0)
     assert content[start:end] == "Zotero"
@@ -23,8 +23,9 @@ def test_a_title_is_the_first_line_when_it_is_a_heading():
 def test_the_title_counts_again_among_the_keywords():
     titled = Memory(id="a", content="# Flashcards\n\nCards you review.")
     plain = Memory(id="b", content="Flashcards\n\nCards you review.")
-    assert text.index_terms(titled, text.index_text(titled)).count("flashcard") == text.TITLE_WEIGHT
-    assert text.index_terms(plain, text.index_text(plain)).count("flashcard") == 1
+    assert terms.index_terms(titled, terms.index_text(titled)).count("flashcard") == \
+        terms.TITLE_WEIGHT
+    assert terms.index_terms(plain, terms.index_text(plain)).count("flashcard") == 1
 
 
 LONG = "\n\n".join(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memoryd.conversation.frames import changes, key_of
+from memoryd.lang.frames import changes, key_of
 from memoryd.retrieval.candidates import Candidate, Ranking
 from memoryd.schema import Memory
 

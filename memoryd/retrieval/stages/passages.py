@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.retrieval import text
+from memoryd.lang import terms
 from memoryd.retrieval.candidates import Ranking
 from memoryd.schema import Memory
 
@@ -75,7 +75,7 @@ def _read_lines(content: str) -> tuple[dict[str, np.ndarray], int]:
     for line in content.splitlines():
         if not line.strip():
             continue
-        for term in set(text.terms(line)):
+        for term in set(terms.terms(line)):
             found.setdefault(term, []).append(count)
         count += 1
     return {t: np.array(n, dtype=np.int64) for t, n in found.items()}, count

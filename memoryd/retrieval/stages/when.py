@@ -1,5 +1,5 @@
 """When: a memory of the time the question names ("in May 2023", "last weekend",
-"去年夏天": retrieval/timewords.py) ranks higher, one near that time a little higher,
+"去年夏天": lang/timewords.py) ranks higher, one near that time a little higher,
 one far from it not at all. A boost, never a filter: what was said about last
 summer in September still counts by its relevance.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from memoryd.retrieval import timewords
+from memoryd.lang import timewords
 from memoryd.retrieval.candidates import Ranking
 from memoryd.schema import Memory
 

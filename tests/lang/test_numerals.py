@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memoryd.numerals import count, zh_number
+from memoryd.lang.numerals import count, zh_number
 
 
 def test_number_words_in_both_languages():

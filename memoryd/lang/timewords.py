@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from memoryd.daynames import MONTHS, WEEKDAYS
-from memoryd.numerals import count as _count
-from memoryd.retrieval import timespans as spans
+from memoryd.lang import timespans as spans
+from memoryd.lang.daynames import MONTHS, WEEKDAYS
+from memoryd.lang.numerals import count as _count
 
 _MONTH = "|".join([*MONTHS, *(m[:3] for m in MONTHS if m != "may"), "sept"])
 _WEEKDAY = "|".join([*WEEKDAYS, *(d[:3] for d in WEEKDAYS), "tues", "thurs"])
@@ -323,18 +323,6 @@ _STATES_TIME = re.compile(
 def asks_when(question: str) -> bool:
     """Whether a question asks for a time (when, what date, 什么时候)."""
     return bool(_ASKS_WHEN.search(question))
-
-
-# A question about the past ("did", "used to", "before", "in 2019"): the fact current
-# then is the answer, not the newest one (retrieval/stages/current.py).
-_ABOUT_PAST = re.compile(r"(?<![a-z])(?:did|was|were|used to|before|previously|formerly|"
-                         r"back then|earlier|originally|ago|\d{4})(?![a-z])|"
-                         r"以前|之前|原来|当时")
-
-
-def about_past(question: str) -> bool:
-    """Whether a question asks about the past ("did", "used to", "以前", a year)."""
-    return bool(_ABOUT_PAST.search(question.casefold()))
 
 
 def states_time(text: str) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from memoryd.lang.titles import MAX_TITLE, first_line, shortened, title_for
 from memoryd.schema import Memory
-from memoryd.titles import MAX_TITLE, first_line, shortened, title_for
 from tests.layout import file_of
 
 

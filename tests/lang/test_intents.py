@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.reminders.intent import asks_or_commits, sentence_at
+from memoryd.lang.intents import asks_or_commits, sentence_at
 
 PLANS = [
     "Remind me to call Ann tomorrow",

@@ -14,7 +14,8 @@ from functools import lru_cache
 
 import Stemmer
 
-from memoryd.entities.names import split_speaker
+from memoryd.lang.names import split_speaker
+from memoryd.lang.sentences import CJK
 from memoryd.schema import Memory
 
 # The LoCoMo evaluator's stopword list (query- and index-side).
@@ -27,8 +28,8 @@ STOPWORDS = frozenset((
     "both more most other such only own same too s t d ll m re ve "
 ).split())
 
-_WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_WORD = re.compile(f"[a-z0-9]+|[{CJK}]+")
+_CJK = re.compile(f"[{CJK}]")
 _stemmer = Stemmer.Stemmer("english")
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from memoryd.lang import past
+
 _EN = (
     r"remind me|reminder|don'?t forget|do not forget|make sure|remember to|"
     r"(?:don'?t|do not) let me (?:forget|miss)|"
@@ -28,9 +30,6 @@ _EN_CUE = re.compile(rf"(?<![a-z])(?:{_EN})(?![a-z])|[a-z]'ll(?![a-z])")
 _ZH_CUE = re.compile(r"提醒|记得|别忘|不要忘|叫我|通知我|告诉我|(?:我|我们|你|得|就|还|也)要|"
                      r"得去|需要|必须|应该|打算|计划|准备|约了|预约|开会|会议|面试|航班|截止|提交|交报告|付款|"
                      r"^(?:[^，,]{0,12})去(?!年)")
-# A description of what happened, not a plan: the past in the sentence's own words.
-_PAST = re.compile(r"(?<![a-z])(?:was|were|had|did|went|happened|last|ago|yesterday)"
-                   r"(?![a-z])|上周|上个|昨天|前天|去年|了$")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
 
 
@@ -45,6 +44,6 @@ def sentence_at(text: str, span: tuple[int, int]) -> str:
 def asks_or_commits(sentence: str) -> bool:
     """Whether `sentence` asks for, or commits to, an action (see the module's text)."""
     text = sentence.casefold().replace("’", "'")
-    if _PAST.search(text):
+    if past.tells_past(text):  # a description of what happened, not a plan
         return False
     return bool(_EN_CUE.search(text) or _ZH_CUE.search(text))

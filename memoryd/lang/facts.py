@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from memoryd.conversation.text import clean, has_cjk, sentences
+from memoryd.lang.sentences import clean, has_cjk, sentences
 
 MAX_FACTS = 3
 MAX_FACT_CHARS = 500

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-from memoryd.daynames import WEEKDAYS
-from memoryd.numerals import EN_NUMBERS, zh_number
+from memoryd.lang.daynames import WEEKDAYS
+from memoryd.lang.numerals import EN_NUMBERS, zh_number
 
 DEFAULT_TIME = time(9, 0)
 WEEKDAYS_ZH = "一二三四五六日"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from memoryd.entities.names import QueryWords, in_query
+from memoryd.lang.names import QueryWords, in_query
 
 # The verb that agreed with the name agrees with "I": "has John" -> "have I".
 _AGREE = {"has": "have", "does": "do", "is": "am"}

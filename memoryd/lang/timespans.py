@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from memoryd.daynames import MONTHS, WEEKDAYS
+from memoryd.lang.daynames import MONTHS, WEEKDAYS
 
 Span = tuple[datetime, datetime]
 

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memoryd.numerals import zh_number
-from memoryd.reminders.when import find, parse
+from memoryd.lang.due import find, parse
+from memoryd.lang.numerals import zh_number
 
 SH = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 11, 18, 10, 30, tzinfo=SH)  # a Wednesday, 10:30 in Shanghai

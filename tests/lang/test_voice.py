@@ -1,4 +1,4 @@
-"""A question about speakers, in their voice (retrieval/voice.py): each speaker's
+"""A question about speakers, in their voice (lang/voice.py): each speaker's
 name becomes "I" or "my" and the verb agrees; a question about someone who is not a
 speaker stays as asked."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.retrieval.voice import in_voice
+from memoryd.lang.voice import in_voice
 
 SPEAKERS = frozenset({"john", "melanie", "ann smith", "jon", "gina"})
 

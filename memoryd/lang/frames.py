@@ -112,6 +112,11 @@ _SPELLING = {"favourite": "favorite", "colour": "color", "the user and family": 
              "用户一家": "用户"}
 
 
+def mentions(text: str, value: str) -> bool:
+    """Whether a fact's words (`normal`) name `value`, as whole words."""
+    return bool(re.search(rf"(?<!\w){re.escape(value)}(?!\w)", normal(text)))
+
+
 def normal(text: str) -> str:
     """A fact's words as the frames read them: case folded, lead-ins and times around
     the subject dropped, "we" as the user."""

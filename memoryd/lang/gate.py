@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from memoryd.conversation.text import weight
+from memoryd.lang.sentences import HAN, weight
 
 STOP_WORDS = frozenset("""
 a an the and or but so to of in on at for with is it its it's this that i me my you your
@@ -23,7 +23,7 @@ bit there here that what how same to too as be been am are was were have has had
 行 可以 没问题 收到 知道了 明白 晚安 早安 你好 再见 拜拜
 """.split())
 _WORD = re.compile(r"[\w']+")
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_CJK_RUN = re.compile(f"[{HAN}]+")
 # Infrastructure noise: errors a tool or a network produced, not something a person said.
 _NOISE = re.compile("|".join([
     r"traceback \(most recent call last\)",

@@ -7,9 +7,18 @@ import unicodedata
 
 _FENCE = re.compile(r"(```.*?(?:```|\Z))", re.S)
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-# A sentence ends at . ! ? (then space) or at 。！？ or a line break.
+# The scripts whose every character is about a word: HAN, the ideographs (Chinese, and
+# Japanese kanji); CJK, those with kana and Hangul.
+HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+CJK = f"\u3040-\u30ff{HAN}\uac00-\ud7af"
+_CJK = re.compile(f"[{CJK}]")
+_HAN = re.compile(f"[{HAN}]")
+# A sentence of a turn ends at . ! ? (then space) or at 。！？ or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?；;])|\n+")
+# A sentence of a long note's prose ends at . ! ? then white space and a capital ("e.g.
+# x" goes on), or at a CJK full stop: where a chunk may end.
+PROSE_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])|(?<=[。！？])")
+_TOKEN = re.compile(f"[{CJK}]|[^\\s{CJK}]+")
 
 
 def clean(text: str) -> str:
@@ -22,6 +31,15 @@ def clean(text: str) -> str:
 
 def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
+
+
+def has_han(text: str) -> bool:
+    return bool(_HAN.search(text))
+
+
+def rough_tokens(text: str) -> int:
+    """Tokens, roughly: words, and each CJK character on its own."""
+    return len(_TOKEN.findall(text))
 
 
 def weight(text: str) -> int:

@@ -29,7 +29,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from memoryd.daynames import MONTHS, WEEKDAYS
+from memoryd.lang.daynames import MONTHS, WEEKDAYS
+from memoryd.lang.sentences import HAN
 from memoryd.schema import Memory
 
 
@@ -79,7 +80,7 @@ _LINK = re.compile(r"\[\[([^\[\]\n|]{1,100})(?:\|[^\[\]\n]*)?\]\]")
 # and the characters that end a name or may stand before one.
 _SURNAMES = ("王李张刘陈杨黄赵吴徐孙朱胡郭罗郑梁谢宋唐韩冯邓曹彭肖董袁潘蒋蔡杜苏魏吕丁沈姚卢"
              "姜崔钟谭陆汪贾韦邹孟熊秦邱尹薛闫雷侯陶黎贺郝龚邵覃戴莫孔")
-_HAN = r"\u3400-\u4dbf\u4e00-\u9fff"
+_HAN = HAN
 _BEFORE_NAME = "和跟与给对是叫找问让被把的了说同及或请位个见天上午后晚早"
 _AFTER_NAME = "的说是和在了也都去来跟与给对把被还就又要会让请吗呢吧啊呀家先老"
 _ZH_NAME = re.compile(
@@ -329,3 +330,22 @@ def in_query(query: str | QueryWords, known: Callable[[str], bool]) -> list[str]
         for n in range(min(len(run), 8), 1, -1):
             found += [run[i:i + n] for i in range(len(run) - n + 1) if known(run[i:i + n])]
     return list(dict.fromkeys(found))
+
+
+# A cruder reading, for dream's links across categories: runs of capitalised words, less
+# the words that are never a name (OPENERS, NOT_NAMES) and those a note to oneself opens
+# with.
+_CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b")
+_NOT_IN_RUNS = frozenset({w.capitalize() for w in OPENERS | NOT_NAMES} | {
+    "OK", "We", "You", "They", "User", "Users", "Learned", "Remember", "Note"})
+
+
+def capitalised_runs(content: str) -> set[str]:
+    """The runs of capitalised words `content` holds ("Ann Smith", "Berlin"), without
+    the words in them that are no name."""
+    found = set()
+    for match in _CAPITALISED.finditer(content):
+        words = [w for w in match.group(0).split() if w not in _NOT_IN_RUNS]
+        if words:
+            found.add(" ".join(words))
+    return found

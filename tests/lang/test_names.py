@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.entities.names import in_query, key, names
+from memoryd.lang.names import in_query, key, names
 
 
 def _strong(text: str) -> list[str]:
@@ -123,3 +123,13 @@ def test_a_query_names_the_keys_the_store_holds():
     assert in_query("which feature syncs pages?", known) == []
     assert in_query("Which Feature syncs pages?", known) == ["feature"]
     assert in_query("where does caroline live", known) == []
+
+
+def test_capitalised_runs_leave_out_what_is_never_a_name():
+    """dream's cruder reading (links across categories): the words that open a sentence,
+    greet, or name a day are no part of a run."""
+    from memoryd.lang.names import capitalised_runs
+
+    assert capitalised_runs("Learned that Ann Smith moved to Berlin on Monday. Thanks "
+                            "Ann! Good Morning, The Beatles.") == {
+        "Ann Smith", "Berlin", "Ann", "Beatles"}
