@@ -210,10 +210,6 @@ class Engine:
         """The topic graph's largest `limit` nodes `caller` may see, with their edges."""
         return self.graph.view(caller.can_see, limit)
 
-    def secrets_in(self, text: str) -> int:
-        """How many secrets `text` holds: what a write of it will redact (secrets/)."""
-        return self.stores.redactor.scan(text)
-
     async def stats(self, caller: Caller) -> dict[str, Any]:
         """What `stats` reports of the engine, as `caller` may see it (stats.py)."""
         return await stats.describe(self, caller)

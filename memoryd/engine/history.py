@@ -61,9 +61,9 @@ class History:
             except frontmatter.FrontMatterError as exc:
                 raise InvalidParams("version", f"that version's file cannot be read: {exc}"
                                     ) from None
-        return await self.writes.update(memory_id, Changes(
+        return (await self.writes.update(memory_id, Changes(
             content=old.content, category=old.category, tags=old.tags, type=old.type,
-            importance=old.importance), caller)
+            importance=old.importance), caller)).memory
 
     # -- the versions kept ----------------------------------------------------------------
     async def _versions(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:

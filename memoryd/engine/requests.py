@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
+
+from memoryd.schema import Memory
 
 # Where an inbox memory goes when it is upgraded without a category.
 UPGRADE_CATEGORY = "knowledge"
@@ -37,3 +41,36 @@ class Changes:
     tags: list[str] | None = None
     type: str | None = None
     importance: float | None = None
+
+
+class Built(NamedTuple):
+    """A new memory as a write builds it from its NewMemory (its secrets cut, its id
+    given): made once, when the write is prepared or when it runs."""
+
+    memory: Memory
+    redacted: int  # secrets cut from its content and title
+
+
+class Prepared(NamedTuple):
+    """Writes built ahead of their turn (`Writes.prepare`): each one's Built (None where
+    it is refused), and the embedding of their texts under way (None: nothing to
+    embed)."""
+
+    built: list[Built | None]
+    embedding: Future[None] | None
+
+
+class Written(NamedTuple):
+    """What a write did: the memory stored, or an exact duplicate's original."""
+
+    memory: Memory
+    created: bool  # False: the same content was stored in that scope already
+    redacted: int  # secrets cut from what was given
+
+
+class Updated(NamedTuple):
+    """What an update did: the memory as changed, and the secrets cut from what was
+    given."""
+
+    memory: Memory
+    redacted: int

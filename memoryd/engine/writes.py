@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,7 +12,15 @@ import structlog
 
 from memoryd.config import Config
 from memoryd.engine.links import repoint_link
-from memoryd.engine.requests import UPGRADE_CATEGORY, Changes, NewMemory
+from memoryd.engine.requests import (
+    UPGRADE_CATEGORY,
+    Built,
+    Changes,
+    NewMemory,
+    Prepared,
+    Updated,
+    Written,
+)
 from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
@@ -32,18 +40,25 @@ from memoryd.scopes import Caller
 log = structlog.get_logger("memoryd.engine")
 
 
-def _apply(memory: Memory, changes: Changes, clean: Callable[[str], str]) -> None:
-    """`changes` made to `memory`; its new content `clean`ed of secrets first. A title
-    derived from the content follows it (derived again when the unit writes it)."""
+def _apply(memory: Memory, changes: Changes,
+           scrub: Callable[[str], tuple[str, Counter[str]]]) -> int:
+    """`changes` made to `memory`; its new content and title `scrub`bed of secrets
+    first (how many were cut is returned). A title derived from the content follows it
+    (derived again when the unit writes it)."""
+    cut: Counter[str] = Counter()
     if changes.content is not None:
-        content = clean(changes.content).strip()
+        content, found = scrub(changes.content)
+        cut += found
+        content = content.strip()
         if not content:
             raise InvalidParams("content", "must not be empty or only white space")
         if memory.title == title_for(memory):
             memory.title = ""
         memory.content, memory.content_hash = content, content_hash(content)
     if changes.title is not None:
-        memory.title = clean(changes.title).strip()
+        title, found = scrub(changes.title)
+        cut += found
+        memory.title = title.strip()
     if changes.category is not None and memory.kind != "turn":
         # Changes holds the params' value, checked against CATEGORIES when decoded.
         memory.category = changes.category  # type: ignore[assignment]
@@ -56,6 +71,7 @@ def _apply(memory: Memory, changes: Changes, clean: Callable[[str], str]) -> Non
         memory.type = changes.type  # type: ignore[assignment]  # decoded against TYPES
     if changes.importance is not None:
         memory.importance = changes.importance
+    return cut.total()
 
 
 class Writes:
@@ -68,45 +84,64 @@ class Writes:
         (result,) = await self.write_many([new], caller)
         if isinstance(result, RpcError):
             raise result
-        return result
+        return result.memory, result.created
 
-    def prepare(self, news: list[NewMemory], caller: Caller) -> Future[None] | None:
-        """These writes are queued behind others: stage them for embedding now
-        (HybridIndex.embed_ahead), so the model is busy while the writes before them
-        commit (a pipelining client's next batch). Only the embedder's cache changes;
-        nothing is kept, and `write_many` checks everything again. The embedding's
-        future, if any."""
-        built = []
+    def prepare(self, news: list[NewMemory], caller: Caller) -> Prepared:
+        """These writes are queued behind others: build their memories now and stage
+        them for embedding (HybridIndex.embed_ahead), so the model is busy while the
+        writes before them commit (a pipelining client's next batch). What is built is
+        handed to `write_many` (`built`), which checks the caller again; None where a
+        write is refused (it is refused again, and answered, in its turn)."""
+        built: list[Built | None] = []
         for new in news:
             scope = new.scope or caller.default_scope
+            made = None
             if caller.can_see(scope):
-                with contextlib.suppress(RpcError):  # refused again, and answered, later
-                    built.append(self._build(new, scope))
-        return self.stores.hybrid.embed_ahead(built)
+                with contextlib.suppress(RpcError):
+                    made = self._build(new, scope)
+            built.append(made)
+        return Prepared(built, self.stores.hybrid.embed_ahead(
+            [b.memory for b in built if b is not None]))
 
     async def write_many(self, news: list[NewMemory], caller: Caller,
-                         defer_vectors: bool = False) -> list[tuple[Memory, bool] | RpcError]:
+                         defer_vectors: bool = False,
+                         built: list[Built | None] | None = None) -> list[Written | RpcError]:
         """Group commit: many new memories in one unit (files fsync'd, then one catalog
         transaction and one model call). Each item succeeds or fails alone. With
         `defer_vectors`, the vector work that can wait is left to the background
-        worker (HybridIndex.upsert_many)."""
-        results: list[tuple[Memory, bool] | RpcError | None] = []
-        built: list[Memory] = []
-        for new in news:
+        worker (HybridIndex.upsert_many). `built`: what `prepare` built of each (None:
+        build it now)."""
+        results: list[Written | RpcError | None] = []
+        made: list[Built] = []
+        for n, new in enumerate(news):
             try:
                 scope = new.scope or caller.default_scope
                 caller.check(scope)
-                built.append(self._build(new, scope))
+                early = built[n] if built is not None else None
+                made.append(early if early is not None and early.memory.scope == scope
+                            else self._build(new, scope))
                 results.append(None)
             except RpcError as exc:
                 results.append(exc)
-        stored = iter(await self.stores.change(lambda uow: self._store(uow, built),
-                                               defer_vectors=defer_vectors, staged=built)
-                      if built else [])
-        return [next(stored) if slot is None else slot for slot in results]
+        memories = [b.memory for b in made]
+        stored = iter(await self.stores.change(lambda uow: self._store(uow, memories),
+                                               defer_vectors=defer_vectors, staged=memories)
+                      if made else [])
+        redacted = iter([b.redacted for b in made])
+        out: list[Written | RpcError] = []
+        for slot in results:
+            if slot is not None:
+                out.append(slot)
+                continue
+            result, cut = next(stored), next(redacted)
+            out.append(result if isinstance(result, RpcError)
+                       else Written(result[0], result[1], cut))
+        return out
 
-    def _build(self, new: NewMemory, scope: str) -> Memory:
-        content = self.stores.redactor.clean(new.content).strip()
+    def _build(self, new: NewMemory, scope: str) -> Built:
+        clean = self.stores.redactor.scrub
+        content, found = clean(new.content)
+        content = content.strip()
         if not content:
             raise InvalidParams("content", "must not be empty or only white space")
         now = utcnow()
@@ -117,9 +152,10 @@ class Writes:
         is_reminder = new.kind == "reminder"
         category = "reminders" if is_reminder else new.category or "inbox"
         organized = category != "inbox"
-        return Memory(
+        title, in_title = clean(new.title) if new.title else ("", Counter[str]())
+        return Built(Memory(
             id=new_id(), content=content, content_hash=content_hash(content),
-            title=self.stores.redactor.clean(new.title).strip() if new.title else "",
+            title=title.strip(),
             kind="turn" if is_turn else "reminder" if is_reminder else "note",
             due_at=as_aware(new.due_at) if new.due_at else None,
             phase="organized" if organized or is_turn else "inbox",
@@ -134,7 +170,7 @@ class Writes:
             created_at=created, updated_at=now, pending=new.pending and is_turn,
             expires_at=None if organized or is_turn or not new.expires else now + timedelta(
                 seconds=self.config.storage.inbox_ttl),
-        )
+        ), found.total() + in_title.total())
 
     def _store(self, uow: UnitOfWork, memories: list[Memory]
                ) -> list[tuple[Memory, bool] | RpcError]:
@@ -186,14 +222,18 @@ class Writes:
         return await self.stores.change(run)
 
     async def update(self, memory_id: str, changes: Changes, caller: Caller,
-                     expected_version: int | None = None) -> Memory:
+                     expected_version: int | None = None) -> Updated:
+        """The memory changed, and how many secrets were cut from what was given."""
+        cut = 0
+
         def change(memory: Memory) -> None:
+            nonlocal cut
             if expected_version is not None and expected_version != memory.version:
                 raise Conflict(f"memory {memory_id} is at version {memory.version}, not "
                                f"{expected_version}: re-read it and apply your change again")
-            _apply(memory, changes, self.stores.redactor.clean)
+            cut = _apply(memory, changes, self.stores.redactor.scrub)
 
-        return await self.modify(memory_id, caller, change)
+        return Updated(await self.modify(memory_id, caller, change), cut)
 
     async def update_many(self, changes: dict[str, Changes], caller: Caller
                           ) -> list[Memory | RpcError]:
@@ -205,7 +245,7 @@ class Writes:
                 try:
                     memory, path = uow.load(memory_id)
                     caller.check(memory.scope)
-                    _apply(memory, change, self.stores.redactor.clean)
+                    _apply(memory, change, self.stores.redactor.scrub)
                     memory.version += 1
                     memory.updated_at = utcnow()
                     uow.put(memory, uow.place(memory, path), origin=path)

@@ -105,6 +105,10 @@ class _Call:
     mcp: bool = False  # a tools/call: the result is wrapped as MCP's CallToolResult
     error: RpcError | None = None
     progress_token: str | int | None = None
+    # Decoded ahead of its turn (`Dispatcher.prepare`), and the work its tool's
+    # `prepare` started for it, carried to the batch that runs it.
+    params: Any = UNSET
+    early: Any = None
 
     def reply(self, outcome: Any) -> bytes | None:
         if self.request.is_notification:
@@ -117,6 +121,10 @@ class _Call:
             return encode_error(self.request.reply_id, outcome)
         return encode_result(self.request.reply_id, _mcp_result(outcome) if self.mcp
                              else outcome)
+
+
+# A line routed: its call, or the error reply it gets already encoded.
+Routed = _Call | bytes
 
 
 class Dispatcher:
@@ -139,11 +147,13 @@ class Dispatcher:
         return replies[0] if replies else None
 
     async def handle_many(self, lines: list[bytes], conn: Connection,
-                          emit: Emit | None = None) -> list[bytes]:
+                          emit: Emit | None = None,
+                          ahead: list[Routed] | None = None) -> list[bytes]:
         """Answer lines in order; a run of consecutive batchable tool calls is one batch.
         With `emit`, each call's (or batch's) replies go to it before the next call runs,
         and none are returned: a connection sends them as they come, so what one chunk of
-        requests asks for is never all held at once."""
+        requests asks for is never all held at once. `ahead`: the lines as `prepare`
+        routed them (each is then routed and decoded once)."""
         self.on_requests(len(lines))
         collected: list[bytes] = []
 
@@ -155,9 +165,9 @@ class Dispatcher:
                 await emit(ready)
 
         run: list[_Call] = []
-        for line in lines:
+        for n, line in enumerate(lines):
             try:
-                routed = self._route(line)
+                routed = self._gated(ahead[n] if ahead is not None else self._route_line(line))
             except Exception:  # a bug of ours answers this line only, never the burst
                 log.exception("request.unroutable")
                 routed = encode_error(best_effort_id(line), _internal_error())
@@ -177,36 +187,49 @@ class Dispatcher:
         await put(await self._run_batch(run, conn))
         return collected
 
-    def prepare(self, lines: list[bytes], conn: Connection) -> None:
-        """Lines received while earlier ones still run: each run of calls to a tool that
-        prepares (memory_write) starts its early work now. Best effort and without
-        effect but speed: a line that does not decode is left to `handle_many`."""
+    def prepare(self, lines: list[bytes], conn: Connection) -> list[Routed] | None:
+        """Lines received while earlier ones still run: each is routed now, and each run
+        of calls to a tool that prepares (memory_write) is decoded and starts its early
+        work (`Tool.prepare`), which the call carries to its batch. Handed back to
+        `handle_many` as `ahead`; the gate is asked again when a call's turn comes.
+        Without effect but speed: None when preparing failed (a bug of ours), and the
+        lines are then routed in their turn."""
         try:
-            run: list[Any] = []
-            tool: Tool | None = None
-            for line in lines:
-                routed = self._route(line)
-                if not isinstance(routed, _Call) or routed.tool is None \
-                        or routed.tool.prepare is None or routed.error is not None:
+            routed = [self._route_line(line) for line in lines]
+            run: list[_Call] = []
+            for call in routed:
+                if not isinstance(call, _Call) or call.tool is None \
+                        or call.tool.prepare is None or call.error is not None:
+                    continue
+                tool = call.tool
+                if self.gate(tool.name) is not None:
                     continue
                 try:
-                    params: Any = decode_params(routed.raw, routed.tool.params, routed.prefix)
+                    call.params = decode_params(call.raw, tool.params, call.prefix)
                 except RpcError:
-                    continue
-                if routed.tool is not tool and tool is not None and run:
-                    # `run` is only ever filled for a tool with `prepare` (checked above).
-                    tool.prepare(conn.caller, run)  # type: ignore[misc]
+                    continue  # answered in its turn, decoded again
+                if run and run[0].tool is not tool:
+                    self._prepare_run(run, conn)
                     run = []
-                tool = routed.tool
-                run.append(params)
-            if tool is not None and run:
-                tool.prepare(conn.caller, run)  # type: ignore[misc]
+                run.append(call)
+            if run:
+                self._prepare_run(run, conn)
+            return routed
         except Exception:  # a bug of ours costs the head start, never a request
             log.exception("request.prepare_failed")
+            return None
+
+    @staticmethod
+    def _prepare_run(run: list[_Call], conn: Connection) -> None:
+        tool = run[0].tool
+        assert tool is not None and tool.prepare is not None
+        for call, early in zip(run, tool.prepare(conn.caller, [c.params for c in run]),
+                               strict=True):
+            call.early = early
 
     # -- routing ---------------------------------------------------------------------
-    def _route(self, line: bytes) -> _Call | bytes:
-        routed = self._route_line(line)
+    def _gated(self, routed: Routed) -> Routed:
+        """A call the gate refuses now (busy while rebuilding) carries its error."""
         if isinstance(routed, _Call) and routed.error is None:
             name = routed.tool.name if routed.tool is not None else routed.request.method
             refused = self.gate(name)
@@ -265,6 +288,12 @@ class Dispatcher:
 
     async def _execute(self, call: _Call, conn: Connection) -> Any:
         if call.tool is not None:
+            if call.tool.batch is not None:  # a batch of one: it takes what was prepared
+                (result,) = await call.tool.batch(conn.caller, [self._params(call)],
+                                                  [call.early])
+                if isinstance(result, RpcError):
+                    raise result
+                return result
             if call.tool.spec.progress:
                 raw, token = _split_meta(call.raw)
                 args: Any = decode_params(raw, call.tool.params, call.prefix)
@@ -281,6 +310,14 @@ class Dispatcher:
             return None  # client notifications (initialized, cancelled...) need no action
         return await handler(call.raw, conn)
 
+    @staticmethod
+    def _params(call: _Call) -> Any:
+        """The call's params, decoded once (ahead of its turn, or now)."""
+        assert call.tool is not None
+        if call.params is UNSET:
+            call.params = decode_params(call.raw, call.tool.params, call.prefix)
+        return call.params
+
     async def _run_batch(self, run: list[_Call], conn: Connection) -> list[bytes | None]:
         if len(run) < 2:
             return [await self._run_one(call, conn) for call in run]
@@ -288,14 +325,16 @@ class Dispatcher:
         assert tool is not None and tool.batch is not None
         outcomes: list[Any] = []
         valid: list[Any] = []
+        early: list[Any] = []
         for call in run:
             try:
-                valid.append(decode_params(call.raw, tool.params, call.prefix))
+                valid.append(self._params(call))
+                early.append(call.early)
                 outcomes.append(None)
             except RpcError as exc:
                 outcomes.append(exc)
         try:
-            results = iter(await tool.batch(conn.caller, valid) if valid else [])
+            results = iter(await tool.batch(conn.caller, valid, early) if valid else [])
         except RpcError as exc:  # the whole batch failed as one (a full disk)
             results = iter([exc] * len(valid))
         except Exception:

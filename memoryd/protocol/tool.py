@@ -30,10 +30,12 @@ class ToolDescription(Protocol):
 class Tool:
     spec: ToolDescription
     fn: Callable[..., Awaitable[dict[str, Any]]]  # (caller, params[, progress=])
-    # Many calls at once: a result or an RpcError per call, in order (group commit).
-    batch: Callable[[Caller, list[Any]], Awaitable[list[Any]]] | None = None
-    # Calls received but not yet run: work that can start early (no effect but speed).
-    prepare: Callable[[Caller, list[Any]], None] | None = None
+    # Many calls at once: a result or an RpcError per call, in order (group commit),
+    # each call's params with what `prepare` made for it (None where it did not run).
+    batch: Callable[[Caller, list[Any], list[Any]], Awaitable[list[Any]]] | None = None
+    # Calls received but not yet run: work that can start early, one result a call (or
+    # None), carried to the batch that runs them; a batch without it does it all.
+    prepare: Callable[[Caller, list[Any]], list[Any]] | None = None
 
     @property
     def name(self) -> str:

@@ -24,7 +24,7 @@ import trio
 from memoryd.errors import TooLarge
 from memoryd.events import Subscription
 from memoryd.protocol.codec import encode_error, encode_notification
-from memoryd.protocol.dispatch import Connection, Dispatcher
+from memoryd.protocol.dispatch import Connection, Dispatcher, Routed
 from memoryd.protocol.framing import MAX_LINE, LineFramer, LineTooLong
 
 log = structlog.get_logger("memoryd.connection")
@@ -103,9 +103,10 @@ class _Served:
         self.framer = LineFramer(MAX_LINE)
         self.send_lock = trio.Lock()
         self.outbox = _Outbox(stream, self.send_lock)
-        # Chunks read while the one before still runs (at most READ_AHEAD waiting).
+        # Chunks read while the one before still runs (at most READ_AHEAD waiting), each
+        # with its lines as the dispatcher prepared them (None: not prepared).
         self.chunks_in, self.chunks_out = trio.open_memory_channel[
-            list[bytes | LineTooLong]](READ_AHEAD)
+            tuple[list[bytes | LineTooLong], list[Routed] | None]](READ_AHEAD)
         self.busy = False  # a chunk runs or its replies go out: what is read now is prepared
         self.forwarding: Subscription | None = None
         conn.send = self._notify
@@ -115,7 +116,7 @@ class _Served:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._read_ahead)
                 while (chunk := await self._next_chunk()) is not None:
-                    await self._answer(chunk)
+                    await self._answer(*chunk)
                     self._forward(nursery)
                 nursery.cancel_scope.cancel()
         except* (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -143,12 +144,13 @@ class _Served:
                 if data is None:
                     return
                 chunk = list(self.framer.feed(data))
+                ahead = None
                 if self.busy or self.chunks_in.statistics().current_buffer_used:  # it waits
-                    self.dispatcher.prepare(
+                    ahead = self.dispatcher.prepare(
                         [e for e in chunk if not isinstance(e, LineTooLong)], self.conn)
-                await self.chunks_in.send(chunk)
+                await self.chunks_in.send((chunk, ahead))
 
-    async def _next_chunk(self) -> list[bytes | LineTooLong] | None:
+    async def _next_chunk(self) -> tuple[list[bytes | LineTooLong], list[Routed] | None] | None:
         """The next chunk; None when the peer closed, the daemon stops, or the
         connection was idle too long (the limit runs only while nothing is received and
         nothing runs)."""
@@ -164,19 +166,27 @@ class _Served:
             return chunk
         return None  # idle for too long
 
-    async def _answer(self, chunk: list[bytes | LineTooLong]) -> None:
-        """Every request of the chunk answered in order; a line over the limit gets its
-        error in its place."""
+    async def _answer(self, chunk: list[bytes | LineTooLong], ahead: list[Routed] | None
+                      ) -> None:
+        """Every request of the chunk answered in order (`ahead`: its lines as they were
+        prepared); a line over the limit gets its error in its place."""
         lines: list[bytes] = []
+        done = 0  # lines of the chunk answered
         for event in chunk:
             if isinstance(event, LineTooLong):
-                await self.dispatcher.handle_many(lines, self.conn, self.outbox.add)
+                await self._handle(lines, ahead, done)
+                done += len(lines)
                 lines = []
                 await self.outbox.add([encode_error(None, _TOO_LARGE)])
             else:
                 lines.append(event)
-        await self.dispatcher.handle_many(lines, self.conn, self.outbox.add)
+        await self._handle(lines, ahead, done)
         await self.outbox.flush()
+
+    async def _handle(self, lines: list[bytes], ahead: list[Routed] | None, start: int
+                      ) -> None:
+        routed = ahead[start:start + len(lines)] if ahead is not None else None
+        await self.dispatcher.handle_many(lines, self.conn, self.outbox.add, routed)
 
     def _forward(self, nursery: trio.Nursery) -> None:
         """A subscription made by the chunk (a new one after an unsubscribe too) gets

@@ -42,21 +42,22 @@ def _news(ps: list[WriteParams]) -> list[NewMemory]:
                       title=p.title) for p in ps]
 
 
-def memory_write_prepare(engine: Engine, caller: Caller, ps: list[WriteParams]) -> None:
-    engine.writes.prepare(_news(ps), caller)
+def memory_write_prepare(engine: Engine, caller: Caller, ps: list[WriteParams]
+                         ) -> list[Any]:
+    return list[Any](engine.writes.prepare(_news(ps), caller).built)
 
 
-async def memory_write_many(engine: Engine, caller: Caller, ps: list[WriteParams]
-                            ) -> list[Result | RpcError]:
-    results = await engine.writes.write_many(_news(ps), caller)
+async def memory_write_many(engine: Engine, caller: Caller, ps: list[WriteParams],
+                            early: list[Any] | None = None) -> list[Result | RpcError]:
+    results = await engine.writes.write_many(_news(ps), caller, built=early)
     # `duplicate`: the same content was already stored in that scope; this is that memory.
-    return [r if isinstance(r, RpcError) else {**to_wire(r[0]), "duplicate": not r[1]}
-            | _redacted(engine, p.content) for r, p in zip(results, ps, strict=True)]
+    return [r if isinstance(r, RpcError) else {**to_wire(r.memory), "duplicate": not r.created}
+            | _redacted(r.redacted) for r in results]
 
 
-def _redacted(engine: Engine, text: str | None) -> Result:
-    """`redacted`: how many secrets were cut out of `text` before it was written."""
-    found = engine.secrets_in(text) if text else 0
+def _redacted(found: int) -> Result:
+    """`redacted`: how many secrets were cut out of what was given before it was
+    written (the count the engine made as it cut them)."""
     return {"redacted": found} if found else {}
 
 
@@ -79,7 +80,7 @@ async def memory_update(engine: Engine, caller: Caller, p: UpdateParams) -> Resu
     changes = Changes(content=p.content, title=p.title, category=p.category, tags=p.tags,
                       type=p.type, importance=p.importance)
     updated = await engine.writes.update(p.id, changes, caller, p.version)
-    return to_wire(updated) | _redacted(engine, p.content)
+    return to_wire(updated.memory) | _redacted(updated.redacted)
 
 
 @handler("memory_delete")

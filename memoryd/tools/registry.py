@@ -20,11 +20,13 @@ if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 Handler = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]  # (engine, caller, params)
-# Many calls at once: a result or an RpcError per call, in order (group commit).
-BatchHandler = Callable[[Any, Caller, list[Any]], Awaitable[list[Any]]]
+# Many calls at once: a result or an RpcError per call, in order (group commit); each
+# call's params with what the prepare handler made of it (None: it did not run).
+BatchHandler = Callable[[Any, Caller, list[Any], list[Any]], Awaitable[list[Any]]]
 # Calls a connection has received but not yet run (the ones before them still run):
-# work that can start early, with no effect but speed (embedding a write's text).
-PrepareHandler = Callable[[Any, Caller, list[Any]], None]
+# work that can start early (a write's memory built, its text embedding), one result a
+# call, carried to the batch that runs them.
+PrepareHandler = Callable[[Any, Caller, list[Any]], list[Any]]
 
 _HANDLERS: dict[str, tuple[Handler, BatchHandler | None, PrepareHandler | None]] = {}
 

@@ -24,7 +24,7 @@ async def test_a_group_commit_is_one_unit_files_catalog_vectors(engine):
     before = embedder.calls
     results = await engine.writes.write_many(
         [NewMemory(content=f"note {i} about sailing") for i in range(5)], Caller())
-    ids = [m.id for m, created in results]
+    ids = [r.memory.id for r in results]
     assert embedder.calls - before == 1, "one model call for the whole unit"
     for memory_id in ids:
         assert _file(engine, memory_id).content.startswith("note")

@@ -118,12 +118,14 @@ def _slow_writes() -> tuple[list[list[str]], trio.Event, trio.Event, Tool]:
             await finish.wait()
         return {"content": p.content}
 
-    async def write_many(caller, ps) -> list:
+    async def write_many(caller, ps, early) -> list:
         return [await write(caller, p) for p in ps]
 
-    return prepared, started, finish, Tool(
-        SPECS["memory_write"], write, write_many,
-        lambda caller, ps: prepared.append([p.content for p in ps]))
+    def prepare(caller, ps) -> list:
+        prepared.append([p.content for p in ps])
+        return [None] * len(ps)
+
+    return prepared, started, finish, Tool(SPECS["memory_write"], write, write_many, prepare)
 
 
 def _write(i: int, content: str) -> bytes:
