@@ -18,7 +18,7 @@ from memoryd.engine.reads import Reads
 from memoryd.engine.requests import NewMemory
 from memoryd.engine.stores import Stores
 from memoryd.engine.writes import Writes
-from memoryd.errors import InvalidParams, RpcError
+from memoryd.errors import RpcError
 from memoryd.lang import gate
 from memoryd.lang.sentences import clean
 from memoryd.lang.terms import index_text, terms
@@ -54,14 +54,17 @@ class Conversation:
                        ) -> dict[str, Any]:
         scope = scope or caller.default_scope
         caller.check(scope)
-        # Secrets out before the gate: its embedding is kept for the write.
-        text, redacted = self.stores.redactor.scrub(clean(content))
-        if not text.strip():
-            raise InvalidParams("content", "must not be empty or only white space")
+        created = as_aware(timestamp) if timestamp else utcnow()
+        # The turn is built once, its secrets cut before the gate reads it (the
+        # embedding the duplicate check makes is kept for the write).
+        new = NewMemory(content=clean(content), session=session, role=role, scope=scope,
+                        created_at=created, source=source, source_path=source_path,
+                        pending=True)
+        built = self.writes.build(new, scope)
+        text = built.memory.content
         reason = gate.check(text, self.config.conversation.min_chars)
         if reason is not None:
             return {"stored": False, "skipped": {"reason": reason}}
-        created = as_aware(timestamp) if timestamp else utcnow()
         probe = Memory(id="probe", content=text, created_at=created)
         duplicate = await self.stores.workers.read(self._recent_duplicate, index_text(probe),
                                                    text, scope)
@@ -70,10 +73,8 @@ class Conversation:
             return {"stored": False, "skipped": {"reason": "near_duplicate",
                                                  "duplicate_of": duplicate[0],
                                                  "cosine": round(duplicate[1], 4)}}
-        (result,) = await self.writes.write_many([NewMemory(
-            content=text, session=session, role=role, scope=scope, created_at=created,
-            source=source, source_path=source_path, pending=True)], caller,
-            defer_vectors=True)
+        (result,) = await self.writes.write_many([new], caller, defer_vectors=True,
+                                                 built=[built])
         if isinstance(result, RpcError):
             raise result
         memory = result[0]
@@ -81,7 +82,7 @@ class Conversation:
         self.learning.turn_arrived()
         return {"id": memory.id, "stored": True, "type": memory.type,
                 "importance": memory.importance} | (
-                    {"redacted": sum(redacted.values())} if redacted else {})
+                    {"redacted": result.redacted} if result.redacted else {})
 
     async def recent(self, session: str, n: int, scopes: list[str] | None) -> list[Memory]:
         """The session's last `n` turns in these scopes, oldest first (as the files say

@@ -63,7 +63,11 @@ class Facts:
 
     async def add(self, text: str, caller: Caller, *, scope: str | None = None,
                   session: str | None = None, derived_from: Sequence[str] = (),
-                  created_at: datetime | None = None, source: str = "memory_add") -> Learned:
+                  created_at: datetime | None = None, source: str = "memory_add",
+                  stated: list[str] | None = None) -> Learned:
+        """The facts `text` states, reconciled with what is known and written.
+        `stated`: what the fact rules already read in it (a turn's, read once by the
+        learning worker); a model, when configured, still reads the text."""
         scope = scope or caller.default_scope
         caller.check(scope)
         cleaned = clean(text)
@@ -74,7 +78,8 @@ class Facts:
                 foreign_session, self.stores.catalog, session, scope, {})
             if refused is not None:
                 raise refused
-        found, path, note = await self._extract(cleaned, scope.startswith("project:"))
+        found, path, note = ((stated, "heuristic", None) if stated is not None and self.llm is None
+                             else await self._extract(cleaned, scope.startswith("project:")))
         if not found:
             return Learned(path, [])
         vectors = await self.stores.workers.read(self.stores.hybrid.embedder.embed, found)

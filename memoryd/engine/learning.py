@@ -155,7 +155,12 @@ class Learning:
         score = signals.importance(
             signals.novelty(vector, centroid) if vector is not None else 1.0,
             signals.salience(turn.content))
-        kind = signals.route_type(turn.content, bool(extractor.extract(turn.content, 1)))
+        learns = bool(turn.role == "user" and self.config.conversation.facts and turn.session)
+        # The fact rules read the turn once: whether it states something routes its
+        # type, and what it states is what Facts learns (without a model).
+        stated = extractor.extract(turn.content, extractor.MAX_FACTS if learns else 1,
+                                   team=turn.scope.startswith("project:"))
+        kind = signals.route_type(turn.content, bool(stated))
         if self.llm is not None:
             try:
                 answer = await self.llm.ask_task(tasks.IMPORTANCE, tasks.IMPORTANCE_SCHEMA,
@@ -163,10 +168,10 @@ class Learning:
                 score = round(tasks.number(answer, "importance"), 4)
             except (LlmError, ValueError):
                 pass  # the formula's score stands
-        if turn.role == "user" and self.config.conversation.facts and turn.session:
+        if learns:
             await self.learn(turn.content, Caller(), scope=turn.scope, session=turn.session,
                              derived_from=[turn.id], created_at=turn.created_at,
-                             source="remember")
+                             source="remember", stated=stated)
         settled = await self.writes.settle({turn.id: {"importance": score, "type": kind,
                                                       "pending": False}})
         if not settled and await self.reads.peek([turn.id]):  # indexed, not settled:

@@ -98,7 +98,7 @@ class Writes:
             made = None
             if caller.can_see(scope):
                 with contextlib.suppress(RpcError):
-                    made = self._build(new, scope)
+                    made = self.build(new, scope)
             built.append(made)
         return Prepared(built, self.stores.hybrid.embed_ahead(
             [b.memory for b in built if b is not None]))
@@ -119,7 +119,7 @@ class Writes:
                 caller.check(scope)
                 early = built[n] if built is not None else None
                 made.append(early if early is not None and early.memory.scope == scope
-                            else self._build(new, scope))
+                            else self.build(new, scope))
                 results.append(None)
             except RpcError as exc:
                 results.append(exc)
@@ -138,7 +138,10 @@ class Writes:
                        else Written(result[0], result[1], cut))
         return out
 
-    def _build(self, new: NewMemory, scope: str) -> Built:
+    def build(self, new: NewMemory, scope: str) -> Built:
+        """The memory a write of `new` into `scope` stores (its secrets cut, its id
+        given), and how many secrets were cut; the caller's scope is checked by the
+        caller."""
         clean = self.stores.redactor.scrub
         content, found = clean(new.content)
         content = content.strip()

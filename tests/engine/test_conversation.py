@@ -262,3 +262,28 @@ async def test_a_remembered_turns_entities_are_indexed_when_it_is_settled(rig):
     assert explained["entities"] == ["priya"]
     (turn,) = [c for c in explained["candidates"] if c["id"] == got["id"]]
     assert turn["entities"] == ["priya"]
+
+
+async def test_a_turn_is_read_by_the_fact_rules_once_and_its_secret_cut_once(
+        rig, monkeypatch):
+    """The learning worker reads a user's turn with the fact rules once: what routes
+    its type is what Facts learns. The reply's `redacted` is what the build cut."""
+    from memoryd.lang import facts
+
+    read: list[str] = []
+    real = facts.extract
+
+    def counted(text: str, *args, **kwargs) -> list[str]:
+        read.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(facts, "extract", counted)
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    got = await remember(rig, f"My sister lives in Porto and her token is {secret}.")
+    assert got["redacted"] == 1
+    await rig.engine.learning.drain()
+    turn_reads = [t for t in read if t.startswith("My sister lives in Porto")]
+    assert len(turn_reads) == 1, read
+    learned = [f.content for f in on_disk(rig.root, "categories/*/*.md")]
+    assert any(f.startswith("The user's sister lives in Porto") for f in learned), learned
+    assert not any(secret in p.read_text() for p in rig.root.rglob("*.md"))
