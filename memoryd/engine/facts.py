@@ -15,8 +15,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 import numpy as np
 import structlog
 
@@ -42,17 +43,34 @@ NEIGHBOURS = 5  # nearest known facts per new fact
 KEY_MATCHES = 10  # known facts found by the attribute's words, per new fact
 
 
+class FactChange(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What learning did with one fact it read: added it, updated a known one with it
+    (`replaces`), deleted the known one it names, or nothing (known already)."""
+
+    text: str
+    event: Literal["ADD", "UPDATE", "DELETE", "NONE"]
+    id: str | None  # the fact written, or the known one it is about
+    reason: str
+    replaces: str | None = None  # UPDATE: the fact it superseded
+
+
 @dataclass
 class Learned:
     path: str  # "llm" or "heuristic": who made the decisions
-    facts: list[dict[str, Any]]
+    facts: list[FactChange]
 
     def changed(self) -> list[str]:
         """Texts of the facts added or updated."""
-        return [f["text"] for f in self.facts if f["event"] in ("ADD", "UPDATE")]
+        return [f.text for f in self.facts if f.event in ("ADD", "UPDATE")]
+
+    def gone(self) -> list[str]:
+        """The ids of the known facts retired: deleted, or superseded by an update."""
+        retired = (f.replaces if f.event == "UPDATE" else f.id if f.event == "DELETE"
+                   else None for f in self.facts)
+        return [i for i in retired if i]
 
     def to_wire(self) -> dict[str, Any]:
-        return {"path": self.path, "facts": self.facts}
+        return {"path": self.path, "facts": [msgspec.to_builtins(f) for f in self.facts]}
 
 
 class Facts:
@@ -88,8 +106,8 @@ class Facts:
         facts = await self.stores.change(lambda uow: self._apply(
             uow, decisions, scope, session, list(derived_from), created_at, source))
         for fact in facts:  # told again: it counts as an access
-            if fact["event"] == "NONE" and fact["id"]:
-                self.stores.access_counts.hit(fact["id"])
+            if fact.event == "NONE" and fact.id:
+                self.stores.access_counts.hit(fact.id)
         return Learned(path, facts)
 
     # -- extraction ------------------------------------------------------------------
@@ -158,24 +176,23 @@ class Facts:
     # -- applying (writer thread) ---------------------------------------------------------
     def _apply(self, uow: UnitOfWork, decisions: list[Decision], scope: str,
                session: str | None, derived_from: list[str], created_at: datetime | None,
-               source: str) -> list[dict[str, Any]]:
+               source: str) -> list[FactChange]:
         now = utcnow()
         when = created_at or now
         refused = foreign_session(uow.catalog, session, scope, {})  # facts join the session
         if refused is not None:
             raise refused
-        out: list[dict[str, Any]] = []
+        out: list[FactChange] = []
         added: list[str] = []
-        deletes: list[tuple[Decision, dict[str, Any]]] = []
+        deletes: list[tuple[Decision, FactChange]] = []
         for d in decisions:
             if d.event == "DELETE":
-                entry = {"text": d.text, "event": "DELETE", "id": d.target, "reason": d.reason}
+                entry = FactChange(text=d.text, event="DELETE", id=d.target, reason=d.reason)
                 deletes.append((d, entry))
                 out.append(entry)
                 continue
             if d.event == "NONE":
-                out.append({"text": d.text, "event": "NONE", "id": d.target,
-                            "reason": d.reason})
+                out.append(FactChange(text=d.text, event="NONE", id=d.target, reason=d.reason))
                 continue
             old = None
             if d.event == "UPDATE":
@@ -185,16 +202,16 @@ class Facts:
                     d.reason += " (the known fact is gone: added)"
             duplicate = uow.catalog.writer.find_duplicate(content_hash(d.text), scope, "fact")
             if duplicate is not None and old is None:
-                out.append({"text": d.text, "event": "NONE", "id": duplicate,
-                            "reason": "already known (identical text)"})
+                out.append(FactChange(text=d.text, event="NONE", id=duplicate,
+                                      reason="already known (identical text)"))
                 continue
             fact = self._fact(d.text, scope, session, derived_from, when, now, source)
-            entry = {"text": fact.content, "event": "UPDATE" if old else "ADD", "id": fact.id,
-                     "reason": d.reason}
+            entry = FactChange(text=fact.content, event="UPDATE" if old else "ADD", id=fact.id,
+                               reason=d.reason)
             if old is not None:
                 memory, path = old
                 fact.replaces = [memory.id]
-                entry["replaces"] = memory.id
+                entry.replaces = memory.id
                 self._supersede(uow, memory, path, fact.id, when)
             uow.put(fact, uow.place(fact))
             uow.event("written", scope, id=fact.id, by="facts")
@@ -204,9 +221,9 @@ class Facts:
             try:
                 memory, path = uow.load(d.target or "")
             except NotFound:
-                entry["reason"] = f"{entry['reason']} (already gone)"
+                entry.reason = f"{entry.reason} (already gone)"
                 continue
-            entry["text"] = memory.content
+            entry.text = memory.content
             self._supersede(uow, memory, path, added[0] if added else None, when)
         return out
 

@@ -197,8 +197,7 @@ class Learning:
         # A summary that states a fact now replaced or deleted is written again, in
         # whatever session that fact was learned ("The user lives in Paris" is gone
         # from it once the move to Berlin is known).
-        gone = [f["replaces"] if f["event"] == "UPDATE" else f["id"] for f in learned.facts
-                if f["event"] == "DELETE" or (f["event"] == "UPDATE" and f.get("replaces"))]
+        gone = learned.gone()
         stale = {(m.session, m.scope) for m in (await self.reads.peek(gone) if gone else [])
                  if m.session and m.session != session}
         for other, its_scope in sorted(stale):
