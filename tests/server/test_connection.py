@@ -141,20 +141,23 @@ async def test_lines_received_while_a_call_runs_are_prepared_and_answered_in_ord
     ours, theirs = trio.socket.socketpair()
     peer = Peer(trio.SocketStream(theirs))
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(serve_connection, trio.SocketStream(ours),
-                           Dispatcher({"memory_write": tool}, {}), Connection(), EventBus(),
-                           Drain(), 60)
-        await peer.stream.send_all(_write(1, "slow"))
-        await started.wait()
-        await peer.stream.send_all(_write(2, "next") + _write(3, "after"))
-        await trio.sleep(600)  # the slow call runs for ten minutes, past the idle timeout
-        assert prepared == [["next", "after"]]
-        finish.set()
-        assert [(await peer.line())["result"]["content"] for _ in range(3)] == [
-            "slow", "next", "after"]
-        await trio.sleep(61)
-        assert await peer.closed(), "idle again: the timeout runs"
+    # A call that never comes (a tool that fails first) fails the test, not hangs it:
+    # the clock jumps to the deadline when everything waits.
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_connection, trio.SocketStream(ours),
+                               Dispatcher({"memory_write": tool}, {}), Connection(), EventBus(),
+                               Drain(), 60)
+            await peer.stream.send_all(_write(1, "slow"))
+            await started.wait()
+            await peer.stream.send_all(_write(2, "next") + _write(3, "after"))
+            await trio.sleep(600)  # the slow call runs for ten minutes, past the idle timeout
+            assert prepared == [["next", "after"]]
+            finish.set()
+            assert [(await peer.line())["result"]["content"] for _ in range(3)] == [
+                "slow", "next", "after"]
+            await trio.sleep(61)
+            assert await peer.closed(), "idle again: the timeout runs"
 
 
 async def test_on_shutdown_a_busy_connection_answers_what_it_received_then_closes(
@@ -164,17 +167,20 @@ async def test_on_shutdown_a_busy_connection_answers_what_it_received_then_close
     ours, theirs = trio.socket.socketpair()
     peer = Peer(trio.SocketStream(theirs))
 
-    async with trio.open_nursery() as nursery:
-        drain = Drain()
-        nursery.start_soon(serve_connection, trio.SocketStream(ours),
-                           Dispatcher({"memory_write": tool}, {}), Connection(), EventBus(),
-                           drain, 60)
-        await peer.stream.send_all(_write(1, "slow"))
-        await started.wait()
-        await peer.stream.send_all(_write(2, "received"))
-        await trio.sleep(1)
-        drain.begin()
-        finish.set()
-        assert [(await peer.line())["result"]["content"] for _ in range(2)] == [
-            "slow", "received"]
-        assert await peer.closed()
+    # A call that never comes (a tool that fails first) fails the test, not hangs it:
+    # the clock jumps to the deadline when everything waits.
+    with trio.fail_after(3600):
+        async with trio.open_nursery() as nursery:
+            drain = Drain()
+            nursery.start_soon(serve_connection, trio.SocketStream(ours),
+                               Dispatcher({"memory_write": tool}, {}), Connection(), EventBus(),
+                               drain, 60)
+            await peer.stream.send_all(_write(1, "slow"))
+            await started.wait()
+            await peer.stream.send_all(_write(2, "received"))
+            await trio.sleep(1)
+            drain.begin()
+            finish.set()
+            assert [(await peer.line())["result"]["content"] for _ in range(2)] == [
+                "slow", "received"]
+            assert await peer.closed()
