@@ -142,8 +142,8 @@ class Writes:
         """The memory a write of `new` into `scope` stores (its secrets cut, its id
         given), and how many secrets were cut; the caller's scope is checked by the
         caller."""
-        clean = self.stores.redactor.scrub
-        content, found = clean(new.content)
+        scrub = self.stores.redactor.scrub
+        content, found = scrub(new.content)
         content = content.strip()
         if not content:
             raise InvalidParams("content", "must not be empty or only white space")
@@ -155,7 +155,7 @@ class Writes:
         is_reminder = new.kind == "reminder"
         category = "reminders" if is_reminder else new.category or "inbox"
         organized = category != "inbox"
-        title, in_title = clean(new.title) if new.title else ("", Counter[str]())
+        title, in_title = scrub(new.title) if new.title else ("", Counter[str]())
         return Built(Memory(
             id=new_id(), content=content, content_hash=content_hash(content),
             title=title.strip(),
