@@ -16,9 +16,9 @@ from datetime import date, datetime, time, timedelta
 
 from memoryd.lang.daynames import WEEKDAYS
 from memoryd.lang.numerals import EN_NUMBERS, zh_number
+from memoryd.lang.timespans import weekday_index
 
 DEFAULT_TIME = time(9, 0)
-WEEKDAYS_ZH = "一二三四五六日"
 
 
 @dataclass
@@ -36,8 +36,8 @@ _PATTERNS_EN = [
                       r"(?P<unit>minute|min|hour|hr|day|week)s?\b", re.I)),
     ("day", re.compile(
         r"\b(?P<day>today|tonight|tomorrow|day after tomorrow|"
-        r"(?:this\s+|next\s+|on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|"
-        r"sunday))\b(?:\s+(?P<part>morning|afternoon|evening|night))?"
+        rf"(?:this\s+|next\s+|on\s+)?(?:{'|'.join(WEEKDAYS)}))\b"
+        r"(?:\s+(?P<part>morning|afternoon|evening|night))?"
         rf"(?:\s*,?\s*{_EN_TIME})?", re.I)),
     ("time", re.compile(r"\b(?:at\s+(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*"
                         r"(?P<ampm>am|pm)?|(?P<h2>\d{1,2})(?::(?P<m2>\d{2}))?\s*(?P<ampm2>am|pm)"
@@ -92,8 +92,7 @@ def _resolve_day(token: str, today: date) -> tuple[date, str | None]:
     for i, name in enumerate(WEEKDAYS):
         if t.endswith(name):
             return _next_weekday(today, i, t.startswith("next")), None
-    weekday = WEEKDAYS_ZH.index(t[-1]) if t[-1] in WEEKDAYS_ZH else 6  # 天 = Sunday
-    return _next_weekday(today, weekday, t.startswith("下")), None
+    return _next_weekday(today, weekday_index(t[-1]), t.startswith("下")), None
 
 
 def _at(day: date, hour: int, minute: int, now: datetime) -> datetime:

@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from memoryd.lang.daynames import WEEKDAYS
+
 PREFERENCE = re.compile("|".join([
     r"\bi (really |truly |absolutely |just )?(prefer|love|hate|like|dislike|enjoy|adore|"
     r"can't stand|cannot stand|detest)\b",
@@ -30,8 +32,8 @@ _NOW = re.compile(r"\b(right now|currently|at the moment|for now|this session|to
                   r"this (morning|afternoon|evening)|tonight)\b|现在|目前|今天|今晚|此刻", re.I)
 _NUMBER_OR_DATE = re.compile(
     r"\d|\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|"
-    r"sep(tember)?|oct(ober)?|nov(ember)?|dec(ember)?|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|yesterday|tomorrow|week|month|year)\b|[年月日号]", re.I)
+    rf"sep(tember)?|oct(ober)?|nov(ember)?|dec(ember)?|{'|'.join(WEEKDAYS)}|"
+    r"yesterday|tomorrow|week|month|year)\b|[年月日号]", re.I)
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _SENTENCE_START = re.compile(r"(^|[.!?:\n\"]\s*)$")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from memoryd.lang.daynames import MONTHS, WEEKDAYS
+from memoryd.lang.daynames import MONTHS, WEEKDAYS, WEEKDAYS_ZH
 
 Span = tuple[datetime, datetime]
 
@@ -157,6 +157,6 @@ def ago(n: int, unit: str, ref: date) -> Span | None:
 def weekday_index(name: str) -> int:
     """0 for Monday: an English name or its short form ("tues", "Sat"), or a Chinese
     one (一 ... 日/天)."""
-    if name in "一二三四五六日天":
-        return "一二三四五六日".find(name) if name != "天" else 6
+    if name in WEEKDAYS_ZH or name == "天":
+        return WEEKDAYS_ZH.find(name) if name != "天" else 6
     return next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name.casefold()[:3]))
