@@ -44,7 +44,7 @@ def _news(ps: list[WriteParams]) -> list[NewMemory]:
 
 def memory_write_prepare(engine: Engine, caller: Caller, ps: list[WriteParams]
                          ) -> list[Any]:
-    return list[Any](engine.writes.prepare(_news(ps), caller).built)
+    return engine.writes.prepare(_news(ps), caller).built
 
 
 async def memory_write_many(engine: Engine, caller: Caller, ps: list[WriteParams],
