@@ -270,11 +270,3 @@ def source_path_problem(path: str) -> str | None:
     if len(path) > MAX_SOURCE_PATH:
         return f"the path is over {MAX_SOURCE_PATH} characters"
     return None if path else "an empty path"
-
-
-def to_wire(memory: Memory) -> dict[str, Any]:
-    """A memory as a tool returns it: front-matter fields plus `content`."""
-    wire: dict[str, Any] = msgspec.to_builtins(memory)
-    if not wire.get("extra"):
-        wire.pop("extra", None)
-    return wire

@@ -9,7 +9,9 @@ session's summary, cap and compression are upkeep.py's.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from memoryd.config import Config
 from memoryd.conversation.ring import Ring
@@ -24,6 +26,27 @@ from memoryd.lang.sentences import clean
 from memoryd.lang.terms import index_text, terms
 from memoryd.schema import Memory, as_aware, utcnow
 from memoryd.scopes import Caller
+
+
+class Skipped(msgspec.Struct, kw_only=True):
+    """Why a turn was not stored: the gate's reason, or a near-duplicate of a recent
+    memory (which one, and how near)."""
+
+    reason: str
+    duplicate_of: str | UnsetType = UNSET
+    cosine: float | UnsetType = UNSET
+
+
+class Remembered(msgspec.Struct, kw_only=True):
+    """A turn's answer: stored (its id, type and importance as first set, and how many
+    secrets were cut from it), or skipped and why."""
+
+    stored: bool
+    id: str | UnsetType = UNSET
+    type: str | UnsetType = UNSET
+    importance: float | UnsetType = UNSET
+    redacted: int | UnsetType = UNSET
+    skipped: Skipped | UnsetType = UNSET
 
 
 def _says_more(text: str, other: str) -> bool:
@@ -51,7 +74,7 @@ class Conversation:
     async def remember(self, session: str, role: str, content: str, caller: Caller, *,
                        scope: str | None = None, timestamp: datetime | None = None,
                        source: str = "remember", source_path: str | None = None
-                       ) -> dict[str, Any]:
+                       ) -> Remembered:
         scope = scope or caller.default_scope
         caller.check(scope)
         created = as_aware(timestamp) if timestamp else utcnow()
@@ -64,15 +87,15 @@ class Conversation:
         text = built.memory.content
         reason = gate.check(text, self.config.conversation.min_chars)
         if reason is not None:
-            return {"stored": False, "skipped": {"reason": reason}}
+            return Remembered(stored=False, skipped=Skipped(reason=reason))
         probe = Memory(id="probe", content=text, created_at=created)
         duplicate = await self.stores.workers.read(self._recent_duplicate, index_text(probe),
                                                    text, scope)
         if duplicate is not None:
             self.stores.access_counts.hit(duplicate[0])
-            return {"stored": False, "skipped": {"reason": "near_duplicate",
-                                                 "duplicate_of": duplicate[0],
-                                                 "cosine": round(duplicate[1], 4)}}
+            return Remembered(stored=False, skipped=Skipped(
+                reason="near_duplicate", duplicate_of=duplicate[0],
+                cosine=round(duplicate[1], 4)))
         (result,) = await self.writes.write_many([new], caller, defer_vectors=True,
                                                  built=[built])
         if isinstance(result, RpcError):
@@ -80,9 +103,8 @@ class Conversation:
         memory = result[0]
         self.ring.add(memory)
         self.learning.turn_arrived()
-        return {"id": memory.id, "stored": True, "type": memory.type,
-                "importance": memory.importance} | (
-                    {"redacted": result.redacted} if result.redacted else {})
+        return Remembered(stored=True, id=memory.id, type=memory.type,
+                          importance=memory.importance, redacted=result.redacted or UNSET)
 
     async def recent(self, session: str, n: int, scopes: list[str] | None) -> list[Memory]:
         """The session's last `n` turns in these scopes, oldest first (as the files say

@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 import numpy as np
@@ -68,9 +68,6 @@ class Learned:
         retired = (f.replaces if f.event == "UPDATE" else f.id if f.event == "DELETE"
                    else None for f in self.facts)
         return [i for i in retired if i]
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"path": self.path, "facts": [msgspec.to_builtins(f) for f in self.facts]}
 
 
 class Facts:

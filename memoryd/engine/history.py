@@ -5,7 +5,9 @@ earlier version, or a soft delete, brought back."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from memoryd.engine.requests import Changes
 from memoryd.engine.stores import Stores
@@ -19,6 +21,27 @@ if TYPE_CHECKING:
     from memoryd.history.git import GitHistory
 
 
+class VersionEntry(msgspec.Struct, kw_only=True):
+    """One version of a memory as the history shows it: its text and dates, what it
+    replaced and what replaced it, the event that made it, and its file (None: only
+    git has it); with git, the memory's committed revisions."""
+
+    id: str
+    version: int
+    kind: str
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    superseded_at: datetime | None
+    replaces: list[str]
+    replaced_by: str | None
+    derived_from: list[str]
+    event: Literal["ADD", "UPDATE"]
+    current: bool
+    path: str | None
+    revisions: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+
 class History:
     def __init__(self, stores: Stores, writes: Writes, git: GitHistory | None) -> None:
         self.stores = stores
@@ -29,17 +52,16 @@ class History:
     def from_git(self) -> bool:
         return bool(self.git and self.git.enabled)
 
-    async def versions(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
+    async def versions(self, memory_id: str, caller: Caller) -> list[VersionEntry]:
         """Every version, oldest first, each with its git revisions (none without git)."""
         versions = await self._versions(memory_id, caller)
         paths: dict[str, list[str]] = {}  # each id's files, for a name that holds no id
         for version in versions:
-            paths.setdefault(version["id"], []).extend([version["path"]] if version["path"]
-                                                       else [])
+            paths.setdefault(version.id, []).extend([version.path] if version.path else [])
         revisions = {i: await self.git.revisions(i, p) if self.git else []
                      for i, p in paths.items()}  # one git log an id, not one a version
         for version in versions:
-            version["revisions"] = revisions[version["id"]]
+            version.revisions = revisions[version.id]
         return versions
 
     async def restore(self, memory_id: str, version: int | None, caller: Caller) -> Memory:
@@ -66,7 +88,7 @@ class History:
             importance=old.importance), caller)).memory
 
     # -- the versions kept ----------------------------------------------------------------
-    async def _versions(self, memory_id: str, caller: Caller) -> list[dict[str, Any]]:
+    async def _versions(self, memory_id: str, caller: Caller) -> list[VersionEntry]:
         """Every version of a memory, oldest first: the facts it replaced and that
         replaced it (replaces / replaced_by), and each one's own earlier versions, kept
         under trash/ by every update (UnitOfWork)."""
@@ -106,14 +128,12 @@ class History:
         first: dict[str, int] = {}  # each memory's oldest version
         for m, _ in versions:
             first.setdefault(m.id, m.version)
-        return [{"id": m.id, "version": m.version, "kind": m.kind, "content": m.content,
-                 "created_at": m.created_at.isoformat(), "updated_at": m.updated_at.isoformat(),
-                 "superseded_at": m.superseded_at.isoformat() if m.superseded_at else None,
-                 "replaces": m.replaces, "replaced_by": m.replaced_by,
-                 "derived_from": m.derived_from,
-                 "event": "UPDATE" if m.replaces or m.version > first[m.id] else "ADD",
-                 "current": _current(m), "path": path}
-                for m, path in versions]
+        return [VersionEntry(
+            id=m.id, version=m.version, kind=m.kind, content=m.content,
+            created_at=m.created_at, updated_at=m.updated_at, superseded_at=m.superseded_at,
+            replaces=m.replaces, replaced_by=m.replaced_by, derived_from=m.derived_from,
+            event="UPDATE" if m.replaces or m.version > first[m.id] else "ADD",
+            current=_current(m), path=path) for m, path in versions]
 
     async def _kept_version(self, memory_id: str, version: int, caller: Caller
                             ) -> Memory | None:

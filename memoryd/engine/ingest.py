@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 import trio
@@ -63,24 +62,6 @@ class Report:
     redacted: int = 0  # secrets cut out of the notes (secrets/)
     seconds: float = 0.0
 
-    def to_wire(self) -> dict[str, Any]:
-        return {"source": self.source, "path": self.path, "dry_run": self.dry_run,
-                "added": self.added, "updated": self.updated, "unchanged": self.unchanged,
-                "links": self.links, "unresolved_links": self.unresolved_links,
-                "skipped": _grouped(self.skipped), "failed": _grouped(self.failed),
-                "noted": _grouped(self.noted),
-                "missing": {"count": len(self.missing), "paths": self.missing[:LISTED]},
-                "redacted": self.redacted, "seconds": round(self.seconds, 3)}
-
-
-def _grouped(items: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """[(path, reason)] as [{reason, count, paths}], the commonest reason first."""
-    by_reason: dict[str, list[str]] = {}
-    for path, reason in items:
-        by_reason.setdefault(reason, []).append(path)
-    return [{"reason": r, "count": len(p), "paths": p[:LISTED]}
-            for r, p in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-
 
 class Ingest:
     def __init__(self, stores: Stores, writes: Writes, links: Links,
@@ -98,13 +79,13 @@ class Ingest:
 
     async def run(self, name: str, path: str | None, caller: Caller, *, dry_run: bool = False,
                   scope: str | None = None, progress: Progress | None = None
-                  ) -> list[dict[str, Any]]:
+                  ) -> list[Report]:
         """Ingest one source (or `all`); a report per source."""
         scope = scope or caller.default_scope
         caller.check(scope)
         if name != "all":
             return [(await self._source(SOURCES[name], path, caller, scope, dry_run,
-                                        progress)).to_wire()]
+                                        progress))]
         if path is not None:
             raise InvalidParams("path", "--source all reads each source's own folder; "
                                 "name one source to give a path")
@@ -115,10 +96,10 @@ class Ingest:
                 report = Report(source.name, str(folder or ""), dry_run)
                 report.skipped.append((str(folder or "-"), "no folder configured" if folder
                                        is None else "the folder does not exist"))
-                reports.append(report.to_wire())
+                reports.append(report)
                 continue
-            reports.append((await self._source(source, None, caller, scope, dry_run,
-                                               progress)).to_wire())
+            reports.append(await self._source(source, None, caller, scope, dry_run,
+                                               progress))
         return reports
 
     async def _source(self, source: IngestSource, path: str | None, caller: Caller,
@@ -318,10 +299,10 @@ class Ingest:
             except RpcError as exc:
                 report.failed.append((turn.path, exc.message))
                 continue
-            if result["stored"]:
-                report.added += 1
+            if result.skipped:
+                report.skipped.append((turn.path, f"gate: {result.skipped.reason}"))
             else:
-                report.skipped.append((turn.path, f"gate: {result['skipped']['reason']}"))
+                report.added += 1
             await progress(done, total, f"{label}: {done}/{total}")
 
 

@@ -58,14 +58,6 @@ class PurgeReport:
     remaining: list[str] = field(default_factory=list)
     push: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
-        return {"dry_run": self.dry_run, "occurrences": self.occurrences,
-                "files": {"memories": self.memories, "versions": self.versions,
-                          "trash": self.trash, "other": self.other},
-                "renamed": self.renamed, "refused": self.refused,
-                "graph_labels": self.graph_labels, "git": self.git,
-                "remaining": self.remaining, "push": self.push}
-
 
 class Purge:
     def __init__(self, root: Path, stores: Stores, sync: FileSync, graph: TopicGraph,
@@ -75,7 +67,7 @@ class Purge:
         self.graph, self.graph_store, self.git = graph, graph_store, git
         self.remote_url, self.branch = remote_url, branch
 
-    async def run(self, text: str, dry_run: bool = False) -> dict[str, Any]:
+    async def run(self, text: str, dry_run: bool = False) -> PurgeReport:
         if len(text.strip()) < MIN_LENGTH or len(text) > MAX_LENGTH:
             raise InvalidParams("text", f"must be {MIN_LENGTH} to {MAX_LENGTH} characters: "
                                 "a shorter string is a word of the notes, not a secret")
@@ -110,7 +102,7 @@ class Purge:
         log.warning("purge.done", dry_run=dry_run, occurrences=report.occurrences,
                     memories=report.memories, versions=report.versions, trash=report.trash,
                     other=report.other, git=report.git, remaining=len(report.remaining))
-        return report.to_wire()
+        return report
 
     def _walk(self) -> list[str]:
         """Every regular file under the root but the git directory, relative, sorted."""

@@ -15,8 +15,7 @@ first run stored (`on_conflict: skip`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 import structlog
@@ -65,19 +64,18 @@ def line_of(memory: Memory, trashed: bool) -> str:
     return _encode(wire).decode()
 
 
-@dataclass
-class ImportResult:
+class FailedLine(msgspec.Struct, kw_only=True):
+    line: int  # its number in the file (first_line counts the first)
+    reason: str
+
+
+class ImportResult(msgspec.Struct, kw_only=True):
     imported: int = 0
     replaced: int = 0
     kept_both: int = 0
     skipped: int = 0
-    failed: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[FailedLine] = msgspec.field(default_factory=list)
     redacted: int = 0  # secrets cut out of the lines' contents (secrets/)
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"imported": self.imported, "replaced": self.replaced,
-                "kept_both": self.kept_both, "skipped": self.skipped, "failed": self.failed,
-                "redacted": self.redacted}
 
 
 class BadLine(ValueError):
@@ -167,10 +165,10 @@ class Transfer:
                 result.redacted += redacted
                 caller.check(memory.scope)
             except BadLine as exc:
-                result.failed.append({"line": n, "reason": str(exc)})
+                result.failed.append(FailedLine(line=n, reason=str(exc)))
                 continue
             except RpcError as exc:  # a scope this caller may not write
-                result.failed.append({"line": n, "reason": exc.message})
+                result.failed.append(FailedLine(line=n, reason=exc.message))
                 continue
             parsed.append((n, memory, trashed))
         if parsed:
@@ -189,18 +187,18 @@ class Transfer:
                 live = relpath = uow.place(memory, record.path if record else None)
                 trash_rel = f"{TRASH}/{named_by_id(live, memory.id)}"
             except ValueError as exc:  # UnsafePath among them
-                result.failed.append({"line": n, "reason": f"no valid path: {exc}"})
+                result.failed.append(FailedLine(line=n, reason=f"no valid path: {exc}"))
                 continue
             if not self._may_take(uow, memory, trash_rel if trashed else None, caller):
                 # Whatever the conflict rule: not replaced, and "skipped" would say what
                 # is there.
-                result.failed.append({"line": n, "reason": f"id {memory.id!r} cannot be "
-                                      "imported by this caller"})
+                result.failed.append(FailedLine(line=n, reason=f"id {memory.id!r} cannot be "
+                                      "imported by this caller"))
                 continue
             refused = None if trashed else foreign_session(catalog, memory.session,
                                                            memory.scope, sessions)
             if refused is not None:
-                result.failed.append({"line": n, "reason": refused.message})
+                result.failed.append(FailedLine(line=n, reason=refused.message))
                 continue
             if trashed:
                 relpath = trash_rel
@@ -229,7 +227,7 @@ class Transfer:
                 uow.put(memory, relpath, origin=existing_path if not trashed else None,
                         indexed=indexed)
             except InvalidParams as exc:
-                result.failed.append({"line": n, "reason": exc.message})
+                result.failed.append(FailedLine(line=n, reason=exc.message))
                 continue
             staged.add(relpath if trashed else memory.id)
             if indexed and not trashed:

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import msgspec
+
 from memoryd.scopes import Caller
 
 
@@ -29,7 +31,7 @@ class ToolDescription(Protocol):
 @dataclass(frozen=True)
 class Tool:
     spec: ToolDescription
-    fn: Callable[..., Awaitable[dict[str, Any]]]  # (caller, params[, progress=])
+    fn: Callable[..., Awaitable[msgspec.Struct]]  # (caller, params[, progress=]) -> result
     # Many calls at once: a result or an RpcError per call, in order (group commit),
     # each call's params with what `prepare` made for it (None where it did not run).
     batch: Callable[[Caller, list[Any], list[Any]], Awaitable[list[Any]]] | None = None

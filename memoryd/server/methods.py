@@ -19,6 +19,7 @@ from memoryd.protocol.tool import Tool
 from memoryd.schema import Scope
 from memoryd.scopes import agent_scope, earlier_agent_scope
 from memoryd.server.app import App
+from memoryd.tools.results import RecallResult
 
 log = structlog.get_logger("memoryd.server")
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
@@ -177,9 +178,10 @@ def server_methods(app: App, tools: Mapping[str, Tool]) -> dict[str, Handler]:
         tool = tools["memory_recall"]
         block = await tool.fn(conn.caller, decode_params(
             Raw(msgspec.json.encode(recall)), tool.params, "params.arguments"))
+        assert isinstance(block, RecallResult)
         return {"description": f"What memoryd remembers for: {args['query'][:80]}",
                 "messages": [{"role": "user", "content": {
-                    "type": "text", "text": block["text"] or "<memory>\n</memory>"}}]}
+                    "type": "text", "text": block.text or "<memory>\n</memory>"}}]}
 
     async def graph_topics(raw: Raw | UnsetType, conn: Connection) -> dict[str, Any]:
         """The topic graph as the web view draws it: nodes (their episode counts) and

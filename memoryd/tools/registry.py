@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from memoryd.protocol.tool import Tool
 from memoryd.scopes import Caller
 from memoryd.tools.spec import SPECS
@@ -19,7 +21,8 @@ from memoryd.tools.spec import SPECS
 if TYPE_CHECKING:
     from memoryd.engine import Engine
 
-Handler = Callable[[Any, Caller, Any], Awaitable[dict[str, Any]]]  # (engine, caller, params)
+# (engine, caller, params) -> the tool's result Struct (tools/results.py)
+Handler = Callable[[Any, Caller, Any], Awaitable[msgspec.Struct]]
 # Many calls at once: a result or an RpcError per call, in order (group commit); each
 # call's params with what the prepare handler made of it (None: it did not run).
 BatchHandler = Callable[[Any, Caller, list[Any], list[Any]], Awaitable[list[Any]]]
@@ -64,7 +67,7 @@ def handlers() -> dict[str, tuple[Handler, BatchHandler | None, PrepareHandler |
 def _resolving_ids(fn: Handler, fields: tuple[str, ...]) -> Handler:
     """`fn`, given full ids where the caller gave a unique prefix of one."""
     async def resolved(engine: Any, caller: Caller, params: Any, **kwargs: Any
-                       ) -> dict[str, Any]:
+                       ) -> msgspec.Struct:
         for field in fields:
             setattr(params, field, await engine.reads.resolve_id(getattr(params, field),
                                                                  field))

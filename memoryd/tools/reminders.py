@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memoryd.config import zone
 from memoryd.engine import NewMemory
 from memoryd.errors import InvalidParams
 from memoryd.lang import due as due_words
-from memoryd.schema import to_wire
 from memoryd.scopes import Caller
 from memoryd.tools.params import RemindParams
 from memoryd.tools.registry import handler
+from memoryd.tools.results import WireMemory, memory
 
 if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 
 @handler("memory_remind")
-async def memory_remind(engine: Engine, caller: Caller, p: RemindParams) -> dict[str, Any]:
+async def memory_remind(engine: Engine, caller: Caller, p: RemindParams) -> WireMemory:
     if (p.due_at is None) == (p.when is None):
         raise InvalidParams("when", "give exactly one of `due_at` (ISO 8601) or `when` "
                             "(e.g. 'tomorrow at 9')")
@@ -29,7 +29,7 @@ async def memory_remind(engine: Engine, caller: Caller, p: RemindParams) -> dict
         if due is None:
             raise InvalidParams("when", f"could not read a time in {p.when!r}; try "
                                 "'tomorrow at 9', 'in 2 hours', 'next Friday 3pm' or ISO 8601")
-    memory, _ = await engine.writes.write(
+    written, _ = await engine.writes.write(
         NewMemory(content=p.content, kind="reminder", due_at=due, scope=p.scope,
                   tags=p.tags, source="memory_remind"), caller)
-    return to_wire(memory)
+    return memory(written)

@@ -1,8 +1,9 @@
 """The tool table: the one definition of every tool (name, title, params, description,
 MCP annotations, how memoryctl takes it).
 
-It imports only the params. `tools/list` and the dispatcher read it (through
-tools/registry.py, which binds each spec to its handler); the stdlib-only clients read
+It imports the params and the results' schemas (tools/outputs.py). `tools/list` and
+the dispatcher read it (through tools/registry.py, which binds each spec to its
+handler); the stdlib-only clients read
 files generated from it (`python -m memoryd.tools.generate`: memoryctl's tools.json,
 memoryd_client's tool methods); a test checks those, and docs/tools.md's table,
 against this one.
@@ -16,7 +17,7 @@ from typing import Any
 import msgspec
 
 from memoryd.tools import params as p
-from memoryd.tools.results import OUTPUTS
+from memoryd.tools.outputs import OUTPUTS
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,13 @@ class Harness:
         return memory.id
 
     async def call(self, tool_name: str, conn: Connection | None = None, **params):
-        """A tool call as the dispatcher runs it (params encoded, decoded, validated);
-        an error is raised as itself."""
+        """A tool call as the dispatcher runs it (params encoded, decoded, validated),
+        its result as a client reads it (plain JSON values); an error is raised as
+        itself."""
         tool = self.dispatcher.tools[tool_name]
         args = decode_params(msgspec.Raw(msgspec.json.encode(params)), tool.params)
-        return await tool.fn((conn or self.conn).caller, args)
+        return msgspec.json.decode(msgspec.json.encode(
+            await tool.fn((conn or self.conn).caller, args)))
 
 
 @pytest.fixture

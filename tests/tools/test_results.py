@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import jsonschema
+import msgspec
 import pytest
 
-from memoryd.tools.results import OUTPUTS
+from memoryd.tools.outputs import OUTPUTS
+from memoryd.tools.registry import handlers
+from memoryd.tools.results import RESULTS
 from memoryd.tools.spec import SPECS
 from tests.engine.test_remote import bare, machine
 
@@ -86,7 +89,17 @@ async def test_every_tool_result_matches_its_output_schema(rig, tmp_path: Path):
                 jsonschema.validate(result, OUTPUTS[name])
             except jsonschema.ValidationError as exc:
                 pytest.fail(f"{name}: {exc.message} at {list(exc.absolute_path)}")
+            msgspec.convert(result, RESULTS[name])  # the wire reads back as its Struct
     assert results["memory_write"][1]["duplicate"] is True
     assert results["memory_write"][0]["duplicate"] is False
     assert results["memory_restore"][0]["restored_from"] is None
     assert results["memory_trash"][0]["total"] == 1
+
+
+def test_each_handler_returns_the_struct_its_tool_declares():
+    """The type checker holds each handler to its annotation; this holds the annotation
+    to the table the schema is generated from."""
+    assert set(RESULTS) == set(SPECS)
+    for name, (fn, _, _) in handlers().items():
+        declared = fn.__annotations__["return"]  # as written (the engine is a hint only)
+        assert declared == RESULTS[name].__name__, (name, declared)
