@@ -42,6 +42,15 @@ def start_daemon(root: Path) -> subprocess.Popen[bytes]:
     raise SystemExit("the daemon did not start")
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """The process's user + system CPU time so far (Linux's /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]

@@ -9,7 +9,9 @@
    on this path.
 2. Bulk replay: the first `--convs` LoCoMo conversations pipelined (64 in flight),
    turns/s acknowledged, then how long the background backlog takes to drain
-   (`stats.backlog` polled), and what the gate skipped and why.
+   (`stats.backlog` polled), and what the gate skipped and why; with the daemon's
+   CPU time per turn while acknowledging and while the background worker drains
+   the backlog (it waits for a quiet moment, so the two barely overlap; Linux only).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.protocol import pct, start_daemon
+from bench.protocol import cpu_seconds, pct, start_daemon
 from memoryd_client import Client
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"
@@ -78,6 +80,7 @@ def main() -> None:
                 turns = [t for conv in data[: args.convs] for t in turns_of(conv)]
                 sock: socket.socket = client._sock
                 reasons: dict[str, int] = {}
+                cpu_start = cpu_seconds(proc.pid)
                 started = time.perf_counter()
                 for start in range(0, len(turns), 64):
                     window = turns[start:start + 64]
@@ -90,14 +93,22 @@ def main() -> None:
                             why = result["skipped"]["reason"]
                             reasons[why] = reasons.get(why, 0) + 1
                 acked = time.perf_counter() - started
+                cpu_acked = cpu_seconds(proc.pid)
                 print(f"bulk replay of {args.convs} LoCoMo conversations: {len(turns)} turns "
                       f"acknowledged in {acked:.1f} s ({len(turns) / acked:.0f} turns/s); "
                       f"gate skipped {sum(reasons.values())} {reasons}", flush=True)
                 drained = _drain(client)
+                cpu_drained = cpu_seconds(proc.pid)
                 stats = client.call("stats")
                 print(f"backlog drained {drained:.1f} s after the last ack "
                       f"({len(turns) / (acked + drained):.0f} turns/s end to end); "
                       f"memories by kind: {stats['by_kind']}", flush=True)
+                if cpu_start is not None and cpu_acked is not None and cpu_drained is not None:
+                    stored = len(turns) - sum(reasons.values())
+                    acking, working = ((b - a) / stored * 1000 for a, b in (
+                        (cpu_start, cpu_acked), (cpu_acked, cpu_drained)))
+                    print(f"daemon CPU per stored turn: {acking:.1f} ms acknowledging, "
+                          f"{working:.1f} ms in the background worker", flush=True)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)
