@@ -13,11 +13,27 @@ HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 CJK = f"\u3040-\u30ff{HAN}\uac00-\ud7af"
 _CJK = re.compile(f"[{CJK}]")
 _HAN = re.compile(f"[{HAN}]")
+# Words whose full stop ends no sentence: titles before a name, and a few Latin and
+# business abbreviations that a clause goes on after ("Dr. Lee", "vs. the old one").
+TITLES = ("Mr", "Mrs", "Ms", "Mx", "Dr", "Prof", "Sr", "Jr", "St", "Mt", "Ft", "Rev",
+          "Gen", "Col", "Capt", "Lt", "Sgt", "Gov", "Sen", "Rep", "Hon", "Messrs")
+_GOES_ON = ("vs", "cf", "approx", "incl", "esp", "dept", "viz", "resp")
+# Where a full stop is not an end: after one of those words (any case), after a lone
+# capital (an initial: "J. R. Smith"), and after a word of single letters and dots
+# ("e.g.", "i.e.", "U.S.", "a.m.", "U.S.A."). A version number, a decimal, a file name
+# or a URL has no space after its inner dots, so those never split; the stop after
+# one does end its sentence. Each is its own fixed-width lookbehind (Python's cannot
+# vary in width); a word's start is white space, an opening bracket or the text's.
+_NOT_AN_END = "".join(
+    [f"(?<!\\b(?i:{word})\\.)" for word in sorted({*TITLES, *_GOES_ON}, key=len)]
+    + [f"(?<!{start}{letters})" for start in (r"[\s(]", "^")
+       for letters in (r"[A-Z]\.", r"[A-Za-z]\.[A-Za-z]\.", r"[A-Za-z]\.[A-Za-z]\.[A-Za-z]\.")])
 # A sentence of a turn ends at . ! ? (then space) or at 。！？ or a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？!?；;])|\n+")
+_SENTENCE_END = re.compile(f"(?<=[.!?]){_NOT_AN_END}\\s+|(?<=[。！？!?；;])|\\n+")
 # A sentence of a long note's prose ends at . ! ? then white space and a capital ("e.g.
 # x" goes on), or at a CJK full stop: where a chunk may end.
-PROSE_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])|(?<=[。！？])")
+PROSE_SENTENCE_END = re.compile(
+    f"(?<=[.!?]){_NOT_AN_END}\\s+(?=[A-Z\"'(\\[])|(?<=[。！？])")
 _TOKEN = re.compile(f"[{CJK}]|[^\\s{CJK}]+")
 
 
