@@ -6,10 +6,11 @@ organisations, products, pets.
   "eBay"), the speaker of a `Name: ` line, a `[[page]]` link. A capitalised word that only
   opens a sentence may be capitalised for that alone ("Painting is fun.", "Ann loves
   tea."): it is a *weak* mention, which counts only for a name the store also holds
-  as a name elsewhere; so is the rest of a run that opens a sentence ("Use Logseq
-  daily": Logseq). A possessive makes it a name ("Caroline's dog").
+  as a name elsewhere; so is a run that opens a sentence, and the rest of it ("Run
+  Prettier first", "Use Logseq daily": Logseq). A possessive makes it a name
+  ("Caroline's dog").
   Leading openers are not part of a name ("Hey Ann" names Ann); neither are months,
-  weekdays or "I".
+  weekdays or "I"; a secret's marker (`[REDACTED:kind]`) is no one's name.
 - Who is spoken *to* is not what a text is about: a name addressed on its own
   ("Thanks, Melanie!", "Hey Caroline, ...", "That's great, Ann!") is left out.
 - Chinese: a common surname and one or two characters between word boundaries
@@ -32,6 +33,7 @@ import msgspec
 from memoryd.lang.daynames import MONTHS, WEEKDAYS
 from memoryd.lang.sentences import HAN
 from memoryd.schema import Memory
+from memoryd.secrets.rules import MARKER
 
 
 class Entity(msgspec.Struct, frozen=True):
@@ -57,7 +59,7 @@ OPENERS = frozenset((
     "aw aww wow haha lol omg hmm congrats congratulations sorry bye goodbye great cool "
     "nice awesome amazing good morning evening night and but or if when while because "
     "also just then there here what who where why how which mr mrs ms miss dr prof "
-    "sir madam").split())
+    "sir madam please pls always never don't dont do").split())
 # Capitalised, never a name: the first person, the calendar, chat abbreviations.
 NOT_NAMES = frozenset([
     "i", "i'm", "i've", "i'd", "i'll", "im", "ive", "id", "ill", *MONTHS, *WEEKDAYS,
@@ -66,6 +68,12 @@ NOT_NAMES = frozenset([
     "now", "today", "tomorrow", "yesterday", "everyone", "everything", "nothing",
     *(m[:3] for m in MONTHS), *(d[:3] for d in WEEKDAYS), "sept", "tues", "thurs",
     "ok", "okay", "lol", "omg", "btw", "fyi", "imo", "tbh", "asap"])
+# The openers that greet or answer someone: a capital after one is a name's ("Hey Ann",
+# "Thanks Bob"); after any other ("Please Run it", "Always Use pnpm") the next word
+# still opens the sentence.
+_GREETINGS = frozenset(
+    "hey hi hello dear thanks thank thx congrats congratulations sorry bye goodbye "
+    "great cool nice awesome amazing wow aw aww good morning evening night".split())
 # Joins capitalised words into one name: "Bank of America", "Vincent van Gogh".
 _JOINERS = frozenset("of de van von der den da del di la le du y".split())
 
@@ -118,7 +126,7 @@ def names(content: str) -> list[Entity]:
         if k and k not in NOT_NAMES and (k not in found or found[k].weak > weak):
             found[k] = Entity(k, _POSSESSIVE.sub("", name.strip()), weak)
 
-    speaker, body = split_speaker(content)
+    speaker, body = split_speaker(MARKER.sub(lambda m: " " * len(m.group()), content))
     if speaker:
         add(speaker)
     for link in _LINK.findall(body):
@@ -181,8 +189,9 @@ def _name_in(text: str, run: list[re.Match[str]]) -> list[tuple[str, bool]]:
     honorifics before it dropped, split where a word is never a name."""
     opens = _opens(text, run[0].start())
     while run and key(run[0].group()) in OPENERS:
+        # "Hey Ann": Ann is capitalised as a name, not as an opening
+        opens = opens and key(run[0].group()) not in _GREETINGS
         run = run[1:]
-        opens = False  # "Hey Ann": Ann is capitalised as a name, not as an opening
     parts: list[list[re.Match[str]]] = [[]]
     for word in run:
         if key(word.group()) in NOT_NAMES:
@@ -201,8 +210,11 @@ def _name_in(text: str, run: list[re.Match[str]]) -> list[tuple[str, bool]]:
         if len(part) <= 3 and _addressed(text, start, end):
             continue
         alone = len(part) == 1
-        names_found.append((text[start:end], alone and opening and not _possessive(first)
-                            and not _acronym(first) and not _camel(first)))
+        # Opening a sentence, a word may be capitalised for that alone: "Run
+        # Prettier" is no name unless the store knows it as one elsewhere. A
+        # possessive, an acronym or camel case is capitalised for itself.
+        names_found.append((text[start:end], opening and not _possessive(part[-1].group())
+                            and not (alone and (_acronym(first) or _camel(first)))))
         if opening and not alone:
             # "Use Logseq daily": the first word may be capitalised for the sentence
             # alone; the rest may be a name.

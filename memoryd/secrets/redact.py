@@ -11,7 +11,7 @@ import threading
 from collections import Counter
 from functools import partial
 
-from memoryd.secrets.rules import KINDS, RULES, Rule, entropy
+from memoryd.secrets.rules import KINDS, MARKER_OPEN, RULES, Rule, entropy, marker
 
 _PRIVATE = re.compile(r"<private>[\s\S]*?(?:</private>|$)", re.I)
 CLEAN_KEPT = 50_000  # texts remembered clean (a hash each: about 4 MB at most)
@@ -89,7 +89,7 @@ _TRAILING = ".,:;!?"
 
 def _cut(match: re.Match[str], rule: Rule, found: Counter[str]) -> str:
     secret = match.group(rule.group)
-    if secret is None or secret.startswith("[REDACTED:"):
+    if secret is None or secret.startswith(MARKER_OPEN):
         return match.group(0)
     start, end = match.span(rule.group)
     if rule.kind != "private-key":
@@ -102,4 +102,4 @@ def _cut(match: re.Match[str], rule: Rule, found: Counter[str]) -> str:
     found[rule.kind] += 1
     whole = match.group(0)
     base = match.start()
-    return whole[:start - base] + f"[REDACTED:{rule.kind}]" + whole[end - base:]
+    return whole[:start - base] + marker(rule.kind) + whole[end - base:]

@@ -158,3 +158,11 @@ RULES: tuple[Rule, ...] = (
           1, 3.5),
 )
 KINDS = (*dict.fromkeys(r.kind for r in RULES), "private")  # "private": <private> spans
+# What a secret becomes in the text (`marker(kind)`), and how to find one: readers of
+# the text (names, terms) must not take the marker's word for one of the user's.
+MARKER_OPEN = "[REDACTED:"
+MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}\]")
+
+
+def marker(kind: str) -> str:
+    return f"{MARKER_OPEN}{kind}]"

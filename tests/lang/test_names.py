@@ -71,10 +71,28 @@ def test_a_word_that_opens_a_sentence_is_a_weak_mention():
     assert _strong("Ann loves tea. Painting is fun.") == []
     # mid-sentence elsewhere in the text: a name outright
     assert _strong("Ann loves tea. I gave Ann a cup.") == ["Ann"]
-    # a run that opens a sentence is a name; what follows its first word may be one
-    assert _strong("Use Logseq daily.") == ["Use Logseq"]
-    assert _weak("Use Logseq daily.") == ["Logseq"]
-    assert _strong("Ann Smith called.") == ["Ann Smith"]
+    # a run that opens a sentence may be capitalised for that alone, its first word
+    # an imperative's verb: weak, and so is what follows its first word
+    assert _strong("Use Logseq daily.") == []
+    assert _weak("Use Logseq daily.") == ["Use Logseq", "Logseq"]
+    assert _weak("Run Prettier before you commit.") == ["Run Prettier", "Prettier"]
+    assert _weak("Ann Smith called.") == ["Ann Smith", "Smith"]
+    assert _strong("Ann Smith called. I saw Ann Smith later.") == ["Ann Smith"]
+    # a possessive, an acronym or camel case is capitalised for itself
+    assert _strong("Caroline's dog barked.") == ["Caroline"]
+    assert _strong("NASA launched it.") == ["NASA"]
+
+
+@pytest.mark.parametrize("text", [
+    "Never push directly to main, always open a pull request.",
+    "Please run make lint before every commit.",
+    "Don't touch the files under vendor/, they are generated.",
+    "Always Use pnpm here.",
+    "my token is [REDACTED:github_token] for now",
+    "Please Check the logs first.",
+])
+def test_imperatives_and_secret_markers_name_no_one(text):
+    assert _strong(text) == []
 
 
 def test_openers_and_honorifics_are_cut_off_the_name():
