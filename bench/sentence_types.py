@@ -1,0 +1,64 @@
+"""What the rules learn from real sentences, by the type a person gave each.
+
+    .venv/bin/python bench/sentence_types.py [--show TYPE]
+
+`bench/data/messages/labelled.jsonl` holds 309 sentences nobody here wrote (users'
+turns from LongMemEval, LoCoMo and MemoryBank; the contributing guides of Flask,
+Requests and Vue, for the conventions a coding agent is told), each labelled by hand
+before any rule was changed for them (bench/data/messages/README.md says how), and
+split by a hash of its id into a tuning half and a held-out half.
+
+For each type and half: how many sentences the fact rules learn something from
+(`lang.facts.extract`, as the learning worker calls it; a project's sentences with
+`team`), and the type the turn is routed to. A standing rule, a fact or a preference
+should be learned; a request, a question, chit-chat or pasted content should not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from memoryd.lang import facts, signals
+
+DATA = Path(__file__).resolve().parent / "data" / "messages" / "labelled.jsonl"
+KEEP = ("rule", "fact", "preference")
+ORDER = ("rule", "fact", "preference", "request", "question", "chat", "content")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--show", help="print each sentence of this type with what was learned")
+    args = ap.parse_args()
+    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    learned: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    routed: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        found = facts.extract(row["text"], facts.MAX_FACTS, team=row["subject"] == "project")
+        learned[row["type"], row["half"]].append(bool(found))
+        routed[row["type"]][signals.route_type(row["text"], bool(found))] += 1
+        if args.show == row["type"]:
+            print(f"{'+' if found else '-'} {row['text'][:100]!r} -> {found}")
+    print(f"{len(rows)} sentences; learned from (tuning half | held-out half), and routed as")
+    for half_total in ("tune", "held"):
+        right = sum(sum(v) if t in KEEP else len(v) - sum(v)
+                    for (t, h), v in learned.items() if h == half_total)
+        total = sum(len(v) for (t, h), v in learned.items() if h == half_total)
+        print(f"  {half_total}: {right}/{total} right ({right / total:.1%}): learned when "
+              f"the type should be, not learned when it should not")
+    for t in ORDER:
+        cells = []
+        for h in ("tune", "held"):
+            v = learned[t, h]
+            cells.append(f"{sum(v)}/{len(v)}" if v else "-")
+        want = "learn" if t in KEEP else "skip"
+        print(f"  {t:<11} ({want}) learned {cells[0]:>6} | {cells[1]:>6}   routed "
+              f"{dict(routed[t].most_common())}")
+
+
+if __name__ == "__main__":
+    main()
