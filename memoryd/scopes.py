@@ -23,6 +23,12 @@ _MAX_NAME = 64
 _OWN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a name that is its own scope
 
 
+def is_project(scope: str) -> bool:
+    """A project's scope: its memory is the team's ("we" is the team, its rules are
+    how to work there)."""
+    return scope.startswith("project:")
+
+
 def agent_scope(client_name: str) -> str:
     """`agent:<name>` for a clientInfo.name, one to one. A name of [A-Za-z0-9._-]
     (starting with a letter or digit, at most 64) is its own scope; any other (`my

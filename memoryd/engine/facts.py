@@ -30,13 +30,13 @@ from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.filters import Filters
 from memoryd.lang import facts as extractor
-from memoryd.lang import frames, signals
+from memoryd.lang import frames, kinds, signals
 from memoryd.lang.classify import classify
 from memoryd.lang.sentences import clean
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
 from memoryd.schema import Memory, content_hash, new_id, utcnow
-from memoryd.scopes import Caller
+from memoryd.scopes import Caller, is_project
 
 log = structlog.get_logger("memoryd.facts")
 NEIGHBOURS = 5  # nearest known facts per new fact
@@ -94,7 +94,7 @@ class Facts:
             if refused is not None:
                 raise refused
         found, path, note = ((stated, "heuristic", None) if stated is not None and self.llm is None
-                             else await self._extract(cleaned, scope.startswith("project:")))
+                             else await self._extract(cleaned, is_project(scope)))
         if not found:
             return Learned(path, [])
         vectors = await self.stores.workers.read(self.stores.hybrid.embedder.embed, found)
@@ -231,7 +231,10 @@ class Facts:
             id=new_id(), content=text, content_hash=content_hash(text), kind="fact",
             # classify and route_type answer one of CATEGORIES / TYPES, typed as str.
             phase="organized", category=classify(text) or "knowledge",  # type: ignore[arg-type]
-            type=signals.route_type(text, True),  # type: ignore[arg-type]
+            # A project's standing rule is how to work there: procedural, shown at
+            # every session's start.
+            type=("procedural" if is_project(scope) and kinds.kind_of(text) == "rule"
+                  else signals.route_type(text, True)),  # type: ignore[arg-type]
             scope=scope, session=session, source=source,
             importance=signals.importance(0.5, signals.salience(text)),
             derived_from=derived_from, created_at=when, updated_at=now)

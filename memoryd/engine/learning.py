@@ -29,7 +29,7 @@ from memoryd.lang import signals
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
 from memoryd.schema import Memory
-from memoryd.scopes import Caller
+from memoryd.scopes import Caller, is_project
 
 log = structlog.get_logger("memoryd.conversation")
 BATCH = 32  # pending turns taken from the catalog at a time
@@ -159,7 +159,7 @@ class Learning:
         # The fact rules read the turn once: whether it states something routes its
         # type, and what it states is what Facts learns (without a model).
         stated = extractor.extract(turn.content, extractor.MAX_FACTS if learns else 1,
-                                   team=turn.scope.startswith("project:"))
+                                   team=is_project(turn.scope))
         kind = signals.route_type(turn.content, bool(stated))
         if self.llm is not None:
             try:

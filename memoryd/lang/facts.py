@@ -2,12 +2,19 @@
 something about the speaker or the people and things around them, rewritten in the
 third person ("I live in Boston" -> "The user lives in Boston"; "我住在北京" ->
 "用户住在北京"). Questions, requests, greetings and filler are not facts.
+
+In a project's memory (`team`), a standing rule ("Never push directly to main") and a
+statement about the project in the third person ("The staging database is Postgres 16
+on port 5433") are kept in the speaker's own words (lang/kinds.py reads which a
+sentence is): rewriting them could only garble them, and they are already as the team
+will want to read them.
 """
 
 from __future__ import annotations
 
 import re
 
+from memoryd.lang.kinds import kind_of, of_the_speaker
 from memoryd.lang.sentences import clean, has_cjk, sentences
 
 MAX_FACTS = 3
@@ -242,6 +249,12 @@ def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
     said in a project's memory, where "we" and "our" are the team's, not the family's."""
     facts: list[str] = []
     for sentence in sentences(clean(text)):
+        if team and (kept := _as_said(sentence)) is not None:
+            if kept not in facts:
+                facts.append(kept)
+            if len(facts) >= limit:
+                return facts
+            continue
         for clause in _clauses(_without_lead_in(sentence)):
             clause = _without_lead_in(clause)
             if not has_cjk(clause):
@@ -257,3 +270,17 @@ def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
             if len(facts) >= limit:
                 return facts
     return facts
+
+
+def _as_said(sentence: str) -> str | None:
+    """A project's standing rule or third-person fact, in the speaker's words (only
+    what opens it and says nothing taken off, and a full stop where none ends it);
+    None for any other sentence."""
+    said = _without_lead_in(sentence)
+    kind = kind_of(said)
+    if kind != "rule" and not (kind == "fact" and not of_the_speaker(said)):
+        return None
+    said = said[0].upper() + said[1:] if said[:1].islower() else said
+    if not said.endswith((".", "!", "?", "。", "！", "`")):
+        said += "."
+    return said[:MAX_FACT_CHARS]

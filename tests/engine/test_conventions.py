@@ -1,0 +1,50 @@
+"""A coding agent's conventions, said once each between ordinary requests in one
+session of a project, are shown at the next session's start in the words they were
+said; the requests and questions around them are not."""
+
+from __future__ import annotations
+
+from tests.rig import Rig
+
+SHOP = "project:shop-1a2b3c4d"
+SAID = [  # (what the user said, whether it is a standing rule or a fact of the project)
+    ("can you look at why the checkout test fails?", False),
+    ("Never merge to release without a second review, open a PR against develop.", True),
+    ("The staging database runs MariaDB 10.11 on port 3307.", True),
+    ("ok run the suite again", False),
+    ("Please make sure you run `make fmt` before each commit.", True),
+    ("Don't edit anything in third_party/, it's vendored.", True),
+    ("How do I start the dev server here?", False),
+    ("Prefer small, focused commits with imperative messages.", True),
+    ("All timestamps are stored in UTC.", True),
+    ("thanks, that fixed it", False),
+    ("We deploy with Ansible from the ops repo.", True),
+    ("Keep API handlers free of SQL, go through the repository layer.", True),
+]
+
+
+async def test_conventions_said_once_are_shown_at_the_next_sessions_start(rig: Rig):
+    for n, (content, _) in enumerate(SAID):
+        got = await rig.result("memory_remember", session="s-monday", role="user",
+                               content=content, scope=SHOP)
+        assert got["stored"] is True, content
+        await rig.result("memory_remember", session="s-monday", role="assistant",
+                         content=f"Done with step {n}: I looked at it and changed what "
+                                 "was needed.", scope=SHOP)
+    await rig.engine.learning.drain()
+    start = (await rig.result("memory_context", project=SHOP))["text"]
+    # in the words said; "we" of a project is its team ("The team deploys with ...")
+    kept = [content.replace("We deploy", "The team deploys") for content, rule in SAID
+            if rule]
+    shown = [content for content in kept if content.rstrip(".") in start]
+    assert shown == kept, f"missing: {sorted(set(kept) - set(shown))}\n{start}"
+    assert "checkout test" not in start and "dev server" not in start
+    assert "thanks" not in start.lower()
+    rules, _ = await rig.engine.reads.list_memories(
+        _filters(type="procedural"), limit=50, offset=0)
+    assert any("make fmt" in m.content for m in rules)  # how to work: procedural
+
+
+def _filters(**kw):
+    from memoryd.filters import Filters
+    return Filters(scopes=[SHOP], kind="fact", **kw)

@@ -1,0 +1,80 @@
+"""What kind of thing a sentence says, by its structure. The sentences here are other
+phrasings than those the rules were tuned on (bench/data/messages holds the real
+ones, and bench/sentence_types.py measures both halves of them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.lang import facts
+from memoryd.lang.kinds import kind_of
+
+
+@pytest.mark.parametrize("said", [
+    "Never merge your own pull request without a review.",
+    "Don't commit anything under build/, it's regenerated on every run.",
+    "Always squash before merging into develop.",
+    "Make sure the migrations run cleanly on an empty database.",
+    "Be sure to bump the version in pyproject.toml for every release.",
+    "Prefer composition over inheritance in the service layer.",
+    "Avoid global state in the request handlers.",
+    "Keep modules under 400 lines.",
+    "Write docstrings for every public function.",
+    "If a test needs the network, mark it as slow.",
+    "When you add an endpoint, document it in docs/api.md.",
+    "Only touch the generated client through its wrapper.",
+    "Environment variables must be read in config.py and nowhere else.",
+    "New dependencies should be pinned to a minor version.",
+    "You'll want to run the formatter before pushing.",
+    "We don't recommend mocking the database in integration tests.",
+    "Please never force-push to a shared branch.",
+    "提交之前一定要跑一遍测试。",
+    "不要直接修改 vendor 目录下的文件。",
+])
+def test_a_standing_rule_however_it_is_said(said: str) -> None:
+    assert kind_of(said) == "rule", said
+
+
+@pytest.mark.parametrize("said", [
+    "Can you rename the Cart component to Basket?",
+    "Could you add a retry to the upload function",
+    "Fix the failing test in test_orders.py.",
+    "Run the tests.",
+    "ok now deploy the staging build",
+    "Do you have any suggestions for naming this module?",
+    "Help me write a migration for the new column.",
+    "能不能帮我看一下这个报错？",
+])
+def test_a_request_for_now_is_not_a_rule(said: str) -> None:
+    assert kind_of(said) == "request", said
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    ("How do I run the test suite here?", "question"),
+    ("What does the --dry-run flag do?", "question"),
+    ("Why is the build so slow today?", "question"),
+    ("The payments service talks to Stripe through a webhook.", "fact"),
+    ("Logs are shipped to Loki every 30 seconds.", "fact"),
+    ("I moved to Berlin last spring.", "fact"),
+    ("My sister works at a bakery.", "fact"),
+    ("I really like working late at night.", "preference"),
+    ("Thanks, that did it!", "chat"),
+    ("Hello again!", "chat"),
+    ("Wow, that looks amazing!", "chat"),
+    ("我最近搬到了上海。", "fact"),
+    ("我特别喜欢喝绿茶。", "preference"),
+    ("谢谢你的建议。", "chat"),
+])
+def test_questions_facts_preferences_and_talk(said: str, kind: str) -> None:
+    assert kind_of(said) == kind, said
+
+
+def test_a_projects_rules_and_facts_are_kept_in_the_speakers_words() -> None:
+    said = ("ok so a few things. never push straight to main, open a PR instead. "
+            "The CI runs on GitHub Actions with Python 3.12. can you fix the lint errors?")
+    assert facts.extract(said, 5, team=True) == [
+        "Never push straight to main, open a PR instead.",
+        "The CI runs on GitHub Actions with Python 3.12."]
+    # in a person's own memory a sentence is still rewritten as the user's fact
+    (fact,) = facts.extract("I always run the tests before I push.", 3)
+    assert fact.startswith("The user always runs the tests")
