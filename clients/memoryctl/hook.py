@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from memoryctl import project
 from memoryctl.agents import BUDGETS, DEADLINES, Action, Agent
 from memoryd_client import Client, DaemonUnavailable, RpcFailure
+from memoryd_client.wire import INVALID_PARAMS
 
 MAX_INPUT = 4 * 1024 * 1024  # bytes of the event read at most (a prompt can be long)
 MAX_QUERY = 4096  # characters of a prompt recall searches with (the tool's limit)
@@ -98,12 +99,25 @@ def _act(agent: Agent, action: Action, event: str, payload: dict[str, Any],
             return "an empty prompt"
         params = {"query": prompt[:MAX_QUERY], "project": where.scope, "tail": 0,
                   "token_budget": BUDGETS[action], "procedural": False}
+        session = payload.get("session_id")
+        if isinstance(session, str) and session:
+            # The session asking: its own turns are not shown back to it (the agent has
+            # them), as the stored transcript names them.
+            params["session"] = session
         method = "memory_recall"
     else:
         params = {"project": where.scope, "token_budget": BUDGETS[action]}
         method = "memory_context"
     with _client(socket_path, deadline) as client:
-        text = client.call(method, params)["text"]
+        try:
+            text = client.call(method, params)["text"]
+        except RpcFailure as exc:
+            if exc.code != INVALID_PARAMS or not isinstance(exc.data, dict) or (
+                    exc.data.get("field") != "session"):
+                raise
+            # a session id the daemon does not take as a name: ask without it
+            text = client.call(method, {k: v for k, v in params.items()
+                                        if k != "session"})["text"]
     if not text:
         return f"nothing relevant in {where.scope}"
     stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": event,

@@ -36,6 +36,8 @@ NOT_LISTENING = (FileNotFoundError, ConnectionRefusedError, NotADirectoryError)
 # the same code and reason (a test keeps the two in step).
 BUSY = -32005
 STARTING = "starting"
+# Params the daemon refused; `data.field` names the one.
+INVALID_PARAMS = -32602
 START_WAIT = 60.0
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.05, 1.0
 

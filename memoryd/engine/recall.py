@@ -48,7 +48,9 @@ class Recall:
         """The block for `query` over `where` (`knobs`: the caller's, as SearchPolicy
         reads them). Twice `top_k`
         candidates are ranked: the block keeps what fits. `procedural`: False leaves out
-        the procedural memories a session was shown at its start (`start`)."""
+        the procedural memories a session was shown at its start (`start`). `session`:
+        the conversation asking; its own turns are never among the ranked (the model
+        has them; its last `tail` are shown as they were said)."""
         top_k = top_k or self.config.top_k
         token_budget = token_budget or self.config.token_budget
         tail = self.config.tail if tail is None else tail
@@ -61,11 +63,15 @@ class Recall:
             how, _ = await self.reads.list_memories(
                 Filters(scopes=scopes, type="procedural", not_kind="turn"),
                 limit=PROCEDURAL_LIMIT, offset=0)
-        summary = await self.reads.session_summary(session, caller) if session else None
+        # tail 0: the caller holds the whole conversation, its summary included
+        summary = (await self.reads.session_summary(session, caller) if session and tail
+                   else None)
         recent = (await self.conversation.recent(session, tail, scopes)
                   if session and tail else [])
         if not procedural:  # nor as a ranked one: the session has them
             ranked = [(m, r) for m, r in ranked if m.type != "procedural"]
+        if session:  # its own turns are the conversation the model already has
+            ranked = [(m, r) for m, r in ranked if m.kind != "turn" or m.session != session]
         shown, kept = recall.choose(how, ranked, utcnow())
         replaced: dict[str, Memory] = {}
         if past.asks_change(query):  # a fact shown says what it replaced

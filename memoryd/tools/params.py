@@ -227,8 +227,10 @@ class ReadsAsOf:
         return filters.moment(self.when)  # read when decoded: it reads
 
 
-Tail = Annotated[int, Meta(ge=0, le=100, description="The session's last turns shown "
-                           "verbatim under [RECENT] (default recall.tail; 0: none).")]
+Tail = Annotated[int, Meta(ge=0, le=100, description=(
+    "The session's last turns shown verbatim under [RECENT] (default recall.tail). 0: "
+    "the caller holds the whole conversation (a coding agent's hook), so neither its "
+    "turns nor its summary are shown."))]
 
 
 class SmartSearchParams(Params, ReadsAsOf):

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(subprocess.run(["git", "--version"], capture_out
 
 INPUTS = Path(__file__).parents[1] / "memoryctl" / "hook_inputs"
 SESSION = "5d2a7c1e-8b4f-4e6a-9c3d-1f2e3a4b5c6d"
+NEXT = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"  # the next session, in the other worktree
 USER_SAYS = ("I always run make check before committing. Our staging database is "
              "Postgres 16 on db-staging.")
 ASSISTANT_SAYS = "Understood: make check first, and staging runs Postgres 16."
@@ -113,9 +114,9 @@ def test_an_agents_hooks_remember_a_session_and_tell_the_next_one(name, daemon, 
     recorded = json.loads((INPUTS / f"{name}.json").read_text())
     file = transcript(name, home, [("user", USER_SAYS)])
 
-    def event(kind: str, cwd: Path, prompt: str = "") -> dict:
+    def event(kind: str, cwd: Path, prompt: str = "", session: str = SESSION) -> dict:
         (event_name,) = [e for e, a in agent.events.items() if a == kind][:1]
-        text = json.dumps(recorded[event_name]).replace("{session}", SESSION).replace(
+        text = json.dumps(recorded[event_name]).replace("{session}", session).replace(
             "{transcript}", str(file)).replace("{cwd}", str(cwd)).replace("{prompt}", prompt)
         return {"name": event_name, "payload": json.loads(text)}
 
@@ -133,16 +134,21 @@ def test_an_agents_hooks_remember_a_session_and_tell_the_next_one(name, daemon, 
         assert scope.startswith("project:shop-")
     wait_for(lambda: daemon.call("stats")["backlog"] == 0, timeout=120, what="facts learned")
 
-    started = event("start", other)  # the other worktree: the same project
+    started = event("start", other, session=NEXT)  # the other worktree: the same project
     shown = fire(settings, started["name"], started["payload"], env)
     assert shown is not None
     context = shown["hookSpecificOutput"]
     assert context["hookEventName"] == started["name"]
     assert "make check" in context["additionalContext"]
-    asked = event("prompt", other, "which database does staging use?")
+    asked = event("prompt", other, "which database does staging use?", session=NEXT)
     recalled = fire(settings, asked["name"], asked["payload"], env)
     assert recalled is not None and "Postgres 16" in recalled[
         "hookSpecificOutput"]["additionalContext"]
+    # the session that said it is not shown its own turns back (the agent has them)
+    again = event("prompt", main, "which database does staging use?")
+    echoed = fire(settings, again["name"], again["payload"], env)
+    assert echoed is None or USER_SAYS not in echoed["hookSpecificOutput"][
+        "additionalContext"]
 
     subprocess.run([sys.executable, "-m", "memoryctl", "hooks", "uninstall", name], env=env,
                    check=True, capture_output=True)

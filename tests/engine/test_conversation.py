@@ -109,6 +109,9 @@ async def test_recall_shows_the_session_tail_verbatim(rig):
     assert not {m["id"] for m in got["recent"]} & {m["id"] for m in got["memories"]}
     none = await rig.result("memory_recall", query="tomatoes", session="s1", tail=0)
     assert "[RECENT]" not in none["text"] and none["recent"] == []
+    # the session's own turns are never ranked back to it: it has them
+    assert not any(m["session"] == "s1" and m["kind"] == "turn" for m in none["memories"])
+    assert not none["summary_included"]
     two = await rig.result("memory_recall", query="tomatoes", session="s1", tail=2)
     assert len(two["recent"]) == 2
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.errors import Busy, BusyReason
+from memoryd.errors import Busy, BusyReason, InvalidParams
 from memoryd_client.wire import (
     BUSY,
+    INVALID_PARAMS,
     START_WAIT,
     STARTING,
     RpcFailure,
@@ -32,6 +33,7 @@ def starting(rebuild: dict | None = None) -> RpcFailure:
 
 def test_the_client_and_the_daemon_name_the_same_code_and_reason():
     assert Busy.code == BUSY and BusyReason.STARTING == STARTING
+    assert InvalidParams.code == INVALID_PARAMS
     assert START_WAIT == 60.0
 
 
