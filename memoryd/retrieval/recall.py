@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memoryd.lang.terms import terms
 from memoryd.schema import Memory
 
 OPEN, CLOSE = "<memory>", "</memory>"
@@ -114,6 +115,11 @@ class Recalled:
     recent: list[Memory] = field(default_factory=list)
 
 
+def _words(text: str) -> tuple[str, ...]:
+    """What a text says, word for word: its terms, case, stems and stop words aside."""
+    return tuple(terms(text))
+
+
 def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None,
              budget: int, top_k: int, count: Callable[[str, int], int],
              recent: list[Memory] | None = None,
@@ -150,9 +156,15 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
         if recent_lines:
             used += header
     lines.extend(procedural_lines)
+    # Two memories in the same words are one line (a project's fact is kept in the
+    # words of the turn it was learned from; a note written twice).
+    said = {_words(m.content) for m in [*picked, *kept_recent]}
     ranked_taken = 0
     for memory in ranked:
         if memory.id in seen or memory.id in shown_recent:
+            continue
+        words = _words(memory.content)
+        if words and words in said:
             continue
         if ranked_taken >= top_k:
             break
@@ -162,6 +174,7 @@ def assemble(procedural: list[Memory], ranked: list[Memory], summary: str | None
             continue  # a smaller memory further down may still fit
         lines.append(line)
         picked.append(memory)
+        said.add(words)
         used += cost
         ranked_taken += 1
     summary_included = False

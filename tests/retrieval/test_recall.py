@@ -151,3 +151,14 @@ async def test_a_question_about_change_sees_what_a_fact_replaced(harness):
         assert 'before: "The user lives in Paris."' in block["text"], question
     now = await harness.call("memory_recall", query="where does the user live?")
     assert "Berlin" in now["text"] and "Paris" not in now["text"]
+
+
+def test_two_memories_in_the_same_words_are_one_line():
+    turn = memory("Never push straight to main, open a PR instead.", kind="turn",
+                  session="s1", role="user")
+    fact = Memory(id="f1", content="never push straight to main; open a PR instead",
+                  kind="fact", created_at=WHEN)
+    other = memory("Staging runs on port 5433.")
+    made = block(fact, turn, other)
+    assert [m.id for m in made.memories] == ["f1", other.id]
+    assert made.text.count("push straight to main") == 1
