@@ -100,8 +100,9 @@ _ASK_FOR = re.compile(
     r"i'm looking for|i am looking for|i'd like (?:you|to)|i want you|how to|act as)\b",
     re.I)
 _CODE = re.compile(r"[{}=<>|\\]|-->|^\W*$|^\d[\d\s.,:;-]*\d$|^[-•*]\s")
+# The speaker as the subject (or the owner: "my sister"), not the object ("send me").
 _FIRST_PERSON = re.compile(r"^(?:\W*\w+\W+){0,3}?(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|"
-                           r"our|me)\b", re.I)
+                           r"our)\b", re.I)
 
 # Chinese, by the same structure: a question particle or mark, the asking verbs, the
 # words of obligation and prohibition, the first person.
@@ -112,7 +113,9 @@ _ZH_RULE = re.compile(r"总是|一律|必须|务必|一定要|永远不要|禁�
                       r"(?:^|[，,；;：:]|请)(?:别|不要)")
 _ZH_PREFERS = re.compile(r"我.{0,4}(?:喜欢|爱|讨厌|偏好|感兴趣|最爱)")
 _ZH_CHAT = re.compile(r"^(?:谢谢|感谢|你好|再见|好的|嗯|哈哈|是的|没错|太好了|下次再聊)")
-_ZH_FIRST_PERSON = re.compile(r"^.{0,12}?我")
+# 我 as the subject: in the first clause, with no other person before it ("你给我推荐过",
+# "他们给我们发了" are about what another did).
+_ZH_FIRST_PERSON = re.compile(r"^(?:[^你他她它，,]{0,10}[，,])?[^你他她它，,]{0,6}?我")
 
 
 def kind_of(sentence: str) -> Kind:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.lang import facts
-from memoryd.lang.kinds import kind_of
+from memoryd.lang.kinds import kind_of, of_the_speaker
 
 
 @pytest.mark.parametrize("said", [
@@ -78,3 +78,17 @@ def test_a_projects_rules_and_facts_are_kept_in_the_speakers_words() -> None:
     # in a person's own memory a sentence is still rewritten as the user's fact
     (fact,) = facts.extract("I always run the tests before I push.", 3)
     assert fact.startswith("The user always runs the tests")
+
+
+@pytest.mark.parametrize(("said", "speaker"), [
+    ("I moved to Berlin last spring.", True),
+    ("Last week my sister came to visit.", True),
+    ("The CI runs on GitHub Actions.", False),
+    ("Can you send me the report?", False),
+    ("我最近搬到了上海。", True),
+    ("上个月，我开始学小提琴。", True),
+    ("你给我推荐过哪些书？", False),  # 我 the object of what the other did
+    ("他们给我们发了邮件。", False),
+])
+def test_the_speaker_is_the_subject_not_the_object(said: str, speaker: bool) -> None:
+    assert of_the_speaker(said) is speaker, said
