@@ -123,8 +123,8 @@ def kind_of(sentence: str) -> Kind:
     text = sentence.strip()
     if not text:
         return "content"
-    if has_cjk(text) and len(_HAN_CHAR.findall(text)) >= len(_WORD.findall(text)):
-        return _chinese(text)  # Chinese, with perhaps a name or a path in Latin letters
+    if _chinese_text(text):
+        return _chinese(text)
     text = _VOCATIVE.sub("", text)  # "Dave, it's awesome": who is spoken to is not said
     raw = _WORD.findall(text)
     words = [w.lower().replace("’", "'") for w in raw]
@@ -173,9 +173,14 @@ def _main_clause(text: str) -> str | None:
 
 def of_the_speaker(sentence: str) -> bool:
     """Whether the sentence's subject is the speaker ("I", "my", "we"; 我, 我们)."""
-    if has_cjk(sentence) and len(_HAN_CHAR.findall(sentence)) >= len(_WORD.findall(sentence)):
+    if _chinese_text(sentence):
         return bool(_ZH_FIRST_PERSON.match(sentence))
     return bool(_FIRST_PERSON.match(sentence))
+
+
+def _chinese_text(text: str) -> bool:
+    """Chinese, with perhaps a name or a path in Latin letters."""
+    return has_cjk(text) and len(_HAN_CHAR.findall(text)) >= len(_WORD.findall(text))
 
 
 def _without_leads(words: list[str]) -> list[str]:
