@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 
+from memoryd.lang import past
 from memoryd.lang.kinds import kind_of, of_the_speaker
 from memoryd.lang.sentences import clean, has_cjk, sentences
+from memoryd.lang.signals import about_now
 
 MAX_FACTS = 3
 MAX_FACT_CHARS = 500
@@ -275,11 +277,15 @@ def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
 def _as_said(sentence: str) -> str | None:
     """A project's standing rule or third-person fact, in the speaker's words (only
     what opens it and says nothing taken off, and a full stop where none ends it);
-    None for any other sentence."""
+    None for any other sentence, and for a statement of the moment ("The build is
+    broken right now") or of what happened ("The deploy failed yesterday"), which
+    would crowd the project's standing facts at every session's start."""
     said = _without_lead_in(sentence)
     kind = kind_of(said)
     if kind != "rule" and not (kind == "fact" and not of_the_speaker(said)):
         return None
+    if kind == "fact" and (about_now(said) or past.tells_past(said.casefold())):
+        return None  # how things stand today, or what happened: no standing fact
     said = said[0].upper() + said[1:] if said[:1].islower() else said
     if not said.endswith((".", "!", "?", "。", "！", "`")):
         said += "."

@@ -78,11 +78,16 @@ def importance(novelty_score: float, salience_score: float) -> float:
     return round(min(1.0, max(0.0, novelty_score * 0.6 + salience_score * 0.4)), 4)
 
 
+def about_now(text: str) -> bool:
+    """Whether `text` is about this moment ("right now", "currently", "today", 现在)."""
+    return bool(_NOW.search(text))
+
+
 def route_type(text: str, states_a_fact: bool) -> str:
     """procedural (a preference), working (about now), semantic (a fact), episodic."""
     if PREFERENCE.search(text):
         return "procedural"
-    if _NOW.search(text):
+    if about_now(text):
         return "working"
     if states_a_fact:
         return "semantic"

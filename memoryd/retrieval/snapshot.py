@@ -44,8 +44,8 @@ VERSION = 7
 # test_snapshot_rules.py checks that every language module the corpus and the index
 # text read is here.
 READ_BY_RULES = ("memoryd.lang.terms", "memoryd.lang.names",
-                 "memoryd.lang.facts", "memoryd.lang.kinds", "memoryd.lang.sentences",
-                 "memoryd.lang.daynames")
+                 "memoryd.lang.facts", "memoryd.lang.kinds", "memoryd.lang.past",
+                 "memoryd.lang.signals", "memoryd.lang.sentences", "memoryd.lang.daynames")
 _LENGTH = 8  # bytes of the header's length, little-endian
 _DIGEST = 32  # sha256 of everything before it, at the end of the file
 _ALIGN = 64

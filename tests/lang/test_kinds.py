@@ -75,6 +75,9 @@ def test_a_projects_rules_and_facts_are_kept_in_the_speakers_words() -> None:
     assert facts.extract(said, 5, team=True) == [
         "Never push straight to main, open a PR instead.",
         "The CI runs on GitHub Actions with Python 3.12."]
+    # how things stand this moment, or what happened, is no standing fact of the project
+    assert facts.extract("The build is broken right now. The deploy failed yesterday.",
+                         5, team=True) == []
     # in a person's own memory a sentence is still rewritten as the user's fact
     (fact,) = facts.extract("I always run the tests before I push.", 3)
     assert fact.startswith("The user always runs the tests")
