@@ -251,13 +251,14 @@ def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
     said in a project's memory, where "we" and "our" are the team's, not the family's."""
     facts: list[str] = []
     for sentence in sentences(clean(text)):
-        if team and (kept := _as_said(sentence)) is not None:
+        said = _without_lead_in(sentence)
+        if team and (kept := _as_said(said)) is not None:
             if kept not in facts:
                 facts.append(kept)
             if len(facts) >= limit:
                 return facts
             continue
-        for clause in _clauses(_without_lead_in(sentence)):
+        for clause in _clauses(said):
             clause = _without_lead_in(clause)
             if not has_cjk(clause):
                 clause = _with_subject(clause)
@@ -274,13 +275,12 @@ def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
     return facts
 
 
-def _as_said(sentence: str) -> str | None:
-    """A project's standing rule or third-person fact, in the speaker's words (only
-    what opens it and says nothing taken off, and a full stop where none ends it);
-    None for any other sentence, and for a statement of the moment ("The build is
-    broken right now") or of what happened ("The deploy failed yesterday"), which
-    would crowd the project's standing facts at every session's start."""
-    said = _without_lead_in(sentence)
+def _as_said(said: str) -> str | None:
+    """A project's standing rule or third-person fact, in the speaker's words (`said`:
+    the sentence with what opens it and says nothing taken off), with a full stop where
+    none ends it; None for any other sentence, and for a statement of the moment ("The
+    build is broken right now") or of what happened ("The deploy failed yesterday"),
+    which would crowd the project's standing facts at every session's start."""
     kind = kind_of(said)
     if kind != "rule" and not (kind == "fact" and not of_the_speaker(said)):
         return None
