@@ -141,6 +141,56 @@ def test_a_question_about_the_past_keeps_the_old_fact_where_it_ranked():
         assert ranking.candidates[0].score == 0.9, query
 
 
+def _said(question: str, *said: tuple[str, float, float, list[float]]
+          ) -> tuple[Ranking, dict[str, Memory]]:
+    """The asker's own turns: (text, score, age in days, vector), for `question`."""
+    ranking = _pool([1.0] * len(said), [age for _, _, age, _ in said],
+                    [v for *_, v in said], question)
+    memories = {}
+    for c, (text, score, _, _) in zip(ranking.candidates, said, strict=True):
+        c.score = score
+        memories[c.id] = Memory(id=c.id, content=text, kind="turn", role="user")
+    return ranking, memories
+
+
+# Two turns about one matter (cosine 0.8) and one about another (cosine 0).
+_CIVIC = ("My car is a Honda Civic.", 0.6, 90, [1.0, 0.0])
+_FOCUS = ("Sold the Civic last week, it's a Ford Focus for me now.", 0.35, 5, [0.8, 0.6])
+_TEA = ("I drink green tea every morning.", 0.5, 2, [0.0, 1.0])
+
+
+def test_what_the_asker_said_later_answers_a_question_about_now():
+    """No rule recognises the change ("sold ... now"): of two things the asker said
+    about one matter, the later answers a question for one value that holds now."""
+    ranking, memories = _said("What car do I drive?", _CIVIC, _FOCUS, _TEA)
+    Current(lambda ids: [memories[i] for i in ids]).run(ranking)
+    civic, focus, tea = ranking.candidates
+    assert focus.score > civic.score + 5e-5 and focus.scores()["current"] > 0.2
+    assert civic.score == 0.6 and tea.score == 0.5, "the older stays; another matter too"
+
+
+@pytest.mark.parametrize("question", [
+    "What cars have I owned?",           # several
+    "Which car did I drive in 2019?",    # the past
+    "I drive a Honda Civic, right?",     # to confirm what it says
+    "What car did you suggest to me?",   # another's doing
+    "What car does Anna drive?",         # not of the asker
+])
+def test_a_later_statement_is_one_more_answer_to_other_questions(question):
+    ranking, memories = _said(question, _CIVIC, _FOCUS)
+    Current(lambda ids: [memories[i] for i in ids]).run(ranking)
+    assert [c.score for c in ranking.candidates] == [0.6, 0.35]
+
+
+def test_said_later_needs_one_matter_and_near_relevance():
+    far = ("Sold the Civic last week, it's a Ford Focus for me now.", 0.35, 5, [0.0, 1.0])
+    weak = ("Sold the Civic last week, it's a Ford Focus for me now.", 0.1, 5, [0.8, 0.6])
+    for newer in (far, weak):
+        ranking, memories = _said("What car do I drive?", _CIVIC, newer)
+        Current(lambda ids, known=memories: [known[i] for i in ids]).run(ranking)
+        assert ranking.candidates[1].score == newer[1]
+
+
 async def test_big_news_of_a_move_replaces_the_old_city(harness):
     """Said the way people say it, the move is an update, and the answer is the new
     city; one more pet is one more fact."""

@@ -1,0 +1,63 @@
+"""Whether a question asks for one value that holds now, of the one asking: the
+questions here are other phrasings than bench/data/changes.json's (which
+bench/changes.py measures in two halves)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.lang.asking import asks_one_now
+
+
+@pytest.mark.parametrize("question", [
+    "What phone do I have?",
+    "Where am I working these days?",
+    "Who's my dentist?",
+    "what is my current job title",
+    "How many kids do I have?",
+    "What's my daughter's school called?",
+    "How far is my commute?",
+    "Do I still play the cello?",
+    "Am I vegetarian?",
+    "What do I need for my visa now?",
+    "我现在开什么车？",
+    "我女儿在哪个学校？",
+    "我每周跑几次步？",
+    "我的医生是谁？",
+])
+def test_one_value_now_of_the_asker(question):
+    assert asks_one_now(question)
+
+
+@pytest.mark.parametrize("question", [
+    # several answers
+    "Which cuisines do I like?",
+    "What hobbies do I have?",
+    "What are my favourite films?",
+    "List the languages I speak.",
+    "What kinds of music do I listen to?",
+    "How many days passed between my move and my new job?",
+    "Did I go to Rome or to Milan first?",
+    "我喜欢哪些菜系？",
+    "我都去过什么地方？",
+    "我喜欢什么样的音乐？",
+    # a statement to confirm
+    "I don't like jazz, right?",
+    "My sister lives in Oslo, isn't it?",
+    "我不喜欢户外运动，对吗？",
+    # what another did, what once happened
+    "What did you recommend to me?",
+    "Which book did you suggest for my trip?",
+    "I once told you about a film, what was it called?",
+    "How many races have I competed in?",
+    "What did I buy recently?",
+    "I went to a concert, whose was it?",
+    "我最近在忙什么？",
+    "你给我推荐过哪部电影？",
+    "我曾经提到的那家餐厅叫什么？",
+    # not of the asker
+    "Where does Caroline live?",
+    "What is the capital of Peru?",
+])
+def test_not_one_value_now_of_the_asker(question):
+    assert not asks_one_now(question)
