@@ -5,7 +5,7 @@ outrank the page about the question."""
 from __future__ import annotations
 
 from memoryd.lang.terms import terms
-from memoryd.retrieval.stages.passages import passage_share
+from memoryd.retrieval.stages.passages import CACHED, passage_share
 from tests.ranking import assert_first, ranked
 
 ENTRIES = [
@@ -52,3 +52,12 @@ async def test_the_page_about_the_question_comes_before_a_changelog(harness):
     (long,) = [c for c in near["candidates"] if c["id"] == changelog]
     assert long["scores"]["passages"] == 0.75
     assert {c["id"] for c in ranked(near)[:2]} == {page, changelog}
+
+
+def test_a_text_read_for_the_query_alone_shares_as_one_read_whole():
+    """Under CACHED characters the query's terms are read alone; above, the whole note
+    once, kept by its hash: the same share either way."""
+    big = CHANGELOG * (CACHED // len(CHANGELOG) + 1)
+    for asked in ({"plugin", "featur", "add"}, {"calendar", "week"}, {"absent", "word"}):
+        assert passage_share(big, asked, "hash-of-big") == passage_share(big, asked) == \
+            passage_share(CHANGELOG, asked)

@@ -3,16 +3,16 @@ meet in one passage of it (a few consecutive lines), not spread over the whole n
 A changelog that says "plugins" in one entry and "features" in another is not about
 adding features with plugins; the page about plugins is. The keyword score of a note
 longer than one chunk is scaled by (the share of its matched query words that one
-passage holds) ^ POWER, and its fused score with it; short notes and turns keep
-theirs (they are one passage)."""
+passage holds) ^ POWER, and its fused score with it, and so is a long turn's (an
+assistant's answer that names the question's words in different paragraphs does not
+outrank the user's short statement of them); a shorter note or turn is one passage
+and keeps its score."""
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
-
-import numpy as np
 
 from memoryd.lang import terms
 from memoryd.retrieval.candidates import Ranking
@@ -21,6 +21,11 @@ from memoryd.schema import Memory
 WINDOW = 3  # lines: a bullet and the two after it, or three paragraphs
 POWER = 1.5  # as the keyword score's coverage is raised (scoring.py)
 SHORT = 1200  # characters: a shorter note is one passage (about a chunk's length)
+# Characters above which a note's lines are read whole and kept (`_LINES`): a long note
+# a query ranks is often ranked by the next ones too. A shorter text (a long turn, an
+# assistant's answer) is read for the query's terms alone, twice as fast, and kept for
+# none: there are thousands of them, each ranked now and then.
+CACHED = 16_000
 
 
 class Passages:
@@ -54,22 +59,39 @@ def passage_share(content: str, asked: set[str], key: str | None = None) -> floa
     """Of the query's terms `content` holds, the share the best WINDOW consecutive
     non-empty lines hold together (1.0: one passage holds them all). `key` (the
     content's hash) keeps the note's lines read for the next query."""
-    lines, count = _LINES.get(key, content) if key else _read_lines(content)
-    held = [lines[t] for t in asked if t in lines]
+    if key and len(content) > CACHED:
+        lines = _LINES.get(key, content)
+        held = [lines[t] for t in asked if t in lines]
+    else:
+        held = list(_lines_of(content, asked).values())
     if not held:
         return 1.0
-    covered = np.zeros(count + WINDOW, dtype=np.int32)
+    covered: Counter[int] = Counter()
     for at in held:  # each term once per window start that reaches one of its lines
-        reach = np.zeros(count + WINDOW, dtype=np.bool_)
-        for back in range(WINDOW):
-            reach[np.maximum(at - back, 0)] = True
-        covered += reach
-    return int(covered.max()) / len(held)
+        covered.update({max(line - back, 0) for line in at for back in range(WINDOW)})
+    return max(covered.values()) / len(held)
 
 
-def _read_lines(content: str) -> tuple[dict[str, np.ndarray], int]:
-    """Each term of `content` -> the numbers of the non-empty lines that hold it, and
-    how many such lines there are."""
+def _lines_of(content: str, asked: set[str]) -> dict[str, list[int]]:
+    """Each of the `asked` terms `content` holds -> the numbers of the non-empty lines
+    that hold it: what `_read_lines` reads of them, without keeping the rest."""
+    held: dict[str, list[int]] = {}
+    count = 0
+    for line in content.splitlines():
+        if not line.strip():
+            continue
+        for term in terms.terms(line):
+            if term in asked:
+                at = held.setdefault(term, [])
+                if not at or at[-1] != count:
+                    at.append(count)
+        count += 1
+    return held
+
+
+def _read_lines(content: str) -> dict[str, list[int]]:
+    """Each term of `content` -> the numbers of the non-empty lines that hold it (kept
+    as lists: a query reads a few terms of a note, never most)."""
     found: dict[str, list[int]] = {}
     count = 0
     for line in content.splitlines():
@@ -78,7 +100,7 @@ def _read_lines(content: str) -> tuple[dict[str, np.ndarray], int]:
         for term in set(terms.terms(line)):
             found.setdefault(term, []).append(count)
         count += 1
-    return {t: np.array(n, dtype=np.int64) for t, n in found.items()}, count
+    return found
 
 
 class _Lines:
@@ -88,10 +110,10 @@ class _Lines:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._kept: OrderedDict[str, tuple[dict[str, np.ndarray], int]] = OrderedDict()
+        self._kept: OrderedDict[str, dict[str, list[int]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str, content: str) -> tuple[dict[str, np.ndarray], int]:
+    def get(self, key: str, content: str) -> dict[str, list[int]]:
         with self._lock:
             kept = self._kept.get(key)
             if kept is not None:
