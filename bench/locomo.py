@@ -19,9 +19,14 @@ retriever: "on May 2nd" then means the conversation's May); `--baseline bm25|den
 runs a reference retriever instead of memoryd (the evaluator's BM25, or dense-only:
 cosine over memoryd's own MiniLM, fp32, of "speaker: text"); every other argument goes
 to `../shared/bench/locomo/eval_retrieval.py`. A fresh
-daemon is started on a temp root for each run. Each turn is written with
+daemon is started on a temp root for each run; `--keep DIR` keeps it in DIR instead,
+and a later run with the same DIR (and `--via`) writes nothing it already wrote: a
+ranking change is measured on a long set (LongMemEval's 30,000 turns) in seconds, not
+re-embedded for each code version. Only for code that ranks: a change to what is
+stored or indexed needs a fresh DIR. Each turn is written with
 memory_write: its speaker in the content ("Caroline: ..."), its session as
-"<conversation>:<session number>", role user/assistant by speaker, its time as
+"<conversation>:<session number>", role user for the conversation's speaker_a (else
+for whoever speaks first) and assistant for the other, its time as
 `created_at` (the session's date plus its index in seconds, so turns keep their
 order), in the scope user:<conversation>. Each question is one
 memory_smart_search over that scope with default parameters (top_k = max k).
@@ -57,6 +62,7 @@ SWEEP_ENV = "LOCOMO_SWEEP"
 VIA_ENV = "LOCOMO_VIA"
 DATA_ENV = "LOCOMO_DATA"
 REFERENCE_ENV = "LOCOMO_REFERENCE_TIME"
+KEEP_ENV = "LOCOMO_KEEP"
 
 
 def data_file() -> Path:
@@ -66,8 +72,18 @@ def data_file() -> Path:
 class DaemonRetriever:
     def __init__(self) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="locomo-")
-        self.root = Path(self.tmp.name) / "root"
-        if config := os.environ.get(CONFIG_ENV):
+        # --keep DIR: the root lives on in DIR/root, and DIR/written.json records what
+        # each conversation wrote; a conversation recorded there is not written again.
+        self.keep = Path(kept) if (kept := os.environ.get(KEEP_ENV)) else None
+        self.root = (self.keep or Path(self.tmp.name)) / "root"
+        self.written: dict[str, Any] = {}
+        # The user of each conversation: its speaker_a (LongMemEval's "user", who does
+        # not always speak first), else whoever speaks first.
+        self.users = {c["sample_id"]: c["conversation"].get("speaker_a", "")
+                      for c in json.loads(data_file().read_text())}
+        if self.keep and (self.keep / "written.json").exists():
+            self.written = json.loads((self.keep / "written.json").read_text())
+        if (config := os.environ.get(CONFIG_ENV)) and not self.root.exists():
             self.root.mkdir(mode=0o700)
             (self.root / "config.yaml").write_text(Path(config).read_text())
         self.proc = subprocess.Popen(
@@ -123,8 +139,26 @@ class DaemonRetriever:
         self.tmp.cleanup()
 
     def ingest(self, conv_id: str, turns: list[dict]) -> None:
+        key = f"{self.via}:{conv_id}"
+        if key in self.written:  # --keep: written by an earlier run, into this root
+            done = self.written[key]
+            self.dia_of.update(done["dia_of"])
+            self.derived.update(done["derived"])
+            self.last_turn[conv_id] = done["last_turn"]
+            return
+        had = set(self.dia_of)
+        had_facts = set(self.derived)
+        self._write(conv_id, turns)
+        if self.keep:
+            self.written[key] = {
+                "dia_of": {k: v for k, v in self.dia_of.items() if k not in had},
+                "derived": {k: v for k, v in self.derived.items() if k not in had_facts},
+                "last_turn": self.last_turn.get(conv_id, "")}
+            (self.keep / "written.json").write_text(json.dumps(self.written))
+
+    def _write(self, conv_id: str, turns: list[dict]) -> None:
         started = time.perf_counter()
-        first_speaker = turns[0]["speaker"] if turns else ""
+        first_speaker = self.users.get(conv_id) or (turns[0]["speaker"] if turns else "")
         requests = []
         for turn in turns:
             when = datetime.fromisoformat(turn["timestamp"]) + timedelta(seconds=turn["index"])
@@ -255,6 +289,12 @@ def main() -> None:
     if "--reference-time" in args:
         os.environ[REFERENCE_ENV] = "1"
         args.remove("--reference-time")
+    if "--keep" in args:
+        at = args.index("--keep")
+        keep = Path(args[at + 1]).resolve()
+        keep.mkdir(parents=True, exist_ok=True)
+        os.environ[KEEP_ENV] = str(keep)
+        del args[at:at + 2]
     retriever = f"{Path(__file__).resolve()}:make_retriever"
     if "--baseline" in args:
         at = args.index("--baseline")
