@@ -38,7 +38,8 @@ _ONCE = re.compile(r"(?<![a-z])(?:once(?!\s+(?:a|an|every|per)(?![a-z]))|recentl
 # ("what cuisines do I …").
 _SEVERAL = re.compile(
     r"(?<![a-z])(?:all|any|some|ever|every|list|kinds?|types?|sorts?|things|ways|ones|"
-    r"what are|which are|what were|which were|between|total|in total)(?![a-z])"
+    r"what are|which are|what were|which were|between|total|in total|instead of|compared|"
+    r"than)(?![a-z])"
     r"|\s+or\s+"
     r"|(?<![a-z])(?:what|which)\s+(?:[a-z]+\s+){0,3}[a-z]+[^su\W]s\s+"
     r"(?:do|does|did|have|am|are|were|was|is)(?![a-z])")
@@ -51,13 +52,23 @@ _ZH_ONCE = re.compile(r"曾|最近|近来|[\u4e00-\u9fff]过(?!去|得|来)")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
+def of_the_asker(question: str) -> bool:
+    """Whether `question` asks about the one asking ("I", "my", "我"), not about what
+    the one asked did or said ("you", "你")."""
+    if _HAN.search(question):
+        return "我" in question and "你" not in question and "您" not in question
+    said = question.casefold()
+    return bool(_ME.search(said)) and not _YOU.search(said)
+
+
 def asks_one_now(question: str) -> bool:
     """Whether `question` asks for one value that holds now, of the one asking."""
+    if not of_the_asker(question):
+        return False
     if _HAN.search(question):
-        return ("我" in question and "你" not in question and "您" not in question
-                and not _ZH_SEVERAL.search(question) and not _ZH_TAG.search(question)
-                and not _ZH_ONCE.search(question))
+        return not (_ZH_SEVERAL.search(question) or _ZH_TAG.search(question)
+                    or _ZH_ONCE.search(question))
     said = question.casefold()
-    return bool(_ME.search(said)) and not _YOU.search(said) \
-        and not _TAG.search(said) and not _ONCE.search(said) and not tells_past(said) \
-        and not _SEVERAL.search(said)
+    return not (_TAG.search(said) or _ONCE.search(said) or tells_past(said)
+                or _SEVERAL.search(said))
+

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.lang.asking import asks_one_now
+from memoryd.lang.asking import asks_one_now, of_the_asker
 
 
 @pytest.mark.parametrize("question", [
@@ -61,3 +61,17 @@ def test_one_value_now_of_the_asker(question):
 ])
 def test_not_one_value_now_of_the_asker(question):
     assert not asks_one_now(question)
+
+
+@pytest.mark.parametrize(("question", "asker"), [
+    ("Where did I leave my bike?", True),
+    ("What's my sister's name?", True),
+    ("我把车停在哪里了？", True),
+    ("What did you tell me about the hotel?", False),
+    ("Can you remind me of the restaurant you suggested?", False),
+    ("你给我推荐过哪本书？", False),
+    ("Where does Maria live?", False),
+])
+def test_of_the_asker(question, asker):
+    assert of_the_asker(question) is asker
+

@@ -10,7 +10,7 @@ import numpy as np
 
 from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.entity_rows import EntityRows
-from memoryd.retrieval.stages.entities import HOP_WEIGHT, OWN_WEIGHT, WEIGHT
+from memoryd.retrieval.stages.entities import ASKER_WEIGHT, HOP_WEIGHT, OWN_WEIGHT, WEIGHT
 
 TURNS = [  # a conversation: the questions below are about Melanie
     "Caroline: Wow, Melanie! That's great news about the new job.",
@@ -144,3 +144,19 @@ async def test_speakers_survive_compaction_and_a_snapshot(make_harness, tmp_path
                            scope="project:chat")
     assert out["embedded_query"] == "Where do I live now?"
     assert [c["id"] for c in out["candidates"] if c["own_words"]] == [told]
+
+
+async def test_a_question_about_the_asker_ranks_their_own_words_first(harness):
+    """"I", "my": the one asking is the conversation's user, and what they said (or
+    the facts learned from it) answers; a question about what was said to them
+    ("you") leaves the assistant's words as they rank."""
+    said = [("user", "My favourite running shoes are the Nike Pegasus, I run in them daily."),
+            ("assistant", "Running shoes from Nike, Asics and Brooks suit daily runs well.")]
+    ids = [await harness.write(f"{role}: {text}", session="s1", role=role)
+           for role, text in said]
+    out = await harness.call("memory_explain", query="Which running shoes do I like?")
+    by_id = {c["id"]: c for c in out["candidates"]}
+    assert by_id[ids[0]]["scores"]["asker"] == ASKER_WEIGHT
+    assert "asker" not in by_id[ids[1]]["scores"]
+    out = await harness.call("memory_explain", query="Which running shoes did you suggest?")
+    assert not any("asker" in c["scores"] for c in out["candidates"])

@@ -191,6 +191,15 @@ def test_said_later_needs_one_matter_and_near_relevance():
         assert ranking.candidates[1].score == newer[1]
 
 
+def test_two_turns_of_one_session_are_one_telling():
+    """A later turn of the same conversation goes on with it; it is not a change."""
+    ranking, memories = _said("What car do I drive?", _CIVIC, _FOCUS)
+    for memory in memories.values():
+        memory.session = "s1"
+    Current(lambda ids: [memories[i] for i in ids]).run(ranking)
+    assert [c.score for c in ranking.candidates] == [0.6, 0.35]
+
+
 async def test_big_news_of_a_move_replaces_the_old_city(harness):
     """Said the way people say it, the move is an update, and the answer is the new
     city; one more pet is one more fact."""

@@ -37,4 +37,4 @@ def stages(reranker: Reranker | None, fetch: Callable[[list[str]], list[Memory]]
            lexical_weight: float) -> list[Stage]:
     """The stages, in the order they run (`lexical_weight`: fusion's, scoring.Recipe)."""
     return [Topics(), Passages(fetch, lexical_weight), Relevance(reranker, fetch), Blend(),
-            Entities(), When(fetch), Current(fetch), Diversity()]
+            Entities(fetch), When(fetch), Current(fetch), Diversity()]

@@ -12,7 +12,9 @@ below it by more than a hair):
   answer at a time. Of two things the asker said (their turns, the facts learned from
   them) among the best few, about the same matter (their vectors close) and nearly as
   relevant, the later is the answer, whatever words announced the change ("turned 35",
-  "traded the Corolla in"): no rule that recognises a change is needed. A question for
+  "traded the Corolla in"): no rule that recognises a change is needed. A change is
+  told in a later conversation: two turns of one session are one telling, where the
+  later turn is the conversation going on, not a change. A question for
   several values, to confirm a statement, or about another's doing is left alone: there
   a later statement is one more answer.
 
@@ -83,8 +85,11 @@ class Current:
         # the newest first: each, once raised, stays above the older ones it outranks
         for n in sorted(said, key=lambda i: -float(ranking.created[i])):
             newer = ranking.candidates[n]
+            session = memories[newer.id].session
             over = [ranking.candidates[o] for o in said
                     if float(ranking.created[o]) < float(ranking.created[n])
+                    and (session is None or memories[ranking.candidates[o].id].session
+                         != session)
                     and ranking.candidates[o].score >= newer.score
                     and newer.score >= NEARLY * ranking.candidates[o].score
                     and float(np.dot(ranking.vectors[o], ranking.vectors[n])) >= SAME]

@@ -5,11 +5,17 @@ hop: retrieval/entity_hops.py). A boost, never a filter, in proportion to how ma
 of the question's entities it names. A turn in which one the question names says
 something of themselves ("I started a yoga class", not "Thanks, Maria!") counts as
 naming them once more: what a person tells of themselves is what a question about
-them is answered by, spread over every session they spoke in."""
+them is answered by, spread over every session they spoke in. A question about the
+one asking ("Which running shoes do I like?") names the conversation's user with no
+name to read: their own turns and the facts learned from them count alike."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from memoryd.lang.asking import of_the_asker
 from memoryd.retrieval.candidates import Ranking
+from memoryd.schema import Memory
 
 # Naming every entity the question names. Small: a question may name the wrong person
 # ("what did Ann realize after her race?" when it was Bob who ran), and what happened,
@@ -20,12 +26,26 @@ HOP_WEIGHT = 0.025  # naming an entity the best of those name beside them
 # Their own words about themselves (Candidate.own). Above the entities' weight the
 # questions that name the wrong person lose more than multi-hop gains (bench/README.md).
 OWN_WEIGHT = WEIGHT
+# A question about the one asking ("I", "my"; lang/asking.py of_the_asker): the user's
+# own turns and the facts learned from them, the first person's counterpart of OWN,
+# weighed alike.
+ASKER_WEIGHT = OWN_WEIGHT
 
 
 class Entities:
     name = "entities"
 
+    def __init__(self, fetch: Callable[[list[str]], list[Memory]]) -> None:
+        self.fetch = fetch  # ids -> memories: their roles and kinds
+
     def run(self, ranking: Ranking) -> None:
+        if of_the_asker(ranking.query.text):
+            memories = ranking.memories(self.fetch)
+            for c in ranking.candidates:
+                memory = memories.get(c.id)
+                if memory is not None and (memory.role == "user" or memory.kind == "fact"):
+                    c.staged["asker"] = ASKER_WEIGHT
+                    c.score += ASKER_WEIGHT
         if not ranking.query.named:
             return
         share = 1 / len(ranking.query.named)
