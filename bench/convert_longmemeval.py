@@ -13,8 +13,9 @@ as the category (1 single-session-user, 2 single-session-assistant, 3
 single-session-preference, 4 multi-session, 5 knowledge-update, 6 temporal-reasoning;
 the evaluator names 1-5 by LoCoMo's categories and leaves 5 out unless
 `--include-adversarial`). The evaluator's session-level hit@5 is LongMemEval's
-recall_any@5 over the first 20 turns ranked. The question's own date is not carried:
-the evaluator reads each conversation's time against its last turn.
+recall_any@5 over the first 20 turns ranked. Each question keeps its own date
+(`question_date`, which the evaluator passes over): `bench/locomo.py --reference-time`
+asks it then, as LongMemEval's protocol does ("a week ago" is a week before it).
 
 The other 440 instances are held back for evaluation: nothing here reads them.
 """
@@ -52,7 +53,8 @@ def sample(conv: dict) -> dict:
         conversation[f"session_{n}_date_time"] = times[n]
     return {"sample_id": conv["conv_id"], "conversation": conversation,
             "qa": [{"question": q["question"], "answer": q["answer"],
-                    "category": q["category"], "evidence": q["evidence"]}
+                    "category": q["category"], "evidence": q["evidence"],
+                    "question_date": conv["question_date"]}
                    for q in conv["qa"]]}
 
 

@@ -15,7 +15,9 @@ graph, which grows co-occurrence edges as they go); `--data FILE` runs another s
 LoCoMo's format (`bench/data/memorybank/memorybank-en.json`: MemoryBank's conversations,
 see `bench/convert_memorybank.py`); `--reference-time` gives each question the time of its
 conversation's last turn as `reference_time` (the evaluator's rule for a time-aware
-retriever: "on May 2nd" then means the conversation's May); `--baseline bm25|dense`
+retriever: "on May 2nd" then means the conversation's May), or the question's own date
+where the set has one (LongMemEval's `question_date`: "a week ago" is a week before
+it); `--baseline bm25|dense`
 runs a reference retriever instead of memoryd (the evaluator's BM25, or dense-only:
 cosine over memoryd's own MiniLM, fp32, of "speaker: text"); every other argument goes
 to `../shared/bench/locomo/eval_retrieval.py`. A fresh
@@ -79,8 +81,11 @@ class DaemonRetriever:
         self.written: dict[str, Any] = {}
         # The user of each conversation: its speaker_a (LongMemEval's "user", who does
         # not always speak first), else whoever speaks first.
-        self.users = {c["sample_id"]: c["conversation"].get("speaker_a", "")
-                      for c in json.loads(data_file().read_text())}
+        samples = json.loads(data_file().read_text())
+        self.users = {c["sample_id"]: c["conversation"].get("speaker_a", "") for c in samples}
+        # A question's own date, where the set has one (LongMemEval's question_date).
+        self.asked_at = {(c["sample_id"], q["question"]): q["question_date"]
+                         for c in samples for q in c.get("qa", []) if q.get("question_date")}
         if self.keep and (self.keep / "written.json").exists():
             self.written = json.loads((self.keep / "written.json").read_text())
         if (config := os.environ.get(CONFIG_ENV)) and not self.root.exists():
@@ -217,10 +222,15 @@ class DaemonRetriever:
 
     def asking(self, conv_id: str, question: str) -> dict[str, str]:
         """A question's params: its conversation's scope, and with `--reference-time`
-        the conversation's last turn as its reference."""
+        the question's own date as its reference when the set gives one
+        (`question_date`), else the conversation's last turn."""
         params = {"query": question, "scope": f"user:{conv_id}"}
         if self.reference:
-            params["reference_time"] = self.last_turn[conv_id]
+            asked = self.asked_at.get((conv_id, question))
+            if asked is None:
+                params["reference_time"] = self.last_turn[conv_id]
+            else:  # LongMemEval's dates are UTC, written without a zone
+                params["reference_time"] = asked if asked.endswith("Z") else asked + "Z"
         return params
 
     def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:
