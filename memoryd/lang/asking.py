@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from memoryd.lang.past import tells_past
+from memoryd.lang.sentences import HAN, has_han
 
 _ME = re.compile(r"(?<![a-z'’])(?:i|i'm|i’m|i've|i’ve|me|my|mine|myself)(?![a-z])")
 _YOU = re.compile(r"(?<![a-z'’])(?:you|your|you've|you’ve|you're|you’re)(?![a-z])")
@@ -48,14 +49,13 @@ _SEVERAL = re.compile(
 _ZH_SEVERAL = re.compile(r"哪些|些|都|什么样|类型|种|几个方面")
 _ZH_TAG = re.compile(r"[，,]\s*(?:对吗|是吗|对吧|是吧|对不对|是不是|没错吧)\s*[？?]?\s*$"
                      r"|吧\s*[？?]?\s*$")
-_ZH_ONCE = re.compile(r"曾|最近|近来|[\u4e00-\u9fff]过(?!去|得|来)")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
+_ZH_ONCE = re.compile(f"曾|最近|近来|[{HAN}]过(?!去|得|来)")
 
 
 def of_the_asker(question: str) -> bool:
     """Whether `question` asks about the one asking ("I", "my", "我"), not about what
     the one asked did or said ("you", "你")."""
-    if _HAN.search(question):
+    if has_han(question):
         return "我" in question and "你" not in question and "您" not in question
     said = question.casefold()
     return bool(_ME.search(said)) and not _YOU.search(said)
@@ -65,7 +65,7 @@ def asks_one_now(question: str) -> bool:
     """Whether `question` asks for one value that holds now, of the one asking."""
     if not of_the_asker(question):
         return False
-    if _HAN.search(question):
+    if has_han(question):
         return not (_ZH_SEVERAL.search(question) or _ZH_TAG.search(question)
                     or _ZH_ONCE.search(question))
     said = question.casefold()

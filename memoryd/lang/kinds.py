@@ -126,8 +126,7 @@ def kind_of(sentence: str) -> Kind:
     if _chinese_text(text):
         return _chinese(text)
     text = _VOCATIVE.sub("", text)  # "Dave, it's awesome": who is spoken to is not said
-    raw = _WORD.findall(text)
-    words = [w.lower().replace("’", "'") for w in raw]
+    raw, words = _words(text)
     if not words or (_CODE.search(text) and not text.endswith("?")):
         return "content"
     if words[0] in _SOCIAL or words[0] in _FEELING_WORDS:
@@ -140,8 +139,7 @@ def kind_of(sentence: str) -> Kind:
                 and words[1] in _AUX | _PRONOUNS | _DETERMINERS):
         return "question"
     if main is not None:
-        raw = _WORD.findall(main)
-        words = [w.lower().replace("’", "'") for w in raw]
+        raw, words = _words(main)
     rest = _without_leads(words)
     if rest and _imperative(rest, words, raw[len(words) - len(rest)]):
         return "rule" if main is not None or _standing(text, words, rest) else "request"
@@ -156,6 +154,12 @@ def kind_of(sentence: str) -> Kind:
     if not any(w in _AUX or w.endswith(("s", "ed")) for w in words[1:]):
         return "content"  # no verb to be seen: a heading, a label, a fragment
     return "fact"
+
+
+def _words(text: str) -> tuple[list[str], list[str]]:
+    """The words of `text` as written, and lowercased with a plain apostrophe."""
+    raw = _WORD.findall(text)
+    return raw, [w.lower().replace("’", "'") for w in raw]
 
 
 _VOCATIVE = re.compile(r"^[A-Z][a-z]+,\s+(?=\S)")

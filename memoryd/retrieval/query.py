@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from memoryd.filters import Filters
-from memoryd.lang import past, terms, timewords, voice
+from memoryd.lang import asking, past, terms, timewords, voice
 from memoryd.lang.names import QueryWords, query_words
 from memoryd.lang.timewords import Window
 
@@ -58,6 +58,8 @@ class Query:
     window: Window | None  # the time it names, if any
     asks_when: bool  # it asks for a time ("When did...", "什么时候")
     about_past: bool  # it asks about the past, or is asked `as_of` a time
+    of_the_asker: bool  # about the one asking ("I", "my"), not what "you" did
+    one_now: bool  # one value that holds now, of the one asking ("How old am I?")
     # The entities it names, each its keys (a name and the longer ones it may be short
     # for: "ann", "ann smith"); read from the corpus under its hold (`naming`).
     named: list[tuple[str, ...]] = field(default_factory=list)
@@ -80,4 +82,5 @@ def read(request: SearchRequest, speakers: Collection[str], now: float) -> Query
     return Query(request, words, voice.in_voice(asked, speakers, words),
                  terms.terms(timewords.without(asked, window)), window,
                  timewords.asks_when(asked),
-                 request.where.as_of is not None or past.asks_past(asked))
+                 request.where.as_of is not None or past.asks_past(asked),
+                 asking.of_the_asker(asked), asking.asks_one_now(asked))

@@ -8,15 +8,15 @@ below it by more than a hair):
   `lang.frames.key_of` reads), the newer. Reconciliation supersedes a fact when it can
   tell a change from an addition; when it cannot, it keeps both (no fact is lost).
 - **Said later.** A question that asks for one value holding now, of the one asking
-  (`lang.asking.asks_one_now`: "How old am I?", "What car do I drive?"), has one right
-  answer at a time. Of two things the asker said (their turns, the facts learned from
-  them) among the best few, about the same matter (their vectors close) and nearly as
-  relevant, the later is the answer, whatever words announced the change ("turned 35",
-  "traded the Corolla in"): no rule that recognises a change is needed. A change is
-  told in a later conversation: two turns of one session are one telling, where the
-  later turn is the conversation going on, not a change. A question for
-  several values, to confirm a statement, or about another's doing is left alone: there
-  a later statement is one more answer.
+  (`Query.one_now`, lang/asking.py: "How old am I?", "What car do I drive?"), has one
+  right answer at a time. Of two things the asker said (their turns, the facts learned
+  from them) among the best few, about the same matter (their vectors close) and
+  nearly as relevant, the later is the answer, whatever words announced the change
+  ("turned 35", "traded the Corolla in"): no rule that recognises a change is needed.
+  A change is told in a later conversation: two turns of one session are one telling,
+  where the later turn is the conversation going on, not a change. A question for
+  several values, to confirm a statement, or about another's doing is left alone:
+  there a later statement is one more answer.
 
 A question about the past ("did", "used to", "before", "in 2019": `Query.about_past`),
 one that names a date, or one asked `as_of` a time is left as it ranked."""
@@ -27,9 +27,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.lang.asking import asks_one_now
 from memoryd.lang.frames import changes, key_of
 from memoryd.retrieval.candidates import Candidate, Ranking
+from memoryd.retrieval.stages.entities import said_by_the_user
 from memoryd.schema import Memory
 
 # Said later: among the best TOP, the newer scoring at least NEARLY the older's, and
@@ -55,7 +55,7 @@ class Current:
             return
         memories = ranking.memories(self.fetch)
         self._frames(ranking, memories)
-        if ranking.query.window is None and asks_one_now(ranking.query.text):
+        if ranking.query.window is None and ranking.query.one_now:
             self._said_later(ranking, memories)
 
     def _frames(self, ranking: Ranking, memories: dict[str, Memory]) -> None:
@@ -81,7 +81,7 @@ class Current:
         best = sorted(range(len(ranking.candidates)),
                       key=lambda i: -ranking.candidates[i].score)[:TOP]
         said = [i for i in best if not ranking.candidates[i].reason  # dropped stays so
-                and _said_by_the_asker(memories.get(ranking.candidates[i].id))]
+                and said_by_the_user(memories.get(ranking.candidates[i].id))]
         # the newest first: each, once raised, stays above the older ones it outranks
         for n in sorted(said, key=lambda i: -float(ranking.created[i])):
             newer = ranking.candidates[n]
@@ -104,7 +104,3 @@ class Current:
         older.staged[self.name] = round(newer.score - older.score, 4) - 1e-4
         older.score = newer.score - 1e-4
 
-
-def _said_by_the_asker(memory: Memory | None) -> bool:
-    """The asker's own turn, or a fact learned from what someone said."""
-    return memory is not None and (memory.role == "user" or memory.kind == "fact")

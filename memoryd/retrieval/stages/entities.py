@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memoryd.lang.asking import of_the_asker
 from memoryd.retrieval.candidates import Ranking
 from memoryd.schema import Memory
 
@@ -39,11 +38,10 @@ class Entities:
         self.fetch = fetch  # ids -> memories: their roles and kinds
 
     def run(self, ranking: Ranking) -> None:
-        if of_the_asker(ranking.query.text):
+        if ranking.query.of_the_asker:
             memories = ranking.memories(self.fetch)
             for c in ranking.candidates:
-                memory = memories.get(c.id)
-                if memory is not None and (memory.role == "user" or memory.kind == "fact"):
+                if said_by_the_user(memories.get(c.id)):
                     c.staged["asker"] = ASKER_WEIGHT
                     c.score += ASKER_WEIGHT
         if not ranking.query.named:
@@ -56,3 +54,8 @@ class Entities:
             if boost:
                 c.staged[self.name] = round(boost, 4)
                 c.score += boost
+
+
+def said_by_the_user(memory: Memory | None) -> bool:
+    """The user's own turn, or a fact learned from what was said."""
+    return memory is not None and (memory.role == "user" or memory.kind == "fact")

@@ -63,7 +63,7 @@ def passage_share(content: str, asked: set[str], key: str | None = None) -> floa
         lines = _LINES.get(key, content)
         held = [lines[t] for t in asked if t in lines]
     else:
-        held = list(_lines_of(content, asked).values())
+        held = list(_read_lines(content, asked).values())
     if not held:
         return 1.0
     covered: Counter[int] = Counter()
@@ -72,33 +72,19 @@ def passage_share(content: str, asked: set[str], key: str | None = None) -> floa
     return max(covered.values()) / len(held)
 
 
-def _lines_of(content: str, asked: set[str]) -> dict[str, list[int]]:
-    """Each of the `asked` terms `content` holds -> the numbers of the non-empty lines
-    that hold it: what `_read_lines` reads of them, without keeping the rest."""
-    held: dict[str, list[int]] = {}
-    count = 0
-    for line in content.splitlines():
-        if not line.strip():
-            continue
-        for term in terms.terms(line):
-            if term in asked:
-                at = held.setdefault(term, [])
-                if not at or at[-1] != count:
-                    at.append(count)
-        count += 1
-    return held
-
-
-def _read_lines(content: str) -> dict[str, list[int]]:
-    """Each term of `content` -> the numbers of the non-empty lines that hold it (kept
-    as lists: a query reads a few terms of a note, never most)."""
+def _read_lines(content: str, asked: set[str] | None = None) -> dict[str, list[int]]:
+    """Each term of `content` (of the `asked` ones, when given) -> the numbers of the
+    non-empty lines that hold it."""
     found: dict[str, list[int]] = {}
     count = 0
     for line in content.splitlines():
         if not line.strip():
             continue
-        for term in set(terms.terms(line)):
-            found.setdefault(term, []).append(count)
+        for term in terms.terms(line):
+            if asked is None or term in asked:
+                at = found.setdefault(term, [])
+                if not at or at[-1] != count:  # a line once, however often it says it
+                    at.append(count)
         count += 1
     return found
 
