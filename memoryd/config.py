@@ -166,10 +166,11 @@ _BRANCH = r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$"
 class GitConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     enabled: bool | None = None  # None: on when a `git` binary is found
     commit_interval: Duration = Duration(10)  # at most one commit per this long
-    # Sync (docs/sync.md): a remote git takes (SSH, HTTPS, a path), the branch there,
-    # and how long a fetch or push may take. No remote: no sync.
+    # Sync (docs/sync.md): a remote git takes (SSH, HTTPS, a path), the branch there
+    # (None: the one the remote's HEAD names), and how long a fetch or push may take.
+    # No remote: no sync.
     remote: Annotated[str, Meta(pattern=_REMOTE, max_length=2048)] | None = None
-    branch: Annotated[str, Meta(pattern=_BRANCH)] = "main"
+    branch: Annotated[str, Meta(pattern=_BRANCH)] | None = None
     sync_timeout: Duration = Duration(120)
     sync_after: Duration = Duration(30)  # after the history commits writes; 0: only the job
 

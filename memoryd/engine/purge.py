@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,7 @@ class PurgeReport:
 class Purge:
     def __init__(self, root: Path, stores: Stores, sync: FileSync, graph: TopicGraph,
                  graph_store: GraphStore, git: GitHistory | None, remote_url: str | None,
-                 branch: str) -> None:
+                 branch: Callable[[], str]) -> None:
         self.root, self.stores, self.sync = root, stores, sync
         self.graph, self.graph_store, self.git = graph, graph_store, git
         self.remote_url, self.branch = remote_url, branch
@@ -93,7 +94,7 @@ class Purge:
                 if report.git["rewritten"] and self.remote_url:
                     # The address as shown (a password in it is not printed back).
                     report.push = (f"git -C {self.root} push --force "
-                                   f"{shown(self.remote_url)} HEAD:refs/heads/{self.branch}")
+                                   f"{shown(self.remote_url)} HEAD:refs/heads/{self.branch()}")
         if not dry_run:
             report.remaining = await self.stores.workers.read(self._remaining, needle)
             if self.git is not None and self.git.enabled and needle in await git_purge.objects(

@@ -45,7 +45,14 @@ from memoryd.history.git import GitHistory
 from memoryd.history.plan import Planner, diff, empty_tree, refusal, write_tree
 from memoryd.history.purge import pending as purged_head
 from memoryd.history.purge import settled as purge_settled
-from memoryd.history.remote import RemoteError, fetch, push, remote_head, shown
+from memoryd.history.remote import (
+    RemoteError,
+    default_branch,
+    fetch,
+    push,
+    remote_head,
+    shown,
+)
 from memoryd.history.runner import GitError, blobs, git, head_of
 
 log = structlog.get_logger("memoryd.sync")
@@ -63,6 +70,7 @@ class _Merged:
     head: str | None  # the commit HEAD is now
     plan: dict[str, Any]
     changed: list[str]
+    would_merge: bool = False  # a dry run's: the sync would make a merge commit
 
 
 class RemoteSync:
@@ -77,6 +85,28 @@ class RemoteSync:
     @property
     def url(self) -> str | None:
         return self.config.remote or None
+
+    @property
+    def branch(self) -> str | None:
+        """The remote's branch: the settings', else the one learned from the remote's
+        HEAD at a sync (None until then)."""
+        if self.config.branch:
+            return self.config.branch
+        learned = self.state.get("branch_of")
+        if isinstance(learned, dict) and self.url and learned.get("remote") == shown(self.url):
+            branch = learned.get("branch")
+            return branch if isinstance(branch, str) else None
+        return None
+
+    async def _branch(self, url: str, timeout: float) -> str:
+        known = self.branch
+        if known is None:
+            known = await default_branch(self.root, url, timeout)
+            self.state["branch_of"] = {"remote": shown(url), "branch": known,
+                                       "from": "the remote's HEAD"}
+            log.info("sync.branch", remote=shown(url), branch=known,
+                     reason="git.branch is not set: the branch the remote's HEAD names")
+        return known
 
     # -- status ----------------------------------------------------------------------
     def _load_state(self) -> dict[str, Any]:
@@ -99,7 +129,7 @@ class RemoteSync:
         """For `stats` and `memoryctl status`: the remote, the last sync, and when the
         next is held back to after failures (the `sync` job's own time is in `jobs`)."""
         retry_at = self.state.get("retry_at")
-        return {"remote": shown(self.url) if self.url else None, "branch": self.config.branch,
+        return {"remote": shown(self.url) if self.url else None, "branch": self.branch,
                 "last": self.state.get("last"), "last_ok": self.state.get("last_ok"),
                 "failures": self.state.get("failures", 0),
                 "retry_at": _iso(retry_at) if retry_at else None,
@@ -123,7 +153,7 @@ class RemoteSync:
         async with self._running:
             started = self.clock()
             result: dict[str, Any] = {
-                "remote": shown(self.url), "branch": self.config.branch, "dry_run": dry_run,
+                "remote": shown(self.url), "branch": self.branch, "dry_run": dry_run,
                 "at": _iso(started), "came_in": 0, "went_out": 0, "resolved": [],
                 "needs_you": [], "refused": [], "error": None}
             try:
@@ -169,9 +199,10 @@ class RemoteSync:
         self._save_state()
 
     async def _rounds(self, dry_run: bool) -> dict[str, Any]:
-        url, branch = self.url or "", self.config.branch
+        url = self.url or ""
         timeout = float(self.config.sync_timeout)
         self._timings = {}
+        branch = await self._branch(url, timeout)
         came_in: list[str] = []
         resolved: list[dict[str, Any]] = []
         needs_you: list[dict[str, Any]] = []
@@ -188,7 +219,7 @@ class RemoteSync:
             refused += merged.plan.get("refused", [])
             ahead = await self._ahead(theirs, merged.head)
             if dry_run or merged.head is None or ahead == 0:
-                went_out = ahead if dry_run else 0
+                went_out = ahead + merged.would_merge if dry_run else 0
                 break
             with self._timed("push"):
                 pushed = await push(self.root, url, branch, merged.head, timeout)
@@ -199,7 +230,8 @@ class RemoteSync:
         else:
             raise RemoteError(f"the remote kept moving: {ATTEMPTS} pushes were refused; "
                               "the next sync tries again")
-        return {"attempts": attempt, "came_in": len(came_in), "paths_in": came_in[:SHOWN],
+        return {"branch": branch, "attempts": attempt, "came_in": len(came_in),
+                "paths_in": came_in[:SHOWN],
                 "timings_ms": {k: round(v * 1000, 1) for k, v in self._timings.items()},
                 "went_out": went_out, "resolved": resolved, "needs_you": needs_you,
                 "refused": refused, "head": merged.head}
@@ -225,7 +257,7 @@ class RemoteSync:
             "a purge rewrote this machine's history and the remote still has the old one, "
             "which would bring back what was purged: replace it there first with "
             f"`git -C {self.root} push --force {shown(self.url or '')} "
-            f"HEAD:refs/heads/{self.config.branch}`")
+            f"HEAD:refs/heads/{branch}`")
 
     async def _paths_of(self, ids: Iterable[str]) -> dict[str, str]:
         catalog = self.stores.catalog  # its reader is the reading thread's own
@@ -252,8 +284,10 @@ class RemoteSync:
             # A sync killed mid-merge (kill -9 in its read-tree) leaves a lock that would
             # fail every later merge; none of our gits runs now.
             self.history.remove_stale_locks()
-            if not dry_run:
-                await self.history.commit()
+            # A dry run commits too: what it would send includes the writes the
+            # background commit has not made yet (it would a moment later anyway, and a
+            # commit changes no file).
+            await self.history.commit()
             ours = await head_of(self.root)
             if theirs is None or ours == theirs or (ours and await _contains(self.root, ours,
                                                                             theirs)):
@@ -267,10 +301,12 @@ class RemoteSync:
                     plan = await Planner(self.root, ours, theirs, base, self._paths_of).run()
                 plan_info = {"resolved": plan.resolved, "needs_you": plan.needs_you,
                              "refused": plan.refused}
-                if dry_run:
-                    return _Merged(ours, plan_info, sorted({*plan.updates, *plan.texts}))
                 with self._timed("merge"):
-                    tree = await write_tree(self.root, ours, plan)
+                    tree = await write_tree(self.root, ours, plan)  # objects only
+                    if dry_run:
+                        return _Merged(ours, plan_info, sorted({*plan.updates, *plan.texts}),
+                                       would_merge=not await _fast_forward(
+                                           self.root, ours, theirs, base, tree))
                     target = await self._commit(ours, theirs, base, tree, plan_info)
             if dry_run:
                 return _Merged(ours, plan_info, [])
@@ -282,8 +318,7 @@ class RemoteSync:
     async def _commit(self, ours: str, theirs: str, base: str | None, tree: str,
                       plan: dict[str, Any]) -> str:
         """A fast-forward when this machine had nothing new; else a merge commit."""
-        their_tree = (await git(self.root, "rev-parse", f"{theirs}^{{tree}}")).decode().strip()
-        if base == ours and tree == their_tree:
+        if await _fast_forward(self.root, ours, theirs, base, tree):
             return theirs
         message = (f"memoryd: sync with {shown(self.url or '')}: "
                    f"{len(plan['resolved'])} resolved, {len(plan['needs_you'])} need you, "
@@ -372,6 +407,14 @@ class RemoteSync:
                 return
             log.warning("sync.recovered", files=len(changed), head=noted["to"][:12])
         journal.unlink(missing_ok=True)
+
+
+async def _fast_forward(root: Path, ours: str, theirs: str, base: str | None,
+                        tree: str) -> bool:
+    """Whether the merge is the remote's commit itself: this machine had nothing new,
+    and the merged tree is the remote's."""
+    their_tree = (await git(root, "rev-parse", f"{theirs}^{{tree}}")).decode().strip()
+    return base == ours and tree == their_tree
 
 
 async def _known(root: Path, commit: str) -> bool:

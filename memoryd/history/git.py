@@ -38,6 +38,7 @@ from typing import Any
 import structlog
 import trio
 
+from memoryd.history import local
 from memoryd.history.runner import GIT_ENV as GIT_ENV  # for callers
 from memoryd.history.runner import GitError, head_of, text
 from memoryd.store import frontmatter
@@ -51,6 +52,8 @@ log = structlog.get_logger("memoryd.git")
 STALE_MARGIN = 2.0
 IGNORE = f"""# memoryd: derived or live files, not history
 /index/
+# this machine's own settings and logs: never committed, never synced
+{chr(10).join(local.IGNORED)}
 /memory.sock
 /.daemon.lock
 *.tmp
@@ -122,9 +125,7 @@ class GitHistory:
                 log.info("git.initialised", root=str(self.root))
             else:
                 await self._git("rev-parse", "--git-dir")  # a repository git can read
-            ignore = self.root / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text(IGNORE, encoding="utf-8")
+            await self._keep_local_out()
         except (GitError, OSError) as exc:
             self._disable(exc)
             self.started.set()
@@ -135,6 +136,29 @@ class GitHistory:
             await self._commit_or_retry()
         finally:
             self.started.set()
+
+    async def _keep_local_out(self) -> None:
+        """The ignore rules written (a new root) or completed (an older root's, or a
+        user's, without the machine's own files), and what an older root tracked of
+        those files taken out of the index: the next commit drops them from the
+        history's tree, and the files themselves stay as they are."""
+        ignore = self.root / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text(IGNORE, encoding="utf-8")
+        else:
+            text = ignore.read_text(encoding="utf-8", errors="replace")
+            if missing := local.missing_lines(text):
+                block = "# memoryd: this machine's own settings and logs, never synced\n"
+                ignore.write_text(text + ("" if text.endswith("\n") or not text else "\n")
+                                  + block + "".join(f"{line}\n" for line in missing),
+                                  encoding="utf-8")
+        tracked = await self._git("ls-files", "-z", "--", *local.TRACKED_BEFORE)
+        if tracked.strip("\0"):
+            await self._git("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
+                            *local.TRACKED_BEFORE)
+            log.info("git.local_files_untracked", paths=sorted(tracked.strip("\0").split("\0")),
+                     hint="kept on disk; each machine keeps its own from now on")
+            self.dirty.set()
 
     def _disable(self, exc: BaseException) -> None:
         self.enabled = False

@@ -11,6 +11,10 @@ Used wherever two copies of a memory meet: a sync's merge of two machines' commi
 - The other version is kept as a superseded version (`replaced_by` its own id, under
   trash/versions/, as an update keeps the text it replaces), unless its content is the
   winner's: then nothing of it is lost by dropping it.
+- A side whose only change (from the version both started from, or from the other
+  side) is the reads it counted (`access_count`, `last_accessed_at`) made no edit: the
+  other side's version wins, with the reads of both, and nothing is kept or reported
+  (`quiet`). Every other merge names the rule that chose (`rule`).
 - Sets merge as sets: `tags`, `links`, `replaces`, `derived_from`, and the user's own
   front-matter keys. With the version both started from (`base`), what one side took
   out stays out; without it, the union.
@@ -48,6 +52,11 @@ class Copy:
                 hashlib.sha256(self.text.encode("utf-8")).hexdigest())
 
 
+HIGHER_VERSION = "the higher version wins"
+LATER_EDIT = "the same version: the later edit wins"
+SAME_TIME = "the same version and time: the text every machine picks the same way"
+
+
 @dataclass(frozen=True)
 class Merged:
     winner: Copy
@@ -55,6 +64,23 @@ class Merged:
     kept: Memory | None  # the loser, to keep as a superseded version (None: same content)
     loser_path: str
     first_won: bool  # the first of the two given
+    rule: str  # what chose the winner
+    quiet: bool  # no edit met another: only reads were counted apart (nothing to report)
+
+
+def _reads_only(a: Memory, b: Memory) -> bool:
+    """Whether two versions differ in the reads they counted at most."""
+    def unread(m: Memory) -> Memory:
+        return msgspec.structs.replace(m, access_count=0, last_accessed_at=None)
+    return unread(a) == unread(b)
+
+
+def _rule(winner: Memory, loser: Memory) -> str:
+    if winner.version != loser.version:
+        return HIGHER_VERSION
+    if as_aware(winner.updated_at) != as_aware(loser.updated_at):
+        return LATER_EDIT
+    return SAME_TIME
 
 
 def read(path: str, text: str) -> Copy | None:
@@ -94,6 +120,12 @@ def merge(a: Copy, b: Copy, base: Memory | None = None,
     """The two versions as one (the module's rules); `a` and `b` hold one id. `names`:
     the linked memories' file names, for the `wikilinks` of a file written anew."""
     winner, loser = (a, b) if a.rank >= b.rank else (b, a)
+    quiet = _reads_only(a.memory, b.memory)
+    if base is not None and not quiet:
+        a_read, b_read = _reads_only(a.memory, base), _reads_only(b.memory, base)
+        quiet = a_read or b_read
+        if a_read != b_read:  # the one that edited wins, whatever a flush did to ranks
+            winner, loser = (b, a) if a_read else (a, b)
     merged = msgspec.structs.replace(winner.memory)
     changed = False
     for name in SETS:
@@ -116,10 +148,11 @@ def merge(a: Copy, b: Copy, base: Memory | None = None,
         merged.extra, changed = extra, True
     text = frontmatter.render(merged, names).decode("utf-8") if changed else winner.text
     kept = None
-    if loser.memory.content != winner.memory.content:
+    if loser.memory.content != winner.memory.content and not quiet:
         kept = msgspec.structs.replace(loser.memory, replaced_by=loser.memory.id)
     return Merged(winner=Copy(winner.path, text, merged), text=text, kept=kept,
-                  loser_path=loser.path, first_won=winner is a)
+                  loser_path=loser.path, first_won=winner is a,
+                  rule=_rule(winner.memory, loser.memory), quiet=quiet)
 
 
 def as_version(memory: Memory) -> str:

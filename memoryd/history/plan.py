@@ -9,9 +9,12 @@ memory is followed by its id, not by git's guess at a rename):
   by merge.py's rules; the losing text is kept as a version under trash/versions/.
   A memory one machine deleted (moved to trash/) and the other edited stays, with the
   edit; the deleted copy is kept as a version, so the delete is in its history.
-- Any other file both changed (config.yaml, a user's own notes outside the memory
-  folders) gets git's own three-way merge of its text (`git merge-file`); where that
-  conflicts, this machine's version stays and the conflict is reported, never
+- This machine's own files (history/local.py: config.yaml, logs/, .gitignore) are
+  never taken from the other side (what it sends of its settings or logs is refused
+  and reported), nor given up to its delete: each machine keeps its own, by design.
+- Any other file both changed (a user's own notes outside the memory folders) gets
+  git's own three-way merge of its text (`git merge-file`); where that conflicts,
+  this machine's version stays and the conflict is reported, never
   resolved by guessing. Files memoryd regenerates (memory.md, pending.md) keep this
   machine's, silently: the next run writes them anew.
 - What the other machine sent that memoryd refuses to write (a path into `.git` or
@@ -30,7 +33,7 @@ from typing import Any
 
 import trio
 
-from memoryd.history import merge
+from memoryd.history import local, merge
 from memoryd.history.runner import ZERO, GitError, blobs, git, sizes
 from memoryd.store.files import named_by_id
 from memoryd.store.rooted import MAX_FILE_BYTES, UnsafePath, check_relpath
@@ -66,7 +69,6 @@ def is_memory_path(path: str) -> bool:
     return path.endswith(".md") and path.split("/", 1)[0] in _MEMORY_TOPS
 
 
-MACHINE_OWN = frozenset({"config.yaml", ".gitignore"})  # at the root
 NAME_MAX = 255  # bytes in one name: ext4, APFS, NTFS (git itself takes longer ones)
 
 
@@ -78,10 +80,10 @@ def refusal(path: str, mode: str, size: int) -> str | None:
         return str(exc)
     if parts[0] in _REFUSED_TOP or any(p.lower() == ".git" for p in parts):
         return "is inside git's folder or memoryd's derived index"
-    if len(parts) == 1 and parts[0] in MACHINE_OWN:
+    if local.is_local(path):
         # Whoever can push would otherwise turn redaction off or point llm.url at a
         # server of theirs, which then hears everything said here.
-        return "is this machine's own settings: never taken from a remote"
+        return "is this machine's own settings or logs: never taken from a remote"
     if any(p.startswith(TMP_PREFIX) or p.endswith(".tmp") for p in parts):
         return "has a temporary file's name"
     if any(len(p.encode("utf-8", "surrogateescape")) > NAME_MAX for p in parts):
@@ -229,10 +231,11 @@ class Planner:
                 final = merged.winner
                 if merged.kept is not None:
                     versions.append((merged.loser_path, merge.as_version(merged.kept)))
-                self.plan.resolved.append({
-                    "id": memory_id, "path": final.path, "rule": "the higher version wins",
-                    "winner": "this machine" if merged.first_won else "the other",
-                    "kept_other": merged.kept is not None})
+                if not merged.quiet:  # (reads counted on each side: nothing to resolve)
+                    self.plan.resolved.append({
+                        "id": memory_id, "path": final.path, "rule": merged.rule,
+                        "winner": "this machine" if merged.first_won else "the other",
+                        "kept_other": merged.kept is not None})
         elif ours is not None or theirs is not None:
             present = ours or theirs
             assert present is not None
@@ -334,6 +337,15 @@ class Planner:
     async def _path(self, path: str) -> None:
         mine, other = self._state(self._ours, path), self._state(self._theirs, path)
         if mine == other:
+            return
+        if local.is_local(path):
+            # Never taken. Each machine's ignore rules differ by design (an older
+            # root's were completed), so the other's are passed over in silence; its
+            # settings or logs are refused and reported (only a machine running an
+            # older memoryd, or a hostile one, sends them). Its delete of one (it
+            # stopped tracking it) deletes nothing here.
+            if other is not None and path != local.IGNORE_FILE:
+                self._take(path, other)
             return
         if path not in self._ours:
             self._take(path, other)

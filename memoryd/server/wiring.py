@@ -36,6 +36,7 @@ from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
 from memoryd.history.git import GitHistory
 from memoryd.history.git import available as git_available
+from memoryd.history.remote import DEFAULT_BRANCH
 from memoryd.ports import ChatModel, Embedder, Reranker, VectorStore
 from memoryd.protocol.dispatch import Dispatcher
 from memoryd.retrieval.hybrid import HybridIndex
@@ -134,7 +135,7 @@ def build_engine(root: Path, config: Config, *, embedder: Embedder | None = None
     sync = FileSync(stores, config, graph, graph_store, snapshots)
     remote = RemoteSync(root, config.git, git, stores, sync) if git is not None else None
     purge = Purge(root, stores, sync, graph, graph_store, git, config.git.remote,
-                  config.git.branch)
+                  lambda: (remote.branch if remote is not None else None) or DEFAULT_BRANCH)
     return Engine(
         root=root, config=config, stores=stores, writes=writes, links=links,
         sync=sync,

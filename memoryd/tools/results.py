@@ -325,7 +325,7 @@ class SyncResult(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     remote: str
     dry_run: bool | UnsetType = UNSET
-    branch: str | UnsetType = UNSET
+    branch: str | UnsetType | None = UNSET  # None: not learned (the remote not reached)
     at: str | UnsetType = UNSET
     attempts: int | UnsetType = UNSET  # fetch-merge-push rounds (the remote moved between)
     came_in: int | UnsetType = UNSET

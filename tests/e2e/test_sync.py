@@ -35,9 +35,16 @@ def config(remote: Path) -> str:
 
 
 def bare(folder: Path) -> Path:
+    """The remote as docs/sync.md makes it: `git init --bare`, whose HEAD names
+    `init.defaultBranch` (`master` where that is unset)."""
     remote = folder / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     return remote
+
+
+def head_branch(remote: Path) -> str:
+    """The branch the remote's HEAD names: the one memoryd syncs when none is set."""
+    return git(remote, "symbolic-ref", "--short", "HEAD").strip()
 
 
 def synced(daemon) -> dict:
@@ -101,9 +108,11 @@ def test_three_daemons_one_remote(make_daemon, short_tmp) -> None:
     assert report["error"] is None and report["changes"] == []
     # What a person reads: the sync's line, and status's remote, last and next syncs.
     said = ctl(a, "sync").stdout
-    assert said.startswith(f"{remote} (main): brought in 0 files, sent 0 commits"), said
+    branch = head_branch(remote)
+    assert said.startswith(f"{remote} ({branch}): brought in 0 files, sent 0 commits"), said
     shown = ctl(a, "status").stdout
-    assert f"{remote} (main)" in shown and "  last" in shown, shown
+    assert f"{remote} ({branch})" in shown and "  last" in shown, shown
+    assert "The team meets on Thursdays" in git(remote, "log", "-p")  # git log there works
 
 
 
@@ -187,7 +196,7 @@ def test_writes_are_synced_soon_after_they_are_committed(make_daemon, short_tmp)
 
     def on_the_remote() -> bool:
         try:
-            listed = git(remote, "grep", "-l", "Pushed without being asked", "main", "--",
+            listed = git(remote, "grep", "-l", "Pushed without being asked", "HEAD", "--",
                          "categories")
         except subprocess.CalledProcessError:  # no branch yet, or no match
             return False

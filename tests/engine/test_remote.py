@@ -29,8 +29,10 @@ def git(root: Path, *args: str) -> str:
 
 
 def bare(tmp_path: Path) -> Path:
+    """An empty remote whose HEAD names `main` (as GitHub's and Gitea's do)."""
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(remote)],
+                   check=True)
     return remote
 
 
@@ -428,7 +430,7 @@ async def test_a_remote_refusing_the_credentials_is_reported_not_prompted(tmp_pa
     rig = await machine(tmp_path, "a", url)
     try:
         result = await rig.result("memory_sync")  # returns: git was never let prompt
-        assert result["error"] and "fetch failed" in result["error"]
+        assert result["error"] and "failed" in result["error"], result["error"]
         assert (await rig.result("stats"))["sync"]["failures"] == 1
     finally:
         rig.close()
@@ -486,8 +488,8 @@ async def test_one_name_made_by_hand_on_two_machines(pair) -> None:
                                           "categories/knowledge/plans.md"])
     await sync(a)
     merged = await sync(b)
-    assert sorted(r["rule"] for r in merged["resolved"]) == [
-        "the higher version wins", "two memories at one path: both kept"]
+    assert sorted(r["rule"] for r in merged["resolved"]) == [  # both at version 1
+        "the same version: the later edit wins", "two memories at one path: both kept"]
     await sync(a)
     for rig in (a, b):
         listed = await rig.result("memory_list", category="knowledge")
@@ -653,7 +655,7 @@ async def test_settings_never_come_from_a_remote(pair) -> None:
     refused = {r["path"]: r["reason"] for r in got["refused"]}
     # (the indexes the new .gitignore let in are refused too, as derived)
     assert {p for p, r in refused.items() if "this machine's own settings" in r} == {
-        "config.yaml", ".gitignore"}
+        "config.yaml"}  # its .gitignore is passed over without a word, and not taken
     assert (b.root / "config.yaml").read_text() == own
     assert (b.root / ".gitignore").read_text() == ignore
     await b.result("memory_write", content="another note on b", category="knowledge")
@@ -685,3 +687,175 @@ async def test_names_that_differ_only_in_case_are_not_written_side_by_side(pair)
     assert "Monday" in (b.root / folder / "meeting.md").read_text()
     assert sorted(p.name for p in (b.root / folder).glob("*lan.md")) == ["plan.md"]
     assert (await b.result("memory_search", query="the plan"))["total"] == 1
+
+
+OLD_IGNORE = "# memoryd: derived or live files, not history\n/index/\n/memory.sock\n"
+
+
+async def test_each_machine_keeps_its_own_settings_and_logs(tmp_path) -> None:
+    """Machine a used memoryd before it had a remote, when its history tracked
+    config.yaml and logs/; b writes its own. In any order of syncs, with both changing
+    their settings and logs between them, no sync needs the user, and each machine's
+    files stay its own, on disk and out of the history."""
+    remote = bare(tmp_path)
+    old = tmp_path / "a"
+    (old / "logs").mkdir(parents=True)
+    (old / ".gitignore").write_text(OLD_IGNORE)
+    (old / "config.yaml").write_text("# a's settings\nredaction:\n  enabled: true\n")
+    (old / "logs" / "hooks.log").write_text("a: session start\n")
+    git(old, "init", "-q")
+    git(old, "add", "-A")
+    git(old, "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-qm", "an older root")
+    a = await machine(tmp_path, "a", remote)
+    b_root = tmp_path / "b"
+    (b_root / "logs").mkdir(parents=True)
+    (b_root / "config.yaml").write_text("# b's settings\nllm:\n  url: http://127.0.0.1:1/v1\n")
+    (b_root / "logs" / "hooks.log").write_text("b: session start\n")
+    b = await machine(tmp_path, "b", remote)
+    try:
+        # The older root's copies left its history; the files are where they were.
+        assert git(a.root, "ls-files", "config.yaml", "logs") == ""
+        assert (a.root / "config.yaml").read_text().startswith("# a's settings")
+        assert (a.root / "logs" / "hooks.log").read_text() == "a: session start\n"
+        assert "/config.yaml" in (a.root / ".gitignore").read_text()
+        written = []
+        for n, order in enumerate([(a, b), (b, a), (a, b), (b, a)]):
+            for rig, name in ((a, "a"), (b, "b")):
+                with (rig.root / "config.yaml").open("a") as f:
+                    f.write(f"# {name} changed it, round {n}\n")
+                with (rig.root / "logs" / "hooks.log").open("a") as f:
+                    f.write(f"{name}: prompt {n}\n")
+                rig.engine.git.changed(["config.yaml", "logs/hooks.log"])
+                written.append(await rig.result(
+                    "memory_write", content=f"{name} learned thing {n}", category="knowledge"))
+            for rig in order:
+                result = await sync(rig)
+                assert result["needs_you"] == [] and result["refused"] == [], result
+        await sync(b)  # a's last round
+        for rig, name in ((a, "a"), (b, "b")):
+            settings = (rig.root / "config.yaml").read_text()
+            assert settings.startswith(f"# {name}'s settings")
+            assert settings.count(f"# {name} changed it") == 4 and "other" not in settings
+            assert all(line.startswith(f"{name}:") for line in
+                       (rig.root / "logs" / "hooks.log").read_text().splitlines())
+            assert git(rig.root, "ls-files", "config.yaml", "logs") == ""
+            for memory in written:
+                assert (await rig.result("memory_read", id=memory["id"]))["content"] == \
+                    memory["content"]
+        assert "config.yaml" not in git(remote, "ls-tree", "-r", "--name-only", "HEAD")
+        assert "logs/" not in git(remote, "ls-tree", "-r", "--name-only", "HEAD")
+    finally:
+        a.close()
+        b.close()
+
+
+async def test_a_dry_run_right_after_a_write_counts_what_the_sync_then_does(pair) -> None:
+    """The writes the background commit has not made yet are in what a dry run would
+    send; it reports what the sync then resolves, and changes nothing."""
+    a, b = pair
+    m = await a.result("memory_write", content="The router is in the hall",
+                       category="knowledge")
+    await sync(a)
+    await sync(b)
+    await a.result("memory_update", id=m["id"], content="The router is in the study")
+    await a.result("memory_write", content="The printer needs toner", category="knowledge")
+    await sync(a)
+    await b.result("memory_update", id=m["id"], content="The router is in the attic")
+    await b.result("memory_write", content="The fuse box is in the garage",
+                   category="knowledge")
+    head = git(b.root, "rev-parse", "HEAD")
+    planned = await b.result("memory_sync", dry_run=True)
+    assert planned["error"] is None and planned["dry_run"] is True
+    assert git(b.root, "rev-parse", "HEAD") != head  # b's writes are committed
+    assert git(b.root, "status", "--porcelain") == ""
+    assert (await b.result("memory_read", id=m["id"]))["content"] == \
+        "The router is in the attic"  # no file changed
+    assert (await b.result("memory_search", query="printer toner"))["total"] == 0
+    done = await sync(b)
+    assert planned["went_out"] == done["went_out"] >= 1
+    assert planned["came_in"] == done["came_in"] >= 1
+    assert [(r["id"], r["rule"]) for r in planned["resolved"]] == \
+        [(r["id"], r["rule"]) for r in done["resolved"]] == [
+            (m["id"], "the same version: the later edit wins")]
+
+
+async def test_a_report_names_the_rule_that_chose_and_reads_are_not_conflicts(pair) -> None:
+    """Two edits of one version are decided by the later edit, and say so; reads
+    counted on each machine (access counts flushed into the files) resolve nothing
+    and report nothing; a memory resolved on one machine is not reported again on
+    the one that pulls it."""
+    a, b = pair
+    m = await a.result("memory_write", content="The cat is fed at six", category="knowledge")
+    quiet = [await a.result("memory_write", content=f"Shelf {n} holds the atlases",
+                            category="knowledge") for n in range(5)]
+    await sync(a)
+    await sync(b)
+    await a.result("memory_update", id=m["id"], content="The cat is fed at seven")
+    await b.result("memory_update", id=m["id"], content="The cat is fed at eight")
+    for rig in (a, b):  # both read the shelves: their counts reach the files
+        for memory in quiet:
+            await rig.result("memory_read", id=memory["id"])
+        assert await rig.engine.flush_stats() >= len(quiet)
+    await sync(a)
+    merged = await sync(b)
+    assert [(r["id"], r["rule"]) for r in merged["resolved"]] == [
+        (m["id"], "the same version: the later edit wins")]
+    for memory in quiet:  # the reads of both machines, in one file
+        read = await b.result("memory_read", id=memory["id"])
+        assert read["content"] == memory["content"] and read["version"] == 1
+    # a pulls b's resolution, after counting more reads of the cat's memory itself.
+    await a.result("memory_read", id=m["id"])
+    await a.engine.flush_stats()
+    pulled = await sync(a)
+    assert pulled["resolved"] == [] and pulled["needs_you"] == []
+    assert (await a.result("memory_read", id=m["id"]))["content"] == \
+        (await b.result("memory_read", id=m["id"]))["content"] == "The cat is fed at eight"
+
+
+@pytest.mark.parametrize(("made_with", "expected"), [
+    (("-c", "init.defaultBranch=master"), "master"),  # the docs' plain `git init --bare`
+    (("-c", "init.defaultBranch=trunk"), "trunk"),
+])
+async def test_the_branch_is_the_one_the_remotes_head_names(tmp_path, made_with,
+                                                            expected) -> None:
+    """With no `git.branch` set, memoryd pushes the branch the remote's HEAD names, so
+    `git log` on the remote shows what was synced; the result and status say which."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", *made_with, "init", "-q", "--bare", str(remote)], check=True)
+    a, b = await machine(tmp_path, "a", remote), await machine(tmp_path, "b", remote)
+    try:
+        m = await a.result("memory_write", content="The boiler is serviced in May",
+                           category="knowledge")
+        sent = await sync(a)
+        assert sent["branch"] == expected
+        assert "The boiler is serviced in May" in git(remote, "log", "-p")  # HEAD's log
+        assert (await a.result("stats"))["sync"]["branch"] == expected
+        got = await sync(b)
+        assert got["branch"] == expected and got["came_in"] >= 1
+        assert (await b.result("memory_read", id=m["id"]))["content"] == m["content"]
+    finally:
+        a.close()
+        b.close()
+
+
+async def test_a_remote_memoryd_filled_before_keeps_its_branch(tmp_path) -> None:
+    """A remote whose HEAD names `master` while an earlier memoryd pushed `main` there:
+    the sync stays on `main`, the history the machines share. A branch set in the
+    settings is used as it is."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "-c", "init.defaultBranch=master", "init", "-q", "--bare",
+                    str(remote)], check=True)
+    old = await machine(tmp_path, "old", remote)
+    named = Rig(tmp_path / "named", {"git": {"remote": str(remote), "branch": "main"}})
+    await named.start()
+    assert named.engine.git is not None
+    await named.engine.git.start()
+    try:
+        await named.result("memory_write", content="Pushed to main", category="knowledge")
+        assert (await sync(named))["branch"] == "main"
+        got = await sync(old)
+        assert got["branch"] == "main" and got["came_in"] >= 1
+        assert "master" not in git(remote, "branch", "--list")
+    finally:
+        old.close()
+        named.close()
