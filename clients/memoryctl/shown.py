@@ -73,8 +73,9 @@ def show(command: str, result: Any) -> str:
         lines = []
         for v in result["versions"]:
             state = "current " if v["current"] else "replaced"
-            lines.append(f"{v['created_at'][:19]}  {v['event']:<6} {state}  {v['id']}  "
-                         f"{v['content']}")
+            # The time this version was written (created_at is the memory's first).
+            lines.append(f"{v['updated_at'][:19]}  {v['event']:<6} {state}  "
+                         f"v{v['version']}  {v['id']}  {v['content']}")
             for r in v.get("revisions", []):
                 shown = f"version {r['version']}" if r["version"] else "removed"
                 lines.append(f"  commit {r['commit'][:12]}  {r['date'][:19]}  {shown}  "

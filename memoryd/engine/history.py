@@ -53,15 +53,15 @@ class History:
         return bool(self.git and self.git.enabled)
 
     async def versions(self, memory_id: str, caller: Caller) -> list[VersionEntry]:
-        """Every version, oldest first, each with its git revisions (none without git)."""
+        """Every version, oldest first, each with its own git revisions (none without
+        git): the commits that wrote that version, each with its diff."""
         versions = await self._versions(memory_id, caller)
         paths: dict[str, list[str]] = {}  # each id's files, for a name that holds no id
         for version in versions:
             paths.setdefault(version.id, []).extend([version.path] if version.path else [])
-        revisions = {i: await self.git.revisions(i, p) if self.git else []
-                     for i, p in paths.items()}  # one git log an id, not one a version
-        for version in versions:
-            version.revisions = revisions[version.id]
+        for memory, files in paths.items():  # one git log an id, not one a version
+            revisions = await self.git.revisions(memory, files) if self.git else []
+            _share(revisions, [v for v in versions if v.id == memory])
         return versions
 
     async def restore(self, memory_id: str, version: int | None, caller: Caller) -> Memory:
@@ -168,3 +168,15 @@ class History:
 def _current(memory: Memory) -> bool:
     """The version that is live: not superseded, not a version kept by an update."""
     return memory.superseded_at is None and memory.replaced_by is None
+
+
+def _share(revisions: list[dict[str, Any]], entries: list[VersionEntry]) -> None:
+    """Each revision of one memory under the version it wrote. One that wrote a version
+    no file keeps (only git has it), or that moved or removed the file (no version),
+    goes under the newest version before it, else the oldest."""
+    for revision in revisions:
+        number = revision["version"]
+        same = [e for e in entries if e.version == number]
+        before = [e for e in entries if number is None or e.version < number]
+        target = (same or before or entries)[-1 if same or before else 0]
+        target.revisions.append(revision)

@@ -184,9 +184,9 @@ TOOLS: tuple[ToolSpec, ...] = (
               stdin="text")),
     _spec("memory_history", "History of a memory", p.IdParams, """
         The versions of a memory, oldest first, following replaces / replaced_by through
-        the trash: content, dates, and the event that made each. With git history on,
-        each also carries its committed revisions: commit, date, version and a unified
-        diff.""",
+        the trash: content, dates (`updated_at`: when that version was written), and the
+        event that made each. With git history on, each also carries its own committed
+        revisions (those that wrote it): commit, date, version and a unified diff.""",
           Cli("history", "the versions of memory ID, oldest first", positional=("id",)),
           read_only=True, idempotent=True),
     _spec("memory_restore", "Restore a memory", p.RestoreParams, """

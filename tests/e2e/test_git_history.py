@@ -90,12 +90,18 @@ def test_batched_commits_history_and_restore(make_daemon) -> None:
     assert mine in git(root, "rev-list", "HEAD")  # still in the history
 
     history = ok(d, "history", note["id"])
-    revisions = history["versions"][0]["revisions"]
-    assert [r["version"] for r in revisions] == [1, 2]
-    assert "-The meeting is on Monday." in revisions[1]["diff"]
-    assert "+The meeting moved to Tuesday." in revisions[1]["diff"]
+    # Each version with its own commit and diff, at its own time.
+    first, second = history["versions"]
+    assert [r["version"] for r in first["revisions"]] == [1]
+    assert [r["version"] for r in second["revisions"]] == [2]
+    assert "+The meeting is on Monday." in first["revisions"][0]["diff"]
+    assert "-The meeting is on Monday." in second["revisions"][0]["diff"]
+    assert "+The meeting moved to Tuesday." in second["revisions"][0]["diff"]
+    assert first["updated_at"] < second["updated_at"]
     shown = ctl(d, "history", note["id"]).stdout
-    assert "commit " in shown and "+The meeting moved to Tuesday." in shown
+    assert "commit " in shown and shown.count("+The meeting moved to Tuesday.") == 1
+    assert f"{first['updated_at'][:19]}  ADD" in shown
+    assert f"{second['updated_at'][:19]}  UPDATE" in shown
 
     restored = ok(d, "restore", note["id"], "1")
     assert restored["content"] == "The meeting is on Monday."

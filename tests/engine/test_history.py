@@ -28,7 +28,8 @@ async def test_an_ingested_pages_git_history_is_found_under_its_own_name(tmp_pat
         await rig.result("memory_ingest", source="markdown", path=str(notes))
         await rig.engine.git.commit()
         history = await rig.result("memory_history", id=m["id"])
-        (current,) = [v for v in history["versions"] if v["current"]]
-        assert [r["version"] for r in current["revisions"]] == [1, 2]
+        assert [(v["version"], [r["version"] for r in v["revisions"]])
+                for v in history["versions"]] == [(1, [1]), (2, [2])]
+        assert history["versions"][-1]["current"]
     finally:
         rig.close()

@@ -166,7 +166,7 @@ async function showMemory(id) {
       el("p", {class: "muted"}, "none");
     const versions = el("ol", {});
     for (const v of history.versions) {
-      const item = el("li", {}, `${when(v.created_at)} ${v.event}${v.current ? " (current)" : ""}: `,
+      const item = el("li", {}, `${when(v.updated_at)} v${v.version} ${v.event}${v.current ? " (current)" : ""}: `,
         oneLine(v.content, 200));
       for (const rev of v.revisions || []) {
         const diff = el("pre", {});
