@@ -17,8 +17,9 @@ def file_of(root: Path, memory: dict[str, Any] | str, category: str | None = Non
     memory_id = memory if isinstance(memory, str) else memory["id"]
     folders = [root / "categories" / category] if category else sorted(
         (root / "categories").iterdir())
-    for folder in folders:  # a name memoryd gave first, then any (an ingested page's own)
-        paths = sorted(folder.glob("*.md"), key=lambda p: given_by_hand(p.name, memory_id))
+    for folder in folders:  # a name memoryd gave first, then any (an ingested page's own,
+        # in the folders it had in its vault)
+        paths = sorted(folder.rglob("*.md"), key=lambda p: given_by_hand(p.name, memory_id))
         for path in paths:
             try:
                 if parse(path.read_text(), path.stem).memory.id == memory_id:

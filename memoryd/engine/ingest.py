@@ -208,7 +208,8 @@ class Ingest:
             batch = adds[start:start + BATCH]
             results = await self.writes.write_many([NewMemory(
                 content=d.content, tags=d.tags, scope=scope, source=label, source_path=d.path,
-                created_at=d.created_at, expires=False) for d in batch], caller)
+                created_at=d.created_at, expires=False, title=d.title,
+                aliases=d.aliases) for d in batch], caller)
             for doc, result in zip(batch, results, strict=True):
                 if isinstance(result, RpcError):
                     report.failed.append((doc.path, result.message))

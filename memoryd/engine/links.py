@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
-from memoryd.errors import InvalidParams, NotFound
-from memoryd.schema import Memory, clean_tags, utcnow
-from memoryd.scopes import Caller
+from memoryd.errors import InvalidFile, InvalidParams, NotFound
+from memoryd.ingest.markup import wikilinks
+from memoryd.schema import MAX_LINKS, Memory, clean_tags, is_valid_id, utcnow
+from memoryd.scopes import Caller, may_link
 
 
 def _bump(memory: Memory) -> None:
@@ -27,6 +28,45 @@ def repoint_link(uow: UnitOfWork, peer: str, old: str, new: str | None) -> None:
         memory.links = links
         _bump(memory)
         uow.put(memory, path)
+
+
+def link_typed(uow: UnitOfWork, memory: Memory) -> bool:
+    """A `[[name]]` typed in a note's text (in an editor, or through a tool: by file
+    name or by the end of its path, as Obsidian makes them, or an id) to a memory not
+    linked yet becomes a link both ways; whether any did. A name no file has, or one
+    of a memory the scopes keep apart (scopes.may_link), is left as text."""
+    added = False
+    for name in wikilinks(memory.content):
+        target = _named(uow, name.removesuffix(".md"))
+        if target is None or target == memory.id or target in memory.links:
+            continue
+        try:
+            other, other_path = uow.load(target)
+        except (NotFound, InvalidFile):
+            continue
+        if not may_link(memory.scope, other.scope):
+            continue  # another agent's private memory: left as text, never named
+        if len(memory.links) >= MAX_LINKS or len(other.links) >= MAX_LINKS:
+            continue
+        memory.links = [*memory.links, target]
+        if memory.id not in other.links:
+            other.links = [*other.links, memory.id]
+            other.version += 1
+            uow.put(other, other_path)
+        added = True
+    return added
+
+
+def _named(uow: UnitOfWork, name: str) -> str | None:
+    """The memory a link's name means: a file under categories/ by its name or the end
+    of its path, as Obsidian resolves it (catalog.record_by_link), or an id."""
+    if not name or "\x00" in name:
+        return None
+    record = uow.catalog.writer.record_by_link(name)
+    if record is not None:
+        return record.id
+    record = uow.catalog.writer.record_by_id(name) if is_valid_id(name) else None
+    return record.id if record is not None else None
 
 
 class Links:

@@ -31,6 +31,7 @@ class NewMemory:
     source_path: str | None = None  # ingested: the file within its source
     expires: bool = True  # False: an inbox memory without the inbox TTL (ingested notes)
     title: str | None = None  # None: derived (lang/titles.py)
+    aliases: list[str] | None = None  # ingested: the other names a note's source gave it
 
 
 @dataclass

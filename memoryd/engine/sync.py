@@ -24,20 +24,19 @@ import trio
 
 from memoryd.config import Config
 from memoryd.engine.copies import conflict_copy
+from memoryd.engine.links import link_typed
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
-from memoryd.errors import InvalidFile, NotFound, StorageFull
+from memoryd.errors import StorageFull
 from memoryd.graph import episodes
 from memoryd.graph.store import GraphStore
 from memoryd.graph.topics import TopicGraph
-from memoryd.ingest.markup import wikilinks
 from memoryd.lang.titles import shortened
 from memoryd.rebuild import RebuildProgress
 from memoryd.retrieval.snapshots import Snapshots
 from memoryd.schema import (
     CATEGORIES,
     INGEST_PREFIX,
-    MAX_LINKS,
     InvalidMemory,
     Memory,
     as_aware,
@@ -48,7 +47,6 @@ from memoryd.schema import (
     utcnow,
     validate,
 )
-from memoryd.scopes import may_link
 from memoryd.store import frontmatter, names
 from memoryd.store.catalog import FileRecord
 from memoryd.store.files import (
@@ -161,7 +159,7 @@ class FileSync:
             rewrite |= uow.redact(memory) or secret_name
             validate(memory)  # what the folder says too (a session folder's name)
             if not path.startswith(HISTORY_PREFIX):
-                rewrite |= self._body_links(uow, memory)
+                rewrite |= link_typed(uow, memory)
         except UnicodeDecodeError:
             return self._reject(uow, path, record, "is not UTF-8 text")
         except (frontmatter.FrontMatterError, InvalidMemory) as exc:
@@ -235,47 +233,6 @@ class FileSync:
         if memory.phase == "inbox" and memory.expires_at is None and record is None:
             memory.expires_at = now + timedelta(seconds=self.config.storage.inbox_ttl)
         return memory != before
-
-    def _body_links(self, uow: UnitOfWork, memory: Memory) -> bool:
-        """A `[[name]]` written in the text (an editor's link, by file name as Obsidian
-        makes them, or an id) to a memory not linked yet becomes a link both ways;
-        whether any did. A name no file has, or one of a memory the scopes keep apart
-        (scopes.may_link), is left as text."""
-        added = False
-        for name in wikilinks(memory.content):
-            target = self._named(name.rsplit("/", 1)[-1].removesuffix(".md"))
-            if target is None or target == memory.id or target in memory.links:
-                continue
-            try:
-                other, other_path = uow.load(target)
-            except (NotFound, InvalidFile):
-                continue
-            if not may_link(memory.scope, other.scope):
-                continue  # another agent's private memory: left as text, never named
-            if len(memory.links) >= MAX_LINKS or len(other.links) >= MAX_LINKS:
-                continue
-            memory.links = [*memory.links, target]
-            if memory.id not in other.links:
-                other.links = [*other.links, memory.id]
-                other.version += 1
-                uow.put(other, other_path)
-            added = True
-        return added
-
-    def _named(self, name: str) -> str | None:
-        """The memory a link's name means: a file's name (the stem) in a category's
-        folder, or an id."""
-        if not name or "\x00" in name:
-            return None
-        for category in CATEGORIES:
-            try:
-                record = self.catalog.writer.record_by_path(f"categories/{category}/{name}.md")
-            except ValueError:
-                return None
-            if record is not None:
-                return record.id
-        record = self.catalog.writer.record_by_id(name) if is_valid_id(name) else None
-        return record.id if record is not None else None
 
     @staticmethod
     def indexes(path: str) -> bool:

@@ -6,12 +6,13 @@ import contextlib
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import PurePosixPath
 from typing import Any
 
 import structlog
 
 from memoryd.config import Config
-from memoryd.engine.links import repoint_link
+from memoryd.engine.links import link_typed, repoint_link
 from memoryd.engine.requests import (
     UPGRADE_CATEGORY,
     Built,
@@ -25,8 +26,10 @@ from memoryd.engine.sessions import foreign_session
 from memoryd.engine.stores import Stores
 from memoryd.engine.unit import UnitOfWork
 from memoryd.errors import Conflict, InvalidFile, InvalidParams, NotFound, RpcError
+from memoryd.ingest.markup import relinked
 from memoryd.lang.titles import title_for
 from memoryd.schema import (
+    INGEST_PREFIX,
     MAX_TAGS,
     Memory,
     as_aware,
@@ -156,6 +159,12 @@ class Writes:
         category = "reminders" if is_reminder else new.category or "inbox"
         organized = category != "inbox"
         title, in_title = scrub(new.title) if new.title else ("", Counter[str]())
+        aliases = []
+        for alias in new.aliases or []:  # kept where Obsidian reads them: `aliases:`
+            cleaned, cut = scrub(alias)
+            in_title.update(cut)
+            if cleaned.strip() and "\n" not in cleaned:
+                aliases.append(cleaned.strip())
         return Built(Memory(
             id=new_id(), content=content, content_hash=content_hash(content),
             title=title.strip(),
@@ -173,6 +182,7 @@ class Writes:
             created_at=created, updated_at=now, pending=new.pending and is_turn,
             expires_at=None if organized or is_turn or not new.expires else now + timedelta(
                 seconds=self.config.storage.inbox_ttl),
+            extra={"aliases": aliases} if aliases else {},
         ), found.total() + in_title.total())
 
     def _store(self, uow: UnitOfWork, memories: list[Memory]
@@ -197,6 +207,8 @@ class Writes:
                         continue
                     except NotFound:
                         pass
+            if _types_links(memory):
+                link_typed(uow, memory)
             try:  # one memory the schema refuses fails alone, not its whole batch
                 uow.put(memory, uow.place(memory))
             except RpcError as exc:
@@ -216,6 +228,8 @@ class Writes:
             memory, path = uow.load(memory_id)
             caller.check(memory.scope)
             change(memory)
+            if _types_links(memory):
+                link_typed(uow, memory)
             memory.version += 1
             memory.updated_at = utcnow()
             uow.put(memory, uow.place(memory, path), origin=path)
@@ -309,10 +323,18 @@ class Writes:
                 memory.updated_at = utcnow()
                 uow.put(memory, to, origin=path)
                 uow.event("updated", memory.scope, id=memory_id, by="rename")
-            if to != path:  # the memories linked to it name its file in their wikilinks
+            if to != path:  # the memories linked to it name its file: in their
+                # wikilinks (written anew by put) and in links typed in their text
+                old, new = PurePosixPath(path).stem, PurePosixPath(to).stem
                 for peer in memory.links:
                     with contextlib.suppress(NotFound, InvalidFile):
                         other, other_path = uow.load(peer)
+                        text = relinked(other.content, old, new)
+                        if text != other.content:
+                            other.content, other.content_hash = text, content_hash(text)
+                            other.version += 1
+                            other.updated_at = utcnow()
+                            uow.event("updated", other.scope, id=peer, by="rename")
                         uow.put(other, other_path)
             return memory, path, to
 
@@ -405,3 +427,10 @@ class Writes:
         flushed = await self.stores.change(run)
         log.debug("stats.flushed", memories=flushed)
         return flushed
+
+
+def _types_links(memory: Memory) -> bool:
+    """Whether a write's text is read for typed `[[links]]`: a note's, not an ingest's
+    (which links its notes by their names and aliases itself, all at once)."""
+    return (memory.kind == "note" and "[[" in memory.content
+            and not memory.source.startswith(INGEST_PREFIX))

@@ -10,10 +10,12 @@ from datetime import datetime
 class Document:
     """A note: `path` (within the source folder, `/`-separated) identifies it; `names`
     (its title, file name) and then `aliases` are what [[links]] to it may say (a name
-    wins over another note's alias); `links` the names it links to."""
+    wins over another note's alias; the aliases are kept in its file, as Obsidian
+    reads them); `links` the names it links to."""
 
     path: str
     content: str
+    title: str | None = None  # its own title (a page's name), where the text has none
     names: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)

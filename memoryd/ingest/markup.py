@@ -32,6 +32,27 @@ def wikilinks(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in found if t and "://" not in t))
 
 
+def relinked(text: str, old: str, new: str) -> str:
+    """`text` with each [[link]] to the note named `old` (by its name, or a path that
+    ends in it; case ignored) naming `new` instead; its `#heading`, `^block`, `|label`
+    and embed `!` stay, and so does a link in code, which is text."""
+    code = [m.span() for m in (*_FENCE.finditer(text), *_INLINE_CODE.finditer(text))]
+
+    def swap(match: re.Match[str]) -> str:
+        if any(a <= match.start() < b for a, b in code):
+            return match.group(0)
+        inner = match.group(1)
+        target = link_target(inner)
+        folder, _, name = target.rpartition("/")
+        if name.removesuffix(".md").casefold() != old.casefold() or "://" in target:
+            return match.group(0)
+        at = inner.index(target)
+        renamed = f"{folder}/{new}" if folder else new
+        return match.group(0).replace(inner, inner[:at] + renamed + inner[at + len(target):], 1)
+
+    return _WIKILINK.sub(swap, text)
+
+
 def inline_tags(text: str) -> list[str]:
     tags = []
     for match in _TAG.finditer(without_code(text)):

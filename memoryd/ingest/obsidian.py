@@ -1,6 +1,9 @@
-"""Obsidian vaults: every Markdown note; front-matter `tags` / `aliases` and inline
-#tags; [[links]] by file name or alias. `.obsidian/`, attachments and any file that
-is not Markdown are skipped."""
+"""Obsidian vaults: every Markdown note, its body as written (Obsidian shows the
+file's name as its title: that is the memory's title, and its file keeps the name and
+the folders it had in the vault, so links in the vault's notes resolve in the root as
+they did there); front-matter `tags` and inline #tags; `aliases`, kept as aliases;
+[[links]] by file name, path or alias. `.obsidian/`, attachments and any file that is
+not Markdown are skipped."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ def read(root: Path) -> Scan:
             scan.skip(rel, "empty note")
             continue
         scan.documents.append(Document(
-            path=rel, content=markup.titled(stem, body),
+            path=rel, content=body, title=stem,
             names=[stem, rel[:-3]], aliases=aliases,
             tags=markup.valid_tags([*tags, *markup.inline_tags(body)]),
             links=markup.wikilinks(body)))

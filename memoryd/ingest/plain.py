@@ -54,10 +54,12 @@ def _add(scan: Scan, rel: str, data: bytes, limit: int | None) -> None:
         return
     head, body = markup.front_matter(content)
     stem = rel.rsplit("/", 1)[-1][:-3]
-    text = markup.titled(stem, body) if body.strip() else content.strip()
+    # The body as written; the file's name is its title (as an editor shows it), and
+    # its file keeps that name and its folders (store/files.py).
+    text = body.strip() or content.strip()
     if limit is not None and len(text) > limit:
         text = text[:limit]
     scan.documents.append(Document(
-        path=rel, content=text, names=[stem, rel[:-3]],
+        path=rel, content=text, title=stem, names=[stem, rel[:-3]],
         tags=markup.valid_tags([*markup.listish(head.get("tags")), *markup.inline_tags(body)]),
         links=markup.wikilinks(body)))

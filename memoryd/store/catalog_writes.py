@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -178,6 +179,17 @@ class Writer:
     def record_by_path(self, path: str) -> FileRecord | None:
         row = self.conn.execute(f"SELECT {_RECORD} FROM memories WHERE path = ?",
                                   (path,)).fetchone()
+        return FileRecord(*row) if row else None
+
+    def record_by_link(self, target: str) -> FileRecord | None:
+        """The memory file a `[[target]]` names as Obsidian resolves it: a file under
+        categories/ whose path, without `.md`, is `target` or ends in `/target`, case
+        ignored (ASCII's, as LIKE ignores it); of several, the shortest path."""
+        escaped = re.sub(r"([\\%_])", r"\\\1", target) + ".md"
+        row = self.conn.execute(
+            f"SELECT {_RECORD} FROM memories WHERE path LIKE 'categories/%' AND "
+            "(path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\') "
+            "ORDER BY length(path), path LIMIT 1", (escaped, "%/" + escaped)).fetchone()
         return FileRecord(*row) if row else None
 
     def checkpoint(self) -> None:

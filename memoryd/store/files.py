@@ -68,27 +68,36 @@ class MarkdownStore(RootedFiles):
         new one is named from its title (names.py), a name on disk or `taken` by
         another write of the same change passed over; `rename`: named from its title
         again (its own file's name may be kept)."""
+        sub: tuple[str, ...] = ()  # the folders under a category's
         if memory.kind == "turn" and memory.session:
             stamp = memory.created_at.strftime("%Y%m%dT%H%M%S%fZ")
             relpath = f"sessions/{memory.session}/turns/{stamp}__{memory.id}.md"
         elif memory.kind == "summary" and memory.session:
             relpath = f"sessions/{memory.session}/{SUMMARY_FILE}"
         else:
-            folder = f"categories/{memory.category}"
+            if current is not None and current.startswith("categories/"):
+                # Its folders under the category stay (a vault's `Projects/Shop/`, a
+                # folder a person made): a category change moves the whole path.
+                sub = PurePosixPath(current).parts[2:-1]
+            else:
+                sub = subfolders(memory)
+            folder = "/".join([f"categories/{memory.category}", *sub])
             if current is not None and current.startswith("categories/") and not rename:
                 relpath = f"{folder}/{PurePosixPath(current).name}"
             else:
                 relpath = self._named(memory, folder, taken, current)
         parts = check_relpath(relpath)
-        if len(parts) != (3 if parts[0] == "categories" or parts[-1] == SUMMARY_FILE else 4):
+        # Exactly the folders meant: a name made of an id or a title never adds one.
+        if (parts[:-1] != ("categories", memory.category, *sub) if parts[0] == "categories"
+                else len(parts) != (3 if parts[-1] == SUMMARY_FILE else 4)):
             raise UnsafePath(f"memory {memory.id!r} would be stored at {relpath!r}")
         return relpath
 
     def _named(self, memory: Memory, folder: str, taken: Collection[str],
                own: str | None = None) -> str:
-        ingested = memory.kind == "note" and memory.source.startswith("ingest:")
         options = [f"{folder}/{name}" for name in
-                   names.candidates(memory.title or title_for(memory), memory.id, ingested)]
+                   names.candidates(memory.title or title_for(memory), memory.id,
+                                    named_by_title(memory))]
         for relpath in options:
             if relpath == own or (relpath not in taken and not self.lexists(relpath)):
                 return relpath
@@ -98,7 +107,7 @@ class MarkdownStore(RootedFiles):
     def layout_facts(relpath: str) -> dict[str, str]:
         """What the folder says about a file: category, phase, or turn session."""
         parts = PurePosixPath(relpath).parts
-        if len(parts) == 3 and parts[0] == "categories":
+        if len(parts) >= 3 and parts[0] == "categories":
             category = parts[1]
             return {"category": category, "phase": "inbox" if category == "inbox" else "organized"}
         if len(parts) >= 4 and parts[0] == "sessions" and parts[2] == "turns":
@@ -250,6 +259,35 @@ class MarkdownStore(RootedFiles):
             except (OSError, UnsafePath):
                 return
             parts = parts[:-1]
+
+
+def named_by_title(memory: Memory) -> bool:
+    """Whether a note's file takes its title itself as its name (`Staging
+    environment.md`, where every file system takes it), so that `[[Staging
+    environment]]`, as Obsidian completes it, is a link: a note ingested from another
+    tool (its own page name), and a note given a title of its own (not the one derived
+    from its text). Other memories are `<slug>-<short id>.md`."""
+    if memory.kind != "note":
+        return False
+    return memory.source.startswith("ingest:") or bool(
+        memory.title and memory.title != title_for(memory))
+
+
+MAX_SUBFOLDERS = 8  # folder levels of a source kept under a category (deeper: flattened)
+
+
+def subfolders(memory: Memory) -> tuple[str, ...]:
+    """The folders a new ingested note keeps from its source (`Projects/Shop/` of
+    `Projects/Shop/Payments.md`), so that path links (`[[Projects/Shop/Payments]]`)
+    resolve in the root as in the vault; each as a file system takes it, else none."""
+    if not (memory.kind == "note" and memory.source.startswith("ingest:")
+            and memory.source_path):
+        return ()
+    parts = PurePosixPath(memory.source_path.split("#", 1)[0]).parts[:-1]
+    if len(parts) > MAX_SUBFOLDERS or any(
+            part.startswith(".") or names.as_named(part) is None for part in parts):
+        return ()
+    return tuple(parts)
 
 
 def named_by_id(relpath: str, memory_id: str) -> str:

@@ -15,11 +15,8 @@ from tests.layout import file_of, relpath_of
 
 
 def _wikilinks(path) -> list[str]:
-    text = path.read_text()
-    head = text.split("---\n")[1]
-    return [line[2:].strip("'\"") for line in head.splitlines()[
-        head.splitlines().index("wikilinks:") + 1:] if line.startswith("- ")] \
-        if "wikilinks:" in head else []
+    head, _ = frontmatter.split(path.read_text())
+    return list(head.get("wikilinks", []))
 
 
 async def test_links_are_written_as_file_names_and_follow_renames_and_deletes(rig):
@@ -34,7 +31,7 @@ async def test_links_are_written_as_file_names_and_follow_renames_and_deletes(ri
     assert parsed.memory.links == [shop["id"]] and "wikilinks" not in parsed.memory.extra
     renamed = await rig.result("memory_rename", id=shop["id"], title="Elm Street Bakery")
     new_stem = renamed["to"].rsplit("/", 1)[1].removesuffix(".md")
-    assert new_stem.startswith("elm-street-bakery-")
+    assert new_stem == "Elm Street Bakery"  # a title of its own: the name, as it is
     assert _wikilinks(ann_file) == [f"[[{new_stem}]]"]
     await rig.result("memory_delete", id=shop["id"])
     assert _wikilinks(ann_file) == []
@@ -154,3 +151,36 @@ async def test_a_link_typed_to_another_agents_private_memory_stays_text(rig):
     after = (await rig.result("memory_read", id=secret["id"]))["links"]
     assert after == [listed["Alice"]["id"]]  # only the note of its own scope
     assert b"agent:bob" not in private.read_bytes() and private.read_bytes() != before
+
+
+async def test_a_title_of_its_own_is_the_files_name_and_a_typed_link_finds_it(rig):
+    """`[[Staging environment]]`, as Obsidian completes it, names the note titled so;
+    written through a tool, it is a link both ways. A second note of that title takes
+    the id's suffix."""
+    staging = await rig.result("memory_write", title="Staging environment",
+                               content="Postgres 16 on port 5433.\n\n## Ports\n\n5433.",
+                               category="project")
+    assert relpath_of(rig.root, staging) == "categories/project/Staging environment.md"
+    twin = await rig.result("memory_write", title="Staging environment",
+                            content="The other staging box.", category="project")
+    assert relpath_of(rig.root, twin).endswith(f"/staging-environment-{twin['id'][:8]}.md")
+    deploy = await rig.result("memory_write", category="knowledge", content=(
+        "Deploy to [[Staging environment|staging]] first; ports in "
+        "![[staging environment#Ports]]. Not a link: `[[Staging environment]]`."))
+    assert (await rig.result("memory_read", id=deploy["id"]))["links"] == [staging["id"]]
+    assert deploy["id"] in (await rig.result("memory_read", id=staging["id"]))["links"]
+    updated = await rig.result("memory_write", content="Nothing linked yet.",
+                               category="knowledge")
+    await rig.result("memory_update", id=updated["id"],
+                     content="Now see [[Staging environment]].")
+    assert (await rig.result("memory_read", id=updated["id"]))["links"] == [staging["id"]]
+
+    # A rename follows into the text of the notes that link to it.
+    renamed = await rig.result("memory_rename", id=staging["id"], title="Staging")
+    assert renamed["to"] == "categories/project/Staging.md"
+    text = (await rig.result("memory_read", id=deploy["id"]))["content"]
+    assert text == ("Deploy to [[Staging|staging]] first; ports in ![[Staging#Ports]]. "
+                    "Not a link: `[[Staging environment]]`.")
+    assert (await rig.result("memory_read", id=updated["id"]))["content"] == \
+        "Now see [[Staging]]."
+    assert _wikilinks(file_of(rig.root, deploy)) == ["[[Staging]]"]
