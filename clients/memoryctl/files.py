@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-BACKUP_SUFFIX = ".memoryd-backup"
+BACKUP_SUFFIX = ".memoryd-backup"  # the file as it was before memoryd first wrote it
+UNDONE_SUFFIX = ".memoryd-uninstall-backup"  # as it was before memoryd's part was undone
 
 
 class SettingsError(ValueError):
@@ -59,17 +60,17 @@ def json_object(path: Path, within: Path | None = None) -> dict[str, Any]:
 
 
 def replace(path: Path, text: str, *, backup: bool = True,
-            within: Path | None = None) -> Path | None:
+            within: Path | None = None, suffix: str = BACKUP_SUFFIX) -> Path | None:
     """Write `text` as `path` in one rename; returns the backup's path (None: there
-    was no file, or `backup` is off). A file linked from a dotfiles folder stays a
-    link: its target is written (by `checked`'s rules)."""
+    was no file, or `backup` is off), the file's name with `suffix`. A file linked from
+    a dotfiles folder stays a link: its target is written (by `checked`'s rules)."""
     target = checked(path, within)
     target.parent.mkdir(parents=True, exist_ok=True)
     mode, saved = 0o600, None
     if target.exists():
         mode = target.stat().st_mode & 0o777
         if backup:
-            saved = target.with_name(target.name + BACKUP_SUFFIX)
+            saved = target.with_name(target.name + suffix)
             _write(saved, target.read_bytes(), mode)
     _write(target, text.encode("utf-8"), mode)
     return saved

@@ -2,11 +2,15 @@
 settings file, everything else of the file kept.
 
 The file is JSON the user owns: every other key and every other hook stays as it was
-(in its order); memoryd's hooks are the commands that run `memoryctl … hook <agent>`,
-and only those are replaced (install) or removed (uninstall). The file as it was is
-copied beside it first (`<file>.memoryd-backup`), and the new one replaces it in one
-rename (files.py). A file that is not a JSON object, or whose `hooks` is not one, is
-refused and left alone.
+(in its order, in the file's own indentation); memoryd's hooks are the commands that
+run `memoryctl … hook <agent>`, and only those are replaced (install) or removed
+(uninstall). The new file replaces the old in one rename (files.py). The file as it was
+before memoryd's hooks first went in is copied beside it (`<file>.memoryd-backup`; a
+second install keeps that copy), and an uninstall that leaves the same settings as that
+copy puts its bytes back, so the file is what it was, byte for byte; otherwise (the user
+changed other settings meanwhile) it writes them in the file's own indentation, and the
+file before the uninstall is kept as `<file>.memoryd-uninstall-backup`. A file that is
+not a JSON object, or whose `hooks` is not one, is refused and left alone.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ def install(agent: Agent, path: Path, cmd: str, *, dry_run: bool = False,
     what it links to, must stay in)."""
     data = files.json_object(path, within)
     change = Change(path, within=within)
+    style = _style(files.read(path, within))
     hooks = _hooks(data, path, create=True)
     change.removed = _strip(hooks, agent)
     for event, action in agent.events.items():
@@ -77,7 +82,11 @@ def install(agent: Agent, path: Path, cmd: str, *, dry_run: bool = False,
             raise SettingsError(f"{path}: hooks.{event} is not a list; left alone")
         groups.append({"hooks": [entry]})
         change.added.append(event)
-    return _finish(change, data, dry_run)
+    change.text = _dumps(data, style)
+    if not dry_run:  # the copy kept is of the file before memoryd's hooks went in
+        change.backup = files.replace(path, change.text, within=within,
+                                      backup=not change.removed)
+    return change
 
 
 def uninstall(agent: Agent, path: Path, *, dry_run: bool = False,
@@ -86,15 +95,62 @@ def uninstall(agent: Agent, path: Path, *, dry_run: bool = False,
     if not path.exists():
         return change
     data = files.json_object(path, within)
+    text = files.read(path, within)
     hooks = _hooks(data, path, create=False)
     if hooks is not None:
         change.removed = _strip(hooks, agent)
         if not hooks:
             del data["hooks"]
     if not change.removed:
-        change.text = files.read(path, within)
+        change.text = text
         return change
-    return _finish(change, data, dry_run)
+    change.text = _before_install(path, data, within) or _dumps(data, _style(text))
+    if not dry_run:
+        change.backup = files.replace(path, change.text, within=within,
+                                      suffix=files.UNDONE_SUFFIX)
+    return change
+
+
+def _before_install(path: Path, data: dict[str, Any], within: Path | None) -> str | None:
+    """The file as it was before the install, when it holds just these settings."""
+    kept = path.with_name(path.name + files.BACKUP_SUFFIX)
+    try:
+        before = files.read(kept, within)
+        same = bool(before) and _bare(json.loads(before)) == _bare(data)
+    except (files.SettingsError, OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return before if same else None
+
+
+def _bare(data: Any) -> Any:
+    """Settings without what holds no hook (an event's empty list, an empty `hooks`):
+    what taking memoryd's hooks out may leave or drop."""
+    if not isinstance(data, dict) or not isinstance(data.get("hooks"), dict):
+        return data
+    hooks = {event: groups for event, groups in data["hooks"].items() if groups != []}
+    return {k: v for k, v in data.items() if k != "hooks"} | ({"hooks": hooks} if hooks else {})
+
+
+Style = tuple[str | int | None, bool]  # (indent, a line break at the end)
+_INDENT = re.compile(r"^[{\[][ \t]*\r?\n([ \t]+)\S", re.M)
+
+
+def _style(text: str) -> Style:
+    """How a JSON file is laid out: its indentation (a tab, n spaces, or one line) and
+    whether it ends in a line break; a new file gets 2 spaces and one."""
+    if not text.strip():
+        return 2, True
+    found = _INDENT.search(text.lstrip())
+    indent: str | int | None = None
+    if found:
+        unit = found.group(1)
+        indent = unit if "\t" in unit else len(unit)
+    return indent, text.endswith("\n")
+
+
+def _dumps(data: dict[str, Any], style: Style) -> str:
+    indent, newline = style
+    return json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if newline else "")
 
 
 def _hooks(data: dict[str, Any], path: Path, *, create: bool) -> Any:
@@ -127,10 +183,3 @@ def _strip(hooks: dict[str, Any], agent: Agent) -> int:
         else:
             del hooks[event]
     return removed
-
-
-def _finish(change: Change, data: dict[str, Any], dry_run: bool) -> Change:
-    change.text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if not dry_run:
-        change.backup = files.replace(change.path, change.text, within=change.within)
-    return change

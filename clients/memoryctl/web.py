@@ -43,7 +43,8 @@ READ = ("stats", "jobs/list", "graph/topics", "graph/links", "memory_list", "mem
 EDIT = ("memory_write", "memory_update", "memory_delete")
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/app.js": ("app.js", "text/javascript; charset=utf-8"),
-          "/app.css": ("app.css", "text/css; charset=utf-8")}
+          "/app.css": ("app.css", "text/css; charset=utf-8"),
+          "/favicon.ico": ("favicon.ico", "image/x-icon")}
 MAX_BODY = 1 << 20
 
 

@@ -152,7 +152,7 @@ def test_an_agents_hooks_remember_a_session_and_tell_the_next_one(name, daemon, 
 
     subprocess.run([sys.executable, "-m", "memoryctl", "hooks", "uninstall", name], env=env,
                    check=True, capture_output=True)
-    assert json.loads(settings_file.read_text()) == theirs
+    assert settings_file.read_text() == json.dumps(theirs)  # byte for byte
     log = (daemon.root / "logs" / "hooks.log").read_text()
     assert f"{name} {started['name']}" in log and USER_SAYS not in log
 

@@ -74,6 +74,8 @@ def test_the_api_wants_the_token_header_json_and_for_edits_our_origin(web):
     status, headers = _answer(base + "/?token=" + token)
     assert status == 200 and "Set-Cookie" not in headers
     assert _status(base + "/app.js") == 200
+    status, headers = _answer(base + "/favicon.ico")  # what every browser asks for first
+    assert status == 200 and headers["Content-Type"] == "image/x-icon"
     # memories only through the API, only with the token in its header
     assert _status(base + "/api/stats", JSON, b"{}") == 403
     assert _status(base + "/api/stats?token=" + token, JSON, b"{}") == 403
@@ -227,8 +229,14 @@ def test_the_stores_link_graph_and_a_projects_facts_in_chromium(daemon, web):
             "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", nodes[0])
         wait.until(ready.presence_of_element_located((By.ID, "memory-title")))
         assert driver.find_element(By.ID, "memory-title").text
-        driver.find_element(By.CSS_SELECTOR, ".project-link").click()
+        project = driver.find_element(By.CSS_SELECTOR, ".project-link")
+        driver.execute_script("arguments[0].scrollIntoView()", project)  # looking there
+        project.click()
         wait.until(ready.presence_of_element_located((By.CSS_SELECTOR, "#project-facts li")))
+        # The project's page is shown where the user is looking, not far up the page.
+        wait.until(lambda d: d.execute_script(
+            "const r = document.getElementById('project-name').getBoundingClientRect();"
+            "return r.top >= 0 && r.bottom <= window.innerHeight;"))
         facts = driver.find_elements(By.CSS_SELECTOR, "#project-facts li")
         assert [f.get_attribute("class") for f in facts] == ["superseded", ""]
         assert "GitHub Actions" in facts[1].text and "(superseded" in facts[0].text
@@ -256,6 +264,10 @@ def test_paging_creating_a_note_and_looking_without_counting_in_chromium(daemon)
                 "data-loaded") == "yes")
             rows = "#memories tr.memory-row"
             assert len(driver.find_elements(By.CSS_SELECTOR, rows)) == 50
+            headers = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#memories th")]
+            assert headers[:3] == ["id", "scope", "category"]
+            assert driver.find_elements(By.CSS_SELECTOR, rows)[0].find_element(
+                By.CSS_SELECTOR, "td.scope").text == "global"
             assert driver.find_element(By.ID, "page-info").text == "1–50 of 55"
             driver.find_element(By.ID, "page-next").click()
             wait.until(ready.text_to_be_present_in_element((By.ID, "page-info"), "51–55"))

@@ -118,3 +118,39 @@ def test_a_repository_cannot_turn_the_install_into_a_write_elsewhere(tmp_path):
     with pytest.raises(SettingsError, match="not a regular file"):
         install(CLAUDE, settings, CMD, within=repo)  # and it did not block on the FIFO
     assert outside.read_text() == "export PATH=/usr/bin\n"
+
+
+@pytest.mark.parametrize("text", [
+    '{\n    "env": {"A": "1"},\n    "permissions": {"allow": ["Bash(make:*)"]}\n}',  # 4, no \n
+    '{\n\t"model": "opus",\n\t"hooks": {\n\t\t"Stop": []\n\t}\n}\n',  # tabs
+    '{"theme":"dark","env":{"Ü":"ü"}}\n',  # one line, not ASCII
+])
+def test_uninstall_gives_the_file_back_byte_for_byte(tmp_path, text):
+    """Installed twice and uninstalled: the file is what it was, to the byte; the copy
+    kept at the install is the file before it, and the uninstall keeps its own."""
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    install(CLAUDE, path, CMD)
+    install(CLAUDE, path, CMD)  # again: the copy kept is still the user's own
+    backup = tmp_path / "settings.json.memoryd-backup"
+    assert backup.read_text() == text
+    gone = uninstall(CLAUDE, path)
+    assert gone.removed == len(CLAUDE.events)
+    assert path.read_bytes() == text.encode()
+    assert backup.read_text() == text
+    assert gone.backup == tmp_path / "settings.json.memoryd-uninstall-backup"
+    assert "memoryctl hook claude-code" in gone.backup.read_text()
+
+
+def test_an_uninstall_after_other_changes_keeps_them_in_the_files_own_layout(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{\n    "env": {\n        "A": "1"\n    }\n}\n')
+    install(CLAUDE, path, CMD)
+    assert path.read_text().startswith('{\n    "env": {\n        "A": "1"')  # its indent
+    data = json.loads(path.read_text())
+    data["env"]["B"] = "2"  # the user (or the agent) changed a setting meanwhile
+    path.write_text(json.dumps(data, indent=4) + "\n")
+    uninstall(CLAUDE, path)
+    assert path.read_text() == '{\n    "env": {\n        "A": "1",\n        "B": "2"\n    }\n}\n'
+    assert (tmp_path / "settings.json.memoryd-backup").read_text() == \
+        '{\n    "env": {\n        "A": "1"\n    }\n}\n'

@@ -110,9 +110,10 @@ async function loadMemories(offset = 0) {
   if (source) params.source = source;
   try {
     const result = await api("memory_list", params);
-    table(target, ["id", "category", "created", "tags", "title"], result.memories.map((m) =>
+    table(target, ["id", "scope", "category", "created", "tags", "title"], result.memories.map((m) =>
       el("tr", {class: "clickable memory-row", onclick: () => showMemory(m.id)},
-        el("td", {}, short(m.id)), el("td", {}, m.category), el("td", {}, when(m.created_at)),
+        el("td", {}, short(m.id)), el("td", {class: "scope"}, m.scope), el("td", {}, m.category),
+        el("td", {}, when(m.created_at)),
         el("td", {}, (m.tags || []).join(", ")), el("td", {}, label(m)))));
     const last = Math.min(pageStart + result.memories.length, result.total);
     document.getElementById("page-info").textContent =
@@ -193,6 +194,7 @@ async function showMemory(id) {
     if (ALLOW_EDIT) parts.push(editor(m));
     target.replaceChildren(...parts);
   } catch (error) { fail(target, error); }
+  reveal();
 }
 
 function editor(m) {
@@ -241,6 +243,7 @@ async function showEntity(name) {
       el("ol", {id: "entity-memories"}, ...r.memories.map(overTime)),
       el("h3", {}, "Named beside it"), beside);
   } catch (error) { fail(target, error); }
+  reveal();
 }
 
 // One line of a timeline: when, what; a fact a newer one replaced struck through.
@@ -249,6 +252,12 @@ function overTime(m) {
     el("a", {class: "link", onclick: () => showMemory(m.id)}, when(m.created_at)), " ",
     oneLine(m.content, 200),
     m.superseded_at ? el("span", {class: "muted"}, ` (superseded ${when(m.superseded_at)})`) : "");
+}
+
+// What a click on a list opens (a memory, an entity, a project) is shown where the user
+// is looking: the detail section scrolled into view, not far up the page.
+function reveal() {
+  document.getElementById("detail-section").scrollIntoView({block: "start"});
 }
 
 // -- projects: a project's facts over time --------------------------------------------
@@ -271,6 +280,7 @@ async function showProject(scope) {
       el("p", {}, `${r.total} current fact${r.total === 1 ? "" : "s"}, with what they replaced`),
       el("ol", {id: "project-facts"}, ...r.memories.map(overTime)));
   } catch (error) { fail(target, error); }
+  reveal();
 }
 
 // -- the topic graph ------------------------------------------------------------------
