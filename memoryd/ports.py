@@ -55,6 +55,12 @@ class VectorStore(Protocol):
 
     def close(self) -> None: ...
 
+    # Close what it holds in memory when unused for `idle` seconds (opened again at the
+    # next use); whether it did. On the writer thread.
+    def release(self, idle: float) -> bool: ...
+
+    def unused_for(self) -> float | None: ...  # seconds since its last use; None: closed
+
     def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
                hashes: list[str], model: str) -> None: ...
 

@@ -81,6 +81,12 @@ class MemoryVectors:
     def close(self) -> None:
         pass
 
+    def release(self, idle: float) -> bool:
+        return False  # nothing held beyond what it stores
+
+    def unused_for(self) -> float | None:
+        return None
+
     def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
                hashes: list[str], model: str) -> None:
         col = self.data.setdefault((kind, scope), {})

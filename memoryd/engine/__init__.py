@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 import trio
 
+from memoryd import allocator
 from memoryd.access_counts import AccessCounts
 from memoryd.config import Config
 from memoryd.engine import stats
@@ -170,6 +171,20 @@ class Engine:
         hybrid = self.stores.hybrid
         if hybrid.unpersisted and hybrid.vectors.ready:
             await self.stores.workers.write(hybrid.persist_deferred)
+
+    async def release_idle(self, idle: float) -> bool:
+        """After `idle` seconds with no vector written: the vector store's indexes
+        closed (writer thread, the one that uses it) and the memory the allocator holds
+        given back; whether the store was closed. What a burst of writes took is
+        returned to the system, and the next write opens the store again."""
+        vectors = self.stores.hybrid.vectors
+        unused = vectors.unused_for()
+        if unused is None or unused < idle or self.stores.hybrid.unpersisted:
+            return False  # (a glance: the writer thread is asked only when it is due)
+        released = await self.stores.workers.write(vectors.release, idle)
+        if released:
+            allocator.give_back()
+        return released
 
     def snapshot_due(self) -> bool:
         """Enough changed since the corpus snapshot was saved to save it again."""

@@ -17,6 +17,12 @@ record's old metadata). Collections an older memoryd wrote keep the label in met
 Embedded (`PersistentClient` under index/chroma) by default; `vectors.url`
 points at a `chroma run` server instead.
 
+Once open, chroma keeps each collection it wrote to in memory, its HNSW index with
+every vector (at 100,000 memories about 150 MB a kind, for a graph nothing here
+queries). So a client nothing used for a while is closed (`release`, on the writer
+thread, the only one that uses it after the start): chroma's System stops and frees
+its indexes, and the next write opens it again, which costs a fraction of a second.
+
 Opening it is slow (importing chromadb alone is about 1 s of CPU, a third of a start),
 and a start from the snapshot, or of a new store, does not need it: the client opens at
 its first use, or on a thread of its own at the first write (`warm`), so a daemon that
@@ -158,6 +164,7 @@ class ChromaVectors:
         self._opened: Future[object] = Future()
         self._opening = threading.Lock()  # held by whoever opens (once)
         self._started = False
+        self.last_used = time.monotonic()  # when a collection was last asked for
 
     def _claim(self) -> bool:
         """True for the one caller that is to open the client."""
@@ -203,6 +210,7 @@ class ChromaVectors:
     def client(self) -> Any:  # chromadb's ClientAPI: chromadb is not imported up here
         """The chroma client: opened here by the first caller, unless `warm` began
         opening it (then this waits for that)."""
+        self.last_used = time.monotonic()
         if self._claim():
             self._open()
         return self._opened.result()
@@ -220,7 +228,32 @@ class ChromaVectors:
             close()
         self._collections.clear()
 
+    def unused_for(self) -> float | None:
+        """Seconds since it was last used, while open; None when it is not (any
+        thread: a glance, before asking the writer thread to `release`)."""
+        return time.monotonic() - self.last_used if self._opened.done() else None
+
+    def release(self, idle: float) -> bool:
+        """Close the client when nothing used it for `idle` seconds, freeing the
+        indexes chroma keeps in memory; the next use opens it again. Whether it did.
+        Only on the thread that uses it (the writer), never while it opens."""
+        with self._opening:
+            if not (self._started and self._opened.done()):
+                return False
+            if time.monotonic() - self.last_used < idle:
+                return False
+            opened = self._opened
+            self._opened, self._started = Future(), False
+        self._collections.clear()
+        if opened.exception() is None:
+            close = getattr(opened.result(), "close", None)
+            if close is not None:
+                close()
+        log.info("vectors.released", idle_s=round(idle, 1))
+        return True
+
     def _collection(self, kind: str, scope: str) -> Collection:
+        self.last_used = time.monotonic()
         key = (kind, scope)
         col = self._collections.get(key)
         if col is None:

@@ -42,6 +42,10 @@ from memoryd.store.walk import ChildWalk
 
 SNAPSHOT_CHECK = 30.0  # seconds between checks whether a snapshot is due
 PERSIST_EVERY = 1.0  # seconds between writes of new vectors to the vector store
+# Seconds without a vector written before the vector store's indexes are closed (a
+# write burst's memory returned): long enough that a steady trickle of writes keeps
+# it open, short enough that RSS is back within a minute of the last write.
+RELEASE_AFTER = 20.0
 START_REPORT = 10.0  # seconds between start-up progress reports to systemd
 log = structlog.get_logger("memoryd")
 
@@ -137,11 +141,13 @@ async def _snapshot_when_due(engine: Engine) -> None:
 
 async def _persist_vectors(engine: Engine) -> None:
     """Write the new memories' vectors to the vector store in batches (a write's
-    acknowledgement does not wait for chroma; HybridIndex.persist_deferred)."""
+    acknowledgement does not wait for chroma; HybridIndex.persist_deferred), and close
+    the store's in-memory indexes once writes have stopped for RELEASE_AFTER."""
     while True:
         await trio.sleep(PERSIST_EVERY)
         try:
             await engine.persist_vectors()
+            await engine.release_idle(RELEASE_AFTER)
         except Exception:  # derived: the next round, or the next start, retries
             log.exception("vectors.persist_failed")
 

@@ -182,3 +182,23 @@ def test_a_chroma_whose_tables_are_not_as_read_still_migrates(tmp_path, monkeypa
     assert store.migrate("m") == 1
     assert [i for _, _, ids, _, _ in store.scan("m") for i in ids] == ["a"]
     store.close()
+
+
+def test_an_unused_client_is_released_and_opens_again_at_the_next_use(tmp_path):
+    """Closed after `idle` seconds unused (chroma's indexes freed), not before; the
+    next write opens it again and nothing written is lost."""
+    store = ChromaVectors(tmp_path / "chroma")
+    vectors = np.eye(4, 384, dtype=np.float32)
+    hashes = [text_hash(t) for t in "abcd"]
+    assert not store.release(0.0)  # never opened: nothing to release
+    store.upsert("own", "global", ["a", "b"], vectors[:2], hashes[:2], "m")
+    assert not store.release(3600.0)  # used a moment ago
+    assert 0 <= store.unused_for() < 3600
+    assert store.release(0.0) and not store.ready and store.unused_for() is None
+    assert not store.release(0.0)  # released already
+    store.upsert("own", "global", ["c", "d"], vectors[2:], hashes[2:], "m")
+    assert store.ready
+    scanned = {kind: ids for kind, _, ids, _, _ in store.scan("m")}
+    assert sorted(scanned["own"]) == ["a", "b", "c", "d"]
+    store.close()
+
