@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -185,7 +184,7 @@ class Writer:
         """The memory file a `[[target]]` names as Obsidian resolves it: a file under
         categories/ whose path, without `.md`, is `target` or ends in `/target`, case
         ignored (ASCII's, as LIKE ignores it); of several, the shortest path."""
-        escaped = re.sub(r"([\\%_])", r"\\\1", target) + ".md"
+        escaped = "".join("\\" + c if c in "\\%_" else c for c in target) + ".md"
         row = self.conn.execute(
             f"SELECT {_RECORD} FROM memories WHERE path LIKE 'categories/%' AND "
             "(path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\') "

@@ -184,3 +184,14 @@ async def test_a_title_of_its_own_is_the_files_name_and_a_typed_link_finds_it(ri
     assert (await rig.result("memory_read", id=updated["id"]))["content"] == \
         "Now see [[Staging]]."
     assert _wikilinks(file_of(rig.root, deploy)) == ["[[Staging]]"]
+
+
+async def test_a_typed_link_names_its_file_exactly_not_as_a_pattern(rig):
+    """`_` and `%` in a link are the characters themselves, never SQL's wildcards."""
+    exact = await rig.result("memory_write", title="q3_plan", content="The plan.",
+                             category="project")
+    await rig.result("memory_write", title="q3-plan", content="Another.", category="project")
+    await rig.result("memory_write", title="q3Xplan", content="A third.", category="project")
+    linking = await rig.result("memory_write", category="knowledge",
+                               content="See [[Q3_PLAN]] and [[100%]].")
+    assert (await rig.result("memory_read", id=linking["id"]))["links"] == [exact["id"]]
