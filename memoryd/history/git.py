@@ -52,8 +52,6 @@ log = structlog.get_logger("memoryd.git")
 STALE_MARGIN = 2.0
 IGNORE = f"""# memoryd: derived or live files, not history
 /index/
-# this machine's own settings and logs: never committed, never synced
-{chr(10).join(local.IGNORED)}
 /memory.sock
 /.daemon.lock
 *.tmp
@@ -62,6 +60,8 @@ IGNORE = f"""# memoryd: derived or live files, not history
 /.obsidian/workspace.json
 /.obsidian/workspace-mobile.json
 /.obsidian/cache/
+# this machine's own settings and logs: never committed, never synced
+{chr(10).join(local.IGNORED)}
 """
 MAX_REVISIONS = 200
 FULL_EVERY = 600.0  # seconds between commits that stage everything
