@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.bulk import machine_ticks  # noqa: E402
-from bench.search import QUERIES, fill, start  # noqa: E402
+from bench.search import QUERIES, fill, p99, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 WARM_UP = 200  # smart searches before measuring
@@ -97,9 +97,7 @@ def run(sockets: list[Path], connections: int, queries: int) -> tuple[float, flo
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - t0
-    samples.sort()
-    return (len(samples) / elapsed, statistics.median(samples),
-            samples[min(len(samples) - 1, int(0.99 * len(samples)))])
+    return len(samples) / elapsed, statistics.median(samples), p99(samples)
 
 
 def main() -> None:

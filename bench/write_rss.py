@@ -27,7 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.search import QUERIES, fill, note, start  # noqa: E402
+from bench.search import QUERIES, fill, note, p99, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 QUIET = 60.0  # seconds watched after the last write
@@ -81,15 +81,13 @@ def main() -> None:
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(300)
-    samples.sort()
-    p99 = samples[min(len(samples) - 1, int(0.99 * len(samples)))]
     print(f"{args.memories} memories written at {rate:.0f}/s; embedder "
           f"{models['embedder'].get('variant')}, vectors scored on the "
           f"{models['scoring']['path']} path ({models['scoring']['why']})")
     print(f"RSS at start {shown(started)}")
     print(f"RSS after the fill {shown(filled)}")
     print(f"{args.searches} smart searches, each after a write: p50 "
-          f"{statistics.median(samples):.1f} ms, p99 {p99:.1f} ms; RSS {shown(mixed)}")
+          f"{statistics.median(samples):.1f} ms, p99 {p99(samples):.1f} ms; RSS {shown(mixed)}")
     for seconds, mb in curve:
         print(f"  {seconds:>3} s after the last write: {shown(mb)}")
     peak = max([filled["rss"], mixed["rss"], *(m["rss"] for _, m in curve)])

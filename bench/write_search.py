@@ -28,7 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.search import QUERIES, fill, note, start  # noqa: E402
+from bench.search import QUERIES, fill, note, p99, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 WINDOW = 64
@@ -79,11 +79,6 @@ def run(socket: Path, method: str, searches: int, first: int, offset: int
     stop.set()
     thread.join()
     return times, answers, (counted[0] if counted else 0) / took
-
-
-def p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 def main() -> None:

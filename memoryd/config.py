@@ -160,7 +160,9 @@ class IngestConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 # A remote is never read as an option (a leading `-`); a branch is a plain ref name.
 _REMOTE = r"^[^-\s]\S*$"
-_BRANCH = r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$"
+# A git branch name memoryd pushes to: no `..`, no leading dash (history/remote.py
+# holds a branch a remote names to it too).
+BRANCH = r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$"
 
 
 class GitConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -170,7 +172,7 @@ class GitConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # (None: the one the remote's HEAD names), and how long a fetch or push may take.
     # No remote: no sync.
     remote: Annotated[str, Meta(pattern=_REMOTE, max_length=2048)] | None = None
-    branch: Annotated[str, Meta(pattern=_BRANCH)] | None = None
+    branch: Annotated[str, Meta(pattern=BRANCH)] | None = None
     sync_timeout: Duration = Duration(120)
     sync_after: Duration = Duration(30)  # after the history commits writes; 0: only the job
 

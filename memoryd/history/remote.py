@@ -13,14 +13,15 @@ import re
 import shutil
 from pathlib import Path
 
+from memoryd.config import BRANCH
 from memoryd.history.runner import REMOTE_OPTIONS, GitError, git, remote_env
 
 FETCHED = "refs/memoryd/remote"  # where the remote's branch is fetched to
 DEFAULT_BRANCH = "main"  # what a remote with no HEAD to go by gets
 PROBE = "memoryd-probe.git"  # under .git/: an empty remote cloned to read its HEAD
 # A branch name a remote may give us (its HEAD's) that we then push to: the settings'
-# own rule (config.py), no `..`, no leading dash.
-_BRANCH_NAME = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
+# own rule.
+_BRANCH_NAME = re.compile(BRANCH)
 _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 _NO_BRANCH = ("couldn't find remote ref", "could not find remote ref")
 # Refused because the branch moved: before the push (a fast-forward check) or during it
