@@ -219,11 +219,14 @@ class ChromaVectors:
         """Release the client (chroma shares one system per path in a process)."""
         if not self._started:
             return  # never opened: nothing to release
-        try:
-            client = self._opened.result()
-        except Exception:  # it failed to open: nothing to release
+        self._shut(self._opened)
+
+    def _shut(self, opened: Future[object]) -> None:
+        """The client `opened` holds closed (once it is open), and its collections
+        forgotten; nothing when it failed to open."""
+        if opened.exception() is not None:  # (waits for an open under way)
             return
-        close = getattr(client, "close", None)
+        close = getattr(opened.result(), "close", None)
         if close is not None:
             close()
         self._collections.clear()
@@ -244,11 +247,7 @@ class ChromaVectors:
                 return False
             opened = self._opened
             self._opened, self._started = Future(), False
-        self._collections.clear()
-        if opened.exception() is None:
-            close = getattr(opened.result(), "close", None)
-            if close is not None:
-                close()
+        self._shut(opened)
         log.info("vectors.released", idle_s=round(idle, 1))
         return True
 
