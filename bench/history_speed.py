@@ -25,7 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.protocol import pct, start_daemon  # noqa: E402
+from bench.protocol import as_utc, pct, start_daemon  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 
@@ -43,8 +43,7 @@ def main() -> None:
         for qa in conv.get("qa", []):
             params = {"query": qa["question"], "scope": f"user:{conv['sample_id']}"}
             if qa.get("question_date"):
-                date = qa["question_date"]
-                params["reference_time"] = date if date.endswith("Z") else date + "Z"
+                params["reference_time"] = as_utc(qa["question_date"])
             if args.top_k:
                 params["top_k"] = args.top_k
             asked.append(params)

@@ -52,6 +52,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from bench.protocol import as_utc  # noqa: E402
 from memoryd_client import Client, DaemonUnavailable  # noqa: E402
 
 LOCOMO = Path(os.environ.get("LOCOMO_DIR", REPO.parent / "shared" / "bench" / "locomo"))
@@ -229,8 +230,8 @@ class DaemonRetriever:
             asked = self.asked_at.get((conv_id, question))
             if asked is None:
                 params["reference_time"] = self.last_turn[conv_id]
-            else:  # LongMemEval's dates are UTC, written without a zone
-                params["reference_time"] = asked if asked.endswith("Z") else asked + "Z"
+            else:
+                params["reference_time"] = as_utc(asked)
         return params
 
     def retrieve(self, conv_id: str, question: str, k: int) -> list[str]:

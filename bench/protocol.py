@@ -51,6 +51,12 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def as_utc(date: str) -> str:
+    """A question's date as a `reference_time`: LongMemEval writes its dates in UTC
+    without a zone."""
+    return date if date.endswith("Z") else date + "Z"
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
