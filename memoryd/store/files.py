@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 import structlog
 
 from memoryd.lang.titles import title_for
-from memoryd.schema import CATEGORIES, Memory
+from memoryd.schema import CATEGORIES, INGEST_PREFIX, Memory
 from memoryd.store import names, walk
 from memoryd.store.frontmatter import FrontMatterError, parse
 from memoryd.store.rooted import MAX_FILE_BYTES as MAX_FILE_BYTES  # for callers
@@ -269,7 +269,7 @@ def named_by_title(memory: Memory) -> bool:
     from its text). Other memories are `<slug>-<short id>.md`."""
     if memory.kind != "note":
         return False
-    return memory.source.startswith("ingest:") or bool(
+    return memory.source.startswith(INGEST_PREFIX) or bool(
         memory.title and memory.title != title_for(memory))
 
 
@@ -280,7 +280,7 @@ def subfolders(memory: Memory) -> tuple[str, ...]:
     """The folders a new ingested note keeps from its source (`Projects/Shop/` of
     `Projects/Shop/Payments.md`), so that path links (`[[Projects/Shop/Payments]]`)
     resolve in the root as in the vault; each as a file system takes it, else none."""
-    if not (memory.kind == "note" and memory.source.startswith("ingest:")
+    if not (memory.kind == "note" and memory.source.startswith(INGEST_PREFIX)
             and memory.source_path):
         return ()
     parts = PurePosixPath(memory.source_path.split("#", 1)[0]).parts[:-1]
