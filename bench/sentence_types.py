@@ -1,6 +1,6 @@
 """What the rules learn from real sentences, by the type a person gave each.
 
-    .venv/bin/python bench/sentence_types.py [--show TYPE]
+    .venv/bin/python bench/sentence_types.py [--show TYPE] [--errors] [--rules-only]
 
 `bench/data/messages/labelled.jsonl` holds 309 sentences nobody here wrote (users'
 turns from LongMemEval, LoCoMo and MemoryBank; the contributing guides of Flask,
@@ -25,7 +25,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from memoryd.lang import facts, kinds, signals
+from memoryd.lang import facts, kinds, prototypes, signals
+from memoryd.models.embedder import OnnxEmbedder
 
 DATA = Path(__file__).resolve().parent / "data" / "messages" / "labelled.jsonl"
 KEEP = ("rule", "fact", "preference")
@@ -37,17 +38,23 @@ def main() -> None:
     ap.add_argument("--show", help="print each sentence of this type with what was learned")
     ap.add_argument("--errors", action="store_true",
                     help="print the tuning half's sentences kind_of misreads")
+    ap.add_argument("--rules-only", action="store_true",
+                    help="structure alone, without the prototypes' reading by meaning")
     args = ap.parse_args()
+    # As the learning worker reads a user's turn: the structure rules, then, where
+    # they read a statement, the nearest prototypes with the shipped model.
+    chat = None if args.rules_only else prototypes.Prototypes(OnnxEmbedder().embed).is_chat
     rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
     learned: dict[tuple[str, str], list[bool]] = defaultdict(list)
     routed: dict[str, Counter[str]] = defaultdict(Counter)
     read: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for row in rows:
-        kind = kinds.kind_of(row["text"])
+        kind = "chat" if chat is not None and chat(row["text"]) else kinds.kind_of(row["text"])
         read[row["type"], row["half"]][kind] += 1
         if args.errors and row["half"] == "tune" and kind != row["type"]:
             print(f"  {row['type']:>10} read as {kind:<10} {row['text'][:110]!r}")
-        found = facts.extract(row["text"], facts.MAX_FACTS, team=row["subject"] == "project")
+        found = facts.extract(row["text"], facts.MAX_FACTS, team=row["subject"] == "project",
+                              chat=chat)
         learned[row["type"], row["half"]].append(bool(found))
         routed[row["type"]][signals.route_type(row["text"], bool(found))] += 1
         if args.show == row["type"]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.config import parse_config
+from memoryd.ports import Embedder
 from memoryd.protocol.dispatch import Connection
 from memoryd.server.app import App
 from memoryd.server.wiring import build_dispatcher, build_engine
@@ -15,10 +16,12 @@ from tests.fakes import FakeEmbedder, MemoryVectors
 
 
 class Rig:
-    def __init__(self, root: Path, config: dict[str, Any] | None = None) -> None:
+    def __init__(self, root: Path, config: dict[str, Any] | None = None,
+                 embedder: Embedder | None = None) -> None:
+        """`embedder`: the fake unless the model is what a test is about."""
         self.root = root
         self.config = parse_config(config or {})
-        self.engine = build_engine(root, self.config, embedder=FakeEmbedder(),
+        self.engine = build_engine(root, self.config, embedder=embedder or FakeEmbedder(),
                                    vectors=MemoryVectors())
         app = App(engine=self.engine, config=self.config, root=root, socket_path=root / "s")
         self.dispatcher = build_dispatcher(app)

@@ -25,7 +25,7 @@ from memoryd.engine.stores import Stores
 from memoryd.engine.upkeep import SessionUpkeep
 from memoryd.engine.writes import Writes
 from memoryd.lang import facts as extractor
-from memoryd.lang import signals
+from memoryd.lang import prototypes, signals
 from memoryd.llm.client import LlmError
 from memoryd.ports import ChatModel
 from memoryd.schema import Memory
@@ -54,6 +54,8 @@ class Learning:
         # Turns whose processing failed: how often, and when they are tried again.
         self._failed: dict[str, tuple[int, float]] = {}
         self.given_up = 0  # turns settled without their background work, since start
+        self._chat = prototypes.Prototypes(
+            lambda texts: self.stores.hybrid.embedder.embed(texts)).is_chat
         self._paced = False  # the daemon's worker waits for quiet; tests drain at once
         self._last_turn = -QUIET
         self.working = 0  # turns being processed right now
@@ -158,8 +160,13 @@ class Learning:
         learns = bool(turn.role == "user" and self.config.conversation.facts and turn.session)
         # The fact rules read the turn once: whether it states something routes its
         # type, and what it states is what Facts learns (without a model).
-        stated = extractor.extract(turn.content, extractor.MAX_FACTS if learns else 1,
-                                   team=is_project(turn.scope))
+        # A user's sentence the rules would learn from is first weighed by meaning: is
+        # it chit-chat ("I feel really upset") said like a fact (lang/prototypes.py)?
+        # The embedder's work runs in a reading thread.
+        stated = (await self.stores.workers.read(
+            extractor.extract, turn.content, extractor.MAX_FACTS, is_project(turn.scope),
+            self._chat) if learns
+            else extractor.extract(turn.content, 1, team=is_project(turn.scope)))
         kind = signals.route_type(turn.content, bool(stated))
         if self.llm is not None:
             try:

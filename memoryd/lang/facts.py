@@ -13,6 +13,7 @@ will want to read them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from memoryd.lang import past
 from memoryd.lang.kinds import kind_of, of_the_speaker
@@ -246,9 +247,12 @@ def _clauses(sentence: str) -> list[str]:
     return [c.strip() for c in splitter.split(sentence) if c and c.strip()]
 
 
-def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
+def extract(text: str, limit: int = MAX_FACTS, team: bool = False,
+            chat: Callable[[str], bool] | None = None) -> list[str]:
     """Up to `limit` facts from a user's text, in order, in the third person. `team`:
-    said in a project's memory, where "we" and "our" are the team's, not the family's."""
+    said in a project's memory, where "we" and "our" are the team's, not the family's.
+    `chat`: whether a sentence is chit-chat by meaning, where its structure cannot
+    tell (lang/prototypes.py); such a sentence states nothing to learn."""
     facts: list[str] = []
     for sentence in sentences(clean(text)):
         said = _without_lead_in(sentence)
@@ -258,21 +262,30 @@ def extract(text: str, limit: int = MAX_FACTS, team: bool = False) -> list[str]:
             if len(facts) >= limit:
                 return facts
             continue
-        for clause in _clauses(said):
-            clause = _without_lead_in(clause)
-            if not has_cjk(clause):
-                clause = _with_subject(clause)
-            if not _is_statement(clause):
-                continue
-            chinese = has_cjk(clause) and not re.search(r"[A-Za-z]{3,}", clause)
-            fact = (_rewrite_chinese(clause, team) if chinese
-                    else _rewrite_english(clause, team))
-            fact = fact[:MAX_FACT_CHARS]
+        stated = _stated(said, team)
+        if stated and chat is not None and chat(said):
+            continue  # the model is asked only of a sentence the rules learn from
+        for fact in stated:
             if fact not in facts:
                 facts.append(fact)
             if len(facts) >= limit:
                 return facts
     return facts
+
+
+def _stated(said: str, team: bool) -> list[str]:
+    """The facts of one sentence's statement clauses, rewritten in the third person."""
+    found = []
+    for clause in _clauses(said):
+        clause = _without_lead_in(clause)
+        if not has_cjk(clause):
+            clause = _with_subject(clause)
+        if not _is_statement(clause):
+            continue
+        chinese = has_cjk(clause) and not re.search(r"[A-Za-z]{3,}", clause)
+        fact = _rewrite_chinese(clause, team) if chinese else _rewrite_english(clause, team)
+        found.append(fact[:MAX_FACT_CHARS])
+    return found
 
 
 def _as_said(said: str) -> str | None:

@@ -290,3 +290,22 @@ async def test_a_turn_is_read_by_the_fact_rules_once_and_its_secret_cut_once(
     learned = [f.content for f in on_disk(rig.root, "categories/*/*.md")]
     assert any(f.startswith("The user's sister lives in Porto") for f in learned), learned
     assert not any(secret in p.read_text() for p in rig.root.rglob("*.md"))
+
+
+async def test_chit_chat_said_like_a_fact_is_not_learned_with_the_model(tmp_path):
+    """With the shipped model: a feeling said in passing is kept as the turn, not
+    learned as a fact; a fact said in the same turn is (lang/prototypes.py)."""
+    from memoryd.models.embedder import OnnxEmbedder
+    rig = Rig(tmp_path / "root", embedder=OnnxEmbedder())
+    await rig.start()
+    try:
+        await remember(rig, "I'm kind of anxious about the whole thing. "
+                            "I teach chemistry at a high school in Ohio.")
+        await rig.engine.learning.drain()
+        facts = on_disk(rig.root, "categories/*/*.md")
+        assert [f.content for f in facts] == [
+            "The user teaches chemistry at a high school in Ohio."]
+        (turn,) = on_disk(rig.root, "sessions/s1/turns/*.md")
+        assert "anxious" in turn.content
+    finally:
+        rig.close()
