@@ -1,6 +1,7 @@
 """Memory after writes: a store filled through the socket, then searched with writes
 between the searches, then left alone; the daemon's RSS at each step and every 5 s of
-the quiet minute after the last write, without a restart.
+the quiet minute after the last write, without a restart: the daemon's and its
+children's (the vector store's process, while it runs), and that process's share.
 
     .venv/bin/python bench/write_rss.py [--memories 100000] [--searches 300]
 
@@ -9,14 +10,15 @@ connection, each smart search follows a write (as an agent that remembers and as
 Printed: the fill's rate, RSS after it, smart search p50/p99 with the writes between,
 and the RSS curve of the quiet minute, each point split into what the process has
 mapped from files and what it allocated (smaps_rollup: `Rss` = file + anonymous); the
-embedder's variant and the scoring path are named. The daemon closes the vector
-store's in-memory indexes RELEASE_AFTER seconds after the last vector written
-(server/daemon.py) and gives the allocator's free memory back.
+embedder's variant and the scoring path are named. The daemon ends the vector store's
+process RELEASE_AFTER seconds after the last vector written (server/daemon.py) and
+gives the allocator's free memory back.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import signal
 import statistics
@@ -35,9 +37,29 @@ EVERY = 5.0
 
 
 def rollup(pid: int) -> dict[str, float]:
-    """MB of the process's resident memory: all, file-backed, anonymous."""
+    """MB of resident memory of the daemon and its children (the vector process, while
+    it runs): all, file-backed, anonymous, and the children's share."""
+    own = _rollup(pid)
+    kids = [_rollup(kid) for kid in _children(pid)]
+    total = {key: own[key] + sum(k[key] for k in kids) for key in own}
+    return {**total, "apart": sum(k["rss"] for k in kids)}
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(x) for x in (task / "children").read_text().split()]
+    return found
+
+
+def _rollup(pid: int) -> dict[str, float]:
     kb: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:  # a child that ended since it was listed
+        text = ""
+    for line in text.splitlines():
         key, _, value = line.partition(":")
         if value.strip().endswith("kB"):
             kb[key.strip()] = int(value.split()[0])
@@ -46,7 +68,8 @@ def rollup(pid: int) -> dict[str, float]:
 
 
 def shown(mb: dict[str, float]) -> str:
-    return f"{mb['rss']:.0f} MB (anonymous {mb['anon']:.0f}, files {mb['file']:.0f})"
+    return (f"{mb['rss']:.0f} MB (anonymous {mb['anon']:.0f}, files {mb['file']:.0f}; "
+            f"the vector process {mb['apart']:.0f})")
 
 
 def main() -> None:

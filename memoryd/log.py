@@ -38,7 +38,16 @@ class _PrefixedLogfmt:
         return str(prefix) + str(self._render(logger, method, event))
 
 
+_CONFIGURED = ["info", "auto"]  # as last configured: a child process logs the same way
+
+
+def configured() -> tuple[str, str]:
+    """(level, format) of the last `configure`."""
+    return _CONFIGURED[0], _CONFIGURED[1]
+
+
 def configure(level: str = "info", fmt: str = "auto") -> None:
+    _CONFIGURED[:] = [level, fmt]
     if fmt == "auto":
         if _under_journald():
             fmt = "journal"

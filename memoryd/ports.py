@@ -2,9 +2,10 @@
 store, the reranker and the chat model.
 
 The engine is written against these, not against the classes that implement them
-(models/embedder.py OnnxEmbedder, retrieval/vectors.py ChromaVectors,
-models/reranker.py OnnxCrossEncoder, llm/client.py ChatClient), so a test hands it
-stand-ins (tests/fakes.py) that the type checker holds to the same members.
+(models/embedder.py OnnxEmbedder, retrieval/vectors.py ChromaVectors and
+retrieval/vectors_apart.py ApartVectors, models/reranker.py OnnxCrossEncoder,
+llm/client.py ChatClient), so a test hands it stand-ins (tests/fakes.py) that the type
+checker holds to the same members.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def unlabel(stored: np.ndarray, model: str) -> tuple[np.ndarray, list[str | None
                      for row, ok in zip(raw, ours, strict=True)]
 
 
-def _stored_collection_ids(db: Path) -> list[str]:
+def stored_collection_ids(db: Path) -> list[str]:
     """The collection ids in an embedded store's SQLite file, read-only; [] when there
     is no file yet (a new store has none). sqlite3.Error when it cannot be read."""
     if not db.exists():
@@ -297,7 +297,7 @@ class ChromaVectors:
         if self.url or self.ready:
             return None
         try:
-            return _stored_collection_ids(self.path / "chroma.sqlite3")
+            return stored_collection_ids(self.path / "chroma.sqlite3")
         except sqlite3.Error:
             return None
 

@@ -70,9 +70,14 @@ def _embedder(root: Path, config: Config, reindex: bool) -> Embedder:
 
 
 def _vectors(root: Path, config: Config) -> VectorStore:
+    """An embedded store in a process of its own (its calls hold the GIL, and what it
+    holds goes back to the system when it ends); a server's client in this one."""
     from memoryd.retrieval.vectors import ChromaVectors
+    from memoryd.retrieval.vectors_apart import ApartVectors
 
-    return ChromaVectors(root / "index" / "chroma", config.vectors.url)
+    if config.vectors.url:
+        return ChromaVectors(root / "index" / "chroma", config.vectors.url)
+    return ApartVectors(root / "index" / "chroma")
 
 
 def _reranker(config: Config) -> Reranker | None:

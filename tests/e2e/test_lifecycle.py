@@ -228,8 +228,8 @@ def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
     assert {m["id"] for m in found["memories"]} <= set(ids) and found["memories"]
 
     # A start from the snapshot does not open chroma (importing chromadb is a third of
-    # a start), nor do reads; the first write opens it on a thread of its own, and what
-    # is written still lands.
+    # a start), nor do reads; the first write starts its process from a thread of its
+    # own, and what is written still lands.
     d.stop()
     before = len(d.log)
     d.start()
@@ -244,8 +244,10 @@ def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
     ids += [d.call("memory_write", {"content": f"the harbour master's note {i}"})["id"]
             for i in range(3)]
     wait_for(lambda: d.call("stats")["index"]["unpersisted"] == 0, 60, "the new vectors")
-    opened = [json.loads(x) for x in d.log[before:].splitlines() if '"vectors.opened"' in x]
-    assert [e["thread"] for e in opened] == ["vectors-open"]
+    started = [json.loads(x) for x in d.log[before:].splitlines()
+               if '"vectors.process_started"' in x]
+    assert [e["thread"] for e in started] == ["vectors-open"]
+    assert run_events().count("vectors.opened") == 1  # in that process
     d.kill()
     (d.root / "index/corpus.snapshot").unlink(missing_ok=True)
     d.start()

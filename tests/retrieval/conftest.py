@@ -9,6 +9,7 @@ from memoryd.config import Config, parse_config
 from memoryd.engine import NewMemory
 from memoryd.protocol.codec import decode_params
 from memoryd.protocol.dispatch import Connection
+from memoryd.retrieval.vectors import ChromaVectors
 from memoryd.scopes import Caller
 from memoryd.server.app import App
 from memoryd.server.wiring import build_dispatcher, build_engine
@@ -16,9 +17,14 @@ from memoryd.server.wiring import build_dispatcher, build_engine
 
 class Harness:
     """A real engine (files, SQLite, chroma, the model unless substituted) and its
-    dispatcher, in-process."""
+    dispatcher, in-process. Chroma runs in this process too (the same ChromaVectors the
+    daemon's vector process runs): a process of its own would import chromadb again
+    for each test, about a second of CPU; tests/retrieval/test_vectors_apart.py and the
+    daemons of tests/e2e run it apart."""
 
     def __init__(self, root, config: Config, **substitutes) -> None:
+        if not config.vectors.url:
+            substitutes.setdefault("vectors", ChromaVectors(root / "index" / "chroma"))
         self.engine = build_engine(root, config, **substitutes)
         self.app = App(engine=self.engine, config=config, root=root, socket_path=root / "s")
         self.dispatcher = build_dispatcher(self.app)

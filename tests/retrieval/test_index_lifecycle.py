@@ -15,6 +15,7 @@ from memoryd.engine import NewMemory
 from memoryd.errors import Forbidden, InvalidParams
 from memoryd.models.embedder import INT8_ID
 from memoryd.models.variant import FORCE_VARIANT
+from memoryd.retrieval.vectors import ChromaVectors
 from memoryd.scopes import Caller
 from tests.retrieval.conftest import Harness, older_collection
 
@@ -220,25 +221,29 @@ async def test_an_older_vector_store_is_moved_not_re_embedded(make_harness, tmp_
     a = await h.write("The boat is moored at pier 7 in Kiel")
     await h.write("Engine oil was changed in May")
     await h.engine.stores.workers.write(h.engine.stores.hybrid.persist_deferred)
-    store, model = h.engine.stores.hybrid.vectors, h.engine.embedder.model_id
+    model = h.engine.embedder.model_id
+    h.engine.close()  # its vector process ends: the store is this test's to rewrite
+    chroma = root / "index" / "chroma"
+    store = ChromaVectors(chroma)
     for kind, scope, ids, vectors, hashes in list(store.scan(model)):
         older_collection(store.client, kind, scope, ids, vectors,
                          [{"h": x, "m": model} for x in hashes])
     for col in store.client.list_collections():
         if "-labelled-" in col.name:
             store.client.delete_collection(col.name)
-    store._collections.clear()
-    h.engine.close()
+    store.close()
     (root / "index" / "corpus.snapshot").unlink()  # a full rebuild, as after an upgrade
     h2 = Harness(root, Config())
     try:
         summary = await h2.engine.sync.startup()
         assert summary["vectors_embedded"] == 0
-        store = h2.engine.stores.hybrid.vectors
-        names = [c.name for c in store.client.list_collections()]
-        assert names and all("-labelled-" in n for n in names), names
-        assert sum(len(b[2]) for b in store.scan(model) if b[0] == "own") == 2
+        store2 = h2.engine.stores.hybrid.vectors
+        assert sum(len(b[2]) for b in store2.scan(model) if b[0] == "own") == 2
         result = await h2.call("memory_smart_search", query="where is the boat")
         assert result["memories"][0]["id"] == a
     finally:
         h2.engine.close()
+    store = ChromaVectors(chroma)
+    names = [c.name for c in store.client.list_collections()]
+    store.close()
+    assert names and all("-labelled-" in n for n in names), names

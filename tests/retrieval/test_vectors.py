@@ -18,8 +18,8 @@ import pytest
 from memoryd.retrieval.vectors import (
     LABEL,
     ChromaVectors,
-    _stored_collection_ids,
     label,
+    stored_collection_ids,
     text_hash,
     unlabel,
 )
@@ -36,10 +36,10 @@ def test_collection_ids_from_the_file_are_the_clients(tmp_path):
     store.upsert("ctx", "agent:x", ["a"], vectors[:1], hashes[3:], "m")
     listed = sorted(str(c.id) for c in store.client.list_collections())
     assert len(listed) == 2
-    assert _stored_collection_ids(tmp_path / "chroma" / "chroma.sqlite3") == listed
+    assert stored_collection_ids(tmp_path / "chroma" / "chroma.sqlite3") == listed
     assert store.collection_ids() == listed  # opened: through the client
     store.close()
-    assert _stored_collection_ids(tmp_path / "nowhere" / "chroma.sqlite3") == []
+    assert stored_collection_ids(tmp_path / "nowhere" / "chroma.sqlite3") == []
     reopened = ChromaVectors(tmp_path / "chroma")  # has collections: a scan opens it
     assert sorted(kind for kind, *_ in reopened.scan("m")) == ["ctx", "own"]
     assert reopened.ready
