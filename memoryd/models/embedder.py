@@ -9,6 +9,8 @@ load on the CPU it runs on (models/batch_check.py).
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,6 +41,25 @@ MAX_TOKENS = 256
 CHARS_PER_TOKEN = 16
 # The fewest texts a model call gets when a call's texts are split among workers.
 MIN_SPLIT = 8
+# The niceness of the threads that embed ahead of a write: while a search's model call
+# wants a core they get about a tenth of it (the kernel weighs nice 0 against 10 at
+# 1024 to 110); alone, all of it.
+BACKGROUND_NICE = 10
+
+
+def background_priority() -> None:
+    """Lower the calling thread's CPU priority to BACKGROUND_NICE (Linux, where a
+    thread has a niceness of its own; elsewhere nothing). Never raised back: that
+    needs a privilege the daemon does not have, so only threads kept for background
+    work call it."""
+    if sys.platform != "linux":
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid),
+                                                 BACKGROUND_NICE))
+    except OSError as exc:  # a sandbox that forbids it: the default priority stands
+        log.warning("embedder.priority_unchanged", error=str(exc))
 
 
 def clip(text: str, max_tokens: int) -> str:
@@ -109,10 +130,15 @@ class OnnxEmbedder:
         # on its own core (onnxruntime releases the GIL; one session serves them all).
         # `prefetch` queues its model calls here too.
         self._workers = max(1, workers)
-        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embed")
+        # Its threads yield the cores to a caller's own model call: what they run is a
+        # write's embedding ahead of its commit or a bulk job's, and a search's question
+        # is embedded in the search's thread (background_priority).
+        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embed",
+                                        initializer=background_priority)
         # A prefetch's texts are tokenized here, then its model calls queued on the pool
         # (tokenizing is not for the caller's thread, nor for behind the model calls).
-        self._planner = ThreadPoolExecutor(1, thread_name_prefix="embed-plan")
+        self._planner = ThreadPoolExecutor(1, thread_name_prefix="embed-plan",
+                                           initializer=background_priority)
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # writes and searches embed from two threads

@@ -4,6 +4,8 @@ model calls at once and never block their caller. The real model."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from memoryd.models.embedder import OnnxEmbedder
+from memoryd.models.embedder import BACKGROUND_NICE, OnnxEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +135,26 @@ def test_a_model_call_holds_texts_of_one_token_count(reference) -> None:
         # as few calls as that allows: three texts of 2 tokens take two
         assert len(runs) == len(set(tokens.values())) + 1, (way, tokens)
         assert np.allclose(got, reference.embed(texts), atol=1e-4), way
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own niceness is Linux's")
+def test_embedding_ahead_of_a_write_yields_the_cores_to_a_callers_model_call() -> None:
+    """A prefetch's model calls (a write's texts, embedded ahead of its commit) run at
+    BACKGROUND_NICE; a caller's own (a search's question) at the caller's priority."""
+    embedder = OnnxEmbedder()
+    real = embedder.run_model
+    seen: dict[str, int] = {}
+
+    def run(call) -> np.ndarray:
+        tid = threading.get_native_id()
+        seen[call.texts[0]] = os.getpriority(os.PRIO_PROCESS, tid)
+        return real(call)
+
+    embedder.run_model = run  # type: ignore[method-assign]  # the model watched
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    queued = embedder.prefetch(["a note written ahead"])
+    assert queued is not None
+    queued.result(30)
+    embedder.embed(["a question asked now"])
+    assert seen == {"a note written ahead": max(own, BACKGROUND_NICE),
+                    "a question asked now": own}
