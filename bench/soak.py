@@ -1,0 +1,177 @@
+"""A soak: the daemon at work for a long while, writes, searches, remembers and syncs
+side by side; its memory every few seconds, and nothing acknowledged lost.
+
+    .venv/bin/python bench/soak.py [--memories 20000] [--minutes 30]
+
+A fresh root with a bare git repository on this machine as its remote is filled
+through the socket (bench/search.py's pipelined fill). Then, for `--minutes`, on
+connections of their own: a writer (memory_write, WRITES a second), a searcher
+(memory_smart_search, one after another), a conversation (memory_remember, a user's
+turn and an answer, TURNS a second, a new session every 20 turns) and a sync
+(memory_sync every SYNC_EVERY seconds). Every SAMPLE seconds the RSS of the daemon and
+its children (bench/write_rss.py's reading: the vector store's process while it runs)
+is taken. Printed: the curve a minute at a time, its lowest and highest after the
+first five minutes and how far apart they are, smart search p50/p99 each five
+minutes, the counts, and the acknowledged writes that cannot be read back (each is
+read after the end; a turn may be compressed away by design, so turns are counted,
+not read). The embedder's variant and the scoring path are named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from bench.search import QUERIES, fill, note, p99, start  # noqa: E402
+from bench.write_rss import rollup  # noqa: E402
+from memoryd_client import Client  # noqa: E402
+
+WRITES = 20.0  # a second
+TURNS = 2.0  # a second
+SYNC_EVERY = 60.0
+SAMPLE = 10.0
+SETTLE = 300.0  # the first five minutes are not held to the flat curve
+
+
+def paced(rate: float, stop: threading.Event, act) -> None:
+    """Call `act(n)` `rate` times a second until `stop` (late calls are not made up)."""
+    started, n = time.monotonic(), 0
+    while not stop.is_set():
+        act(n)
+        n += 1
+        wait = started + n / rate - time.monotonic()
+        if wait > 0:
+            stop.wait(wait)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=20_000)
+    parser.add_argument("--minutes", type=float, default=30.0)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="md-soak-"))
+    root, remote = work / "root", work / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    root.mkdir()
+    (root / "config.yaml").write_text(f"git:\n  remote: {remote}\n")
+    proc, _ = start(root)
+    socket = root / "memory.sock"
+    written: list[str] = []
+    turns: list[str] = []
+    searches: list[tuple[float, float]] = []  # (seconds into the soak, ms)
+    syncs: list[str] = []
+    errors: list[str] = []
+    curve: list[tuple[float, dict[str, float]]] = []
+    stop = threading.Event()
+    try:
+        with Client(socket, timeout=600) as c:
+            rate = fill(c, args.memories)
+            models = c.call("stats")["models"]
+        began = time.monotonic()
+
+        def writer() -> None:
+            rng = random.Random(1)
+            with Client(socket, timeout=600) as client:
+                paced(WRITES, stop, lambda n: written.append(
+                    client.call("memory_write", note(rng, args.memories + n))["id"]))
+
+        def searcher() -> None:
+            with Client(socket, timeout=600) as client:
+                n = 0
+                while not stop.is_set():
+                    t0 = time.perf_counter()
+                    client.call("memory_smart_search",
+                                {"query": f"{QUERIES[n % len(QUERIES)]} {n}"})
+                    searches.append((time.monotonic() - began,
+                                     (time.perf_counter() - t0) * 1000))
+                    n += 1
+                    stop.wait(0.05)
+
+        def conversation() -> None:
+            rng = random.Random(2)
+            with Client(socket, timeout=600) as client:
+                def turn(n: int) -> None:
+                    role = "user" if n % 2 == 0 else "assistant"
+                    said = (f"I moved the {rng.choice(QUERIES)} notes to folder {n}."
+                            if role == "user" else f"Noted: folder {n} holds them now.")
+                    turns.append(client.call("memory_remember", {
+                        "session": f"soak-{n // 20}", "role": role, "content": said})["id"])
+                paced(TURNS, stop, turn)
+
+        def syncer() -> None:
+            with Client(socket, timeout=600) as client:
+                while not stop.wait(SYNC_EVERY):
+                    got = client.call("memory_sync")
+                    syncs.append("needs_you" if got.get("needs_you") else
+                                 "ok" if got.get("went_out") is not None else "not reached")
+
+        def guarded(fn):
+            def run() -> None:
+                try:
+                    fn()
+                except Exception as exc:  # the soak goes on; the error is printed
+                    errors.append(f"{fn.__name__}: {type(exc).__name__}: {exc}")
+            return run
+
+        threads = [threading.Thread(target=guarded(fn), daemon=True)
+                   for fn in (writer, searcher, conversation, syncer)]
+        for t in threads:
+            t.start()
+        end = began + args.minutes * 60
+        while (now := time.monotonic()) < end:
+            curve.append((now - began, rollup(proc.pid)))
+            time.sleep(min(SAMPLE, max(0.0, end - now)))
+        stop.set()
+        for t in threads:
+            t.join(600)
+        curve.append((time.monotonic() - began, rollup(proc.pid)))
+        with Client(socket, timeout=600) as c:
+            lost = []
+            for memory_id in written:
+                try:
+                    c.call("memory_read", {"id": memory_id})
+                except Exception:  # counted as lost
+                    lost.append(memory_id)
+    finally:
+        stop.set()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(300)
+    print(f"{args.memories} memories filled at {rate:.0f}/s; embedder "
+          f"{models['embedder'].get('variant')}, vectors scored on the "
+          f"{models['scoring']['path']} path ({models['scoring']['why']})")
+    print(f"{args.minutes:g} minutes: {len(written)} writes, {len(turns)} turns remembered, "
+          f"{len(searches)} smart searches, {len(syncs)} syncs ({syncs.count('ok')} with "
+          f"nothing left to a person)")
+    print("RSS (the daemon and its children; the vector process's share):")
+    for at, mb in curve:
+        if int(at) % 60 < SAMPLE or at == curve[-1][0]:
+            print(f"  {at / 60:5.1f} min: {mb['rss']:.0f} MB (the vector process "
+                  f"{mb['apart']:.0f})")
+    settled = [mb["rss"] for at, mb in curve if at >= SETTLE]
+    if settled:
+        low, high = min(settled), max(settled)
+        print(f"after the first 5 minutes: lowest {low:.0f} MB, highest {high:.0f} MB, "
+              f"{(high - low) / low:.1%} apart")
+    for start_s in range(0, int(args.minutes * 60), 300):
+        window = [ms for at, ms in searches if start_s <= at < start_s + 300]
+        if window:
+            print(f"  smart search {start_s // 60:>2}-{start_s // 60 + 5} min: p50 "
+                  f"{statistics.median(window):.1f} ms, p99 {p99(window):.1f} ms "
+                  f"({len(window)})")
+    print(f"acknowledged writes not found after: {len(lost)} of {len(written)}")
+    for error in errors:
+        print(f"error: {error}")
+
+
+if __name__ == "__main__":
+    main()
