@@ -119,6 +119,13 @@ def fill(client: Client, n: int, window: int = 256, first: int = 0,
     return n / (time.perf_counter() - t0)
 
 
+def models_named(models: dict) -> str:
+    """What `stats`' `models` says ran: the embedder's variant and the scoring path."""
+    scoring = models["scoring"]
+    return (f"embedder {models['embedder'].get('variant')}, vectors scored on the "
+            f"{scoring['path']} path ({scoring['why']})")
+
+
 def p99(samples: list[float]) -> float:
     """The 99th percentile as these benches report it: the sample at 0.99 of the count."""
     ordered = sorted(samples)

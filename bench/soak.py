@@ -32,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.search import QUERIES, fill, note, p99, start  # noqa: E402
+from bench.search import QUERIES, fill, models_named, note, p99, start  # noqa: E402
 from bench.write_rss import rollup  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
@@ -146,9 +146,7 @@ def main() -> None:
         stop.set()
         proc.send_signal(signal.SIGTERM)
         proc.wait(300)
-    print(f"{args.memories} memories filled at {rate:.0f}/s; embedder "
-          f"{models['embedder'].get('variant')}, vectors scored on the "
-          f"{models['scoring']['path']} path ({models['scoring']['why']})")
+    print(f"{args.memories} memories filled at {rate:.0f}/s; {models_named(models)}")
     print(f"{args.minutes:g} minutes: {len(written)} writes, {len(turns)} turns remembered, "
           f"{len(searches)} smart searches, {len(syncs)} syncs ({syncs.count('ok')} with "
           f"nothing left to a person)")

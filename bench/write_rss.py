@@ -29,7 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.search import QUERIES, fill, note, p99, start  # noqa: E402
+from bench.search import QUERIES, fill, models_named, note, p99, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 QUIET = 60.0  # seconds watched after the last write
@@ -104,9 +104,7 @@ def main() -> None:
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(300)
-    print(f"{args.memories} memories written at {rate:.0f}/s; embedder "
-          f"{models['embedder'].get('variant')}, vectors scored on the "
-          f"{models['scoring']['path']} path ({models['scoring']['why']})")
+    print(f"{args.memories} memories written at {rate:.0f}/s; {models_named(models)}")
     print(f"RSS at start {shown(started)}")
     print(f"RSS after the fill {shown(filled)}")
     print(f"{args.searches} smart searches, each after a write: p50 "

@@ -28,7 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.search import QUERIES, fill, note, p99, start  # noqa: E402
+from bench.search import QUERIES, fill, models_named, note, p99, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
 WINDOW = 64
@@ -95,9 +95,8 @@ def main() -> None:
             with Client(socket, timeout=600) as client:
                 rate = fill(client, args.memories)
                 models = client.call("stats")["models"]
-            print(f"{args.memories} memories written at {rate:.0f}/s; embedder "
-                  f"{models['embedder'].get('variant')}, vectors scored on the "
-                  f"{models['scoring']['path']} path ({models['scoring']['why']})", flush=True)
+            print(f"{args.memories} memories written at {rate:.0f}/s; {models_named(models)}",
+                  flush=True)
             first = args.memories
             for n in range(args.runs):
                 times, _, writes = run(socket, "memory_smart_search", args.searches,
