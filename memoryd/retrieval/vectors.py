@@ -116,6 +116,16 @@ def stored_collection_ids(db: Path) -> list[str]:
     return sorted(_stored_column(db, "SELECT id FROM collections", timeout=1))
 
 
+def ids_on_disk(path: Path) -> list[str] | None:
+    """The collection ids in the SQLite file of the embedded store at `path`, read
+    without a client; None when the file cannot be read (a client then sets the
+    damaged store aside)."""
+    try:
+        return stored_collection_ids(path / "chroma.sqlite3")
+    except sqlite3.Error:
+        return None
+
+
 def _stored_column(db: Path, sql: str, *args: str, timeout: float) -> list[str]:
     """The first column of a query of an embedded store's SQLite file, read-only.
 
@@ -294,12 +304,7 @@ class ChromaVectors:
         """An embedded store's collection ids from its SQLite file while the client is
         not open; None when the client is to be asked (a server, an open client, a file
         that cannot be read: the client sets a damaged store aside)."""
-        if self.url or self.ready:
-            return None
-        try:
-            return stored_collection_ids(self.path / "chroma.sqlite3")
-        except sqlite3.Error:
-            return None
+        return None if self.url or self.ready else ids_on_disk(self.path)
 
     def _listed(self) -> Iterator[tuple[str, str, bool, Any]]:
         """(kind, scope, labelled, collection) of each of our collections."""

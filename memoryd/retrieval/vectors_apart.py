@@ -39,7 +39,7 @@ import numpy as np
 import structlog
 
 from memoryd import log as logging_setup
-from memoryd.retrieval.vectors import ChromaVectors, stored_collection_ids
+from memoryd.retrieval.vectors import ChromaVectors, ids_on_disk
 
 log = structlog.get_logger("memoryd.vectors")
 
@@ -204,12 +204,7 @@ class ApartVectors:
     def _stored_ids(self) -> list[str] | None:
         """The collection ids in the store's SQLite file while no child runs (a start
         that only checks the snapshot starts none); None: the child is to be asked."""
-        if self.ready:
-            return None
-        try:
-            return stored_collection_ids(self.path / "chroma.sqlite3")
-        except Exception:  # unreadable: the child sets the store aside
-            return None
+        return None if self.ready else ids_on_disk(self.path)
 
     def collection_ids(self) -> list[str]:
         stored = self._stored_ids()
