@@ -2,9 +2,20 @@
 
 glibc's malloc keeps what a program frees in its arenas for reuse: after a burst of
 writes (their batches, their embeddings, a closed vector store's indexes) a
-long-running daemon would carry that peak for days. `malloc_trim(0)` returns the free
-pages at the top of each arena and the whole free pages inside them. Elsewhere (macOS'
-allocator, musl) there is no such call and nothing to do.
+long-running daemon would carry that peak for days. Two calls:
+
+- `tune()`, at a process's start: a block of MAP_ABOVE bytes or more is mapped on its
+  own and unmapped when freed. glibc's default raises that threshold to the size of
+  each mapped block freed (up to 32 MiB): once the corpus grew its columns or a large
+  batch was freed, every later model call's and search's buffers came from the arenas
+  and stayed there, a little more fragmented with each write. Fixed, the arenas hold
+  only the smaller blocks. Fixing it also fixes the free top of a heap kept before it
+  is returned (glibc's default would then be 128 KiB): TRIM_ABOVE, twice MAP_ABOVE as
+  glibc's own rule would make it.
+- `give_back()`, when writes stop: `malloc_trim(0)` returns the free pages at the top
+  of each arena and the whole free pages inside them.
+
+Elsewhere (macOS' allocator, musl) there are no such calls and nothing to do.
 """
 
 from __future__ import annotations
@@ -18,24 +29,44 @@ import structlog
 log = structlog.get_logger("memoryd.allocator")
 
 
+# Blocks this large or larger are mapped on their own. A search's arrays at 100,000
+# memories (a score a row: 400 KB) stay below it and reuse the arenas' blocks: mapped,
+# each would be faulted in afresh on every search. A heap's free top is kept up to
+# TRIM_ABOVE: returned at every free past 128 KiB, it is faulted in again by the next
+# batch, and searches beside writes were slower for it (bench/soak.py's p99).
+MAP_ABOVE = 4 << 20
+TRIM_ABOVE = 2 * MAP_ABOVE
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters, glibc's malloc.h
+
+
 @functools.cache
-def _trim() -> object | None:
+def _libc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
     if not name:
         return None
     try:
         libc = ctypes.CDLL(name)
-        trim = libc.malloc_trim
+        libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+        libc.mallopt.argtypes, libc.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     except (OSError, AttributeError):  # not glibc
         return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
+    return libc
+
+
+def tune() -> bool:
+    """Large blocks mapped on their own from now on (see the module's docstring);
+    whether the allocator took it."""
+    libc = _libc()
+    taken = (libc is not None and libc.mallopt(_M_MMAP_THRESHOLD, MAP_ABOVE) == 1
+             and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_ABOVE) == 1)
+    log.debug("allocator.tuned", taken=taken, map_above=MAP_ABOVE, trim_above=TRIM_ABOVE)
+    return taken
 
 
 def give_back() -> bool:
     """Free memory the allocator holds returned to the system; whether it could be."""
-    trim = _trim()
-    if trim is None:
+    libc = _libc()
+    if libc is None:
         return False
-    trim(0)  # type: ignore[operator]
+    libc.malloc_trim(0)
     return True

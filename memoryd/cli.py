@@ -194,9 +194,11 @@ def _serve(args: argparse.Namespace) -> int:
     root, config = prepared
     socket_path = Path(args.socket or config.socket or root / "memory.sock").expanduser()
 
+    from memoryd import allocator
     from memoryd.server import lock
     from memoryd.store.walk import INDEXED_DIRS, ChildWalk
 
+    allocator.tune()  # before the first large block: a long run gives back what it frees
     try:
         lock_fd = lock.acquire(root)
     except lock.AlreadyRunning as exc:

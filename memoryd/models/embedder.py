@@ -9,8 +9,6 @@ load on the CPU it runs on (models/batch_check.py).
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,6 +25,7 @@ from memoryd.models import batch_check
 from memoryd.models.assets import FILES, TOKENIZER, WEIGHTS, locate_assets, user_cache_dir, verify
 from memoryd.models.int8_model import quantized
 from memoryd.models.onnx import session, unmasked
+from memoryd.priority import background_priority
 
 log = structlog.get_logger(__name__)
 
@@ -41,27 +40,6 @@ MAX_TOKENS = 256
 CHARS_PER_TOKEN = 16
 # The fewest texts a model call gets when a call's texts are split among workers.
 MIN_SPLIT = 8
-# The niceness of the threads that embed ahead of a write: while a search's model call
-# wants a core they get about a tenth of it (the kernel weighs nice 0 against 10 at
-# 1024 to 110); alone, all of it.
-BACKGROUND_NICE = 10
-
-
-def background_priority() -> None:
-    """Lower the calling thread's CPU priority to BACKGROUND_NICE (Linux, where a
-    thread has a niceness of its own; elsewhere nothing). Never raised back: that
-    needs a privilege the daemon does not have, so only threads kept for background
-    work call it."""
-    if sys.platform != "linux":
-        return
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid),
-                                                 BACKGROUND_NICE))
-    except OSError as exc:  # a sandbox that forbids it: the default priority stands
-        log.warning("embedder.priority_unchanged", error=str(exc))
-
-
 def clip(text: str, max_tokens: int) -> str:
     return text[: max_tokens * CHARS_PER_TOKEN]
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import structlog
 
+from memoryd import allocator, priority
 from memoryd import log as logging_setup
 from memoryd.retrieval.vectors import ChromaVectors, ids_on_disk
 
@@ -289,6 +290,12 @@ def main(argv: list[str]) -> None:
         signal.signal(sig, signal.SIG_IGN)  # the daemon ends it: never mid-write
     fd, path, level, fmt = argv
     logging_setup.configure(level, fmt)
+    allocator.tune()  # chroma's batches given back when freed, as in the daemon
+    # Everything it does is background work (the writes' vectors, persisted after
+    # their acknowledgement): a search's thread in the daemon gets the cores first.
+    # Before chroma starts its threads (each inherits it); a pool a library started at
+    # its import is lowered too.
+    priority.background_process()
     serve(Connection(int(fd)), Path(path))
     # chroma is closed: nothing is left to write, and an interpreter's teardown of all
     # chromadb loaded is time the daemon's stop would wait for

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from memoryd.models.embedder import BACKGROUND_NICE, OnnxEmbedder
+from memoryd.models.embedder import OnnxEmbedder
+from memoryd.priority import BACKGROUND_NICE
 
 
 @pytest.fixture(scope="module")

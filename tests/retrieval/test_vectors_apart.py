@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memoryd.priority import BACKGROUND_NICE
 from memoryd.retrieval.vectors import ChromaVectors, text_hash
 from memoryd.retrieval.vectors_apart import ApartVectors, VectorsLost
 
@@ -73,6 +74,17 @@ def test_it_answers_as_the_store_in_process_does(apart, tmp_path):
         assert inline.collection_ids() == ids
     finally:
         inline.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own niceness is Linux's")
+def test_its_every_thread_runs_at_background_priority(apart):
+    """Persisting vectors is background work: the daemon's searches get the cores
+    first. chroma's own threads inherit the child's niceness."""
+    _write(apart, "user:a", ["m1"])
+    threads = list(Path(f"/proc/{apart.pid}/task").iterdir())
+    assert len(threads) > 1  # chroma's threads, not only the main one
+    for thread in threads:
+        assert os.getpriority(os.PRIO_PROCESS, int(thread.name)) >= BACKGROUND_NICE
 
 
 def test_released_it_ends_and_the_next_use_starts_another(apart):
