@@ -5,16 +5,21 @@ side by side; its memory every few seconds, and nothing acknowledged lost.
 
 A fresh root with a bare git repository on this machine as its remote is filled
 through the socket (bench/search.py's pipelined fill). Then, for `--minutes`, on
-connections of their own: a writer (memory_write, WRITES a second), a searcher
+connections of their own: a writer (WRITES a second: new notes until it has written
+OWN_NOTES, then in turn a new note, an update of one of its notes and a delete of its
+oldest, so the store stops growing; with `--append-only`, every write a new note and
+the store grows all along), a searcher
 (memory_smart_search, one after another), a conversation (memory_remember, a user's
 turn and an answer, TURNS a second, a new session every 20 turns) and a sync
 (memory_sync every SYNC_EVERY seconds). Every SAMPLE seconds the RSS of the daemon and
 its children (bench/write_rss.py's reading: the vector store's process while it runs)
 is taken. Printed: the curve a minute at a time, its lowest and highest after the
-first five minutes and how far apart they are, smart search p50/p99 each five
-minutes, the counts, and the acknowledged writes that cannot be read back (each is
-read after the end; a turn may be compressed away by design, so turns are counted,
-not read). The embedder's variant and the scoring path are named.
+first five minutes and how far apart they are (the goal: within 10%), smart search
+p50/p99 each five minutes, the counts, and the acknowledged writes that are not as
+acknowledged after the end: a written or updated memory that cannot be read back with
+its last content, a deleted one still readable (a turn may be compressed away by
+design, so turns are counted, not read). The embedder's variant and the scoring path
+are named.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from memoryd_client import Client  # noqa: E402
 WRITES = 20.0  # a second
 TURNS = 2.0  # a second
 SYNC_EVERY = 60.0
+OWN_NOTES = 1000  # the writer's notes it updates and deletes, once it has written them
 SAMPLE = 10.0
 SETTLE = 300.0  # the first five minutes are not held to the flat curve
 
@@ -58,6 +64,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=20_000)
     parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--append-only", action="store_true",
+                        help="every write a new note: the store grows all along")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="md-soak-"))
     root, remote = work / "root", work / "remote.git"
@@ -66,7 +74,9 @@ def main() -> None:
     (root / "config.yaml").write_text(f"git:\n  remote: {remote}\n")
     proc, _ = start(root)
     socket = root / "memory.sock"
-    written: list[str] = []
+    held: dict[str, str] = {}  # acknowledged and not deleted: id -> its last content
+    deleted: list[str] = []
+    steps = {"new": 0, "update": 0, "delete": 0}
     turns: list[str] = []
     searches: list[tuple[float, float]] = []  # (seconds into the soak, ms)
     syncs: list[str] = []
@@ -81,9 +91,28 @@ def main() -> None:
 
         def writer() -> None:
             rng = random.Random(1)
+            mine: list[str] = []  # the soak's own notes, oldest first
             with Client(socket, timeout=600) as client:
-                paced(WRITES, stop, lambda n: written.append(
-                    client.call("memory_write", note(rng, args.memories + n))["id"]))
+                def write(n: int) -> None:
+                    step = ("new" if args.append_only or len(mine) < OWN_NOTES
+                            else ("new", "update", "delete")[n % 3])
+                    if step == "update":
+                        memory_id = rng.choice(mine)
+                        content = note(rng, args.memories + n)["content"]
+                        client.call("memory_update", {"id": memory_id, "content": content})
+                        held[memory_id] = content
+                    elif step == "delete":
+                        memory_id = mine.pop(0)
+                        client.call("memory_delete", {"id": memory_id})
+                        del held[memory_id]
+                        deleted.append(memory_id)
+                    else:
+                        params = note(rng, args.memories + n)
+                        memory_id = client.call("memory_write", params)["id"]
+                        mine.append(memory_id)
+                        held[memory_id] = params["content"]
+                    steps[step] += 1
+                paced(WRITES, stop, write)
 
         def searcher() -> None:
             with Client(socket, timeout=600) as client:
@@ -137,17 +166,27 @@ def main() -> None:
         curve.append((time.monotonic() - began, rollup(proc.pid)))
         with Client(socket, timeout=600) as c:
             lost = []
-            for memory_id in written:
+            for memory_id, content in held.items():
                 try:
-                    c.call("memory_read", {"id": memory_id})
+                    if c.call("memory_read", {"id": memory_id})["content"] != content:
+                        lost.append(memory_id)
                 except Exception:  # counted as lost
                     lost.append(memory_id)
+            for memory_id in deleted:
+                try:
+                    c.call("memory_read", {"id": memory_id})
+                    lost.append(memory_id)  # a delete acknowledged and not done
+                except Exception:
+                    pass
+            count = c.call("stats")["memories"]
     finally:
         stop.set()
         proc.send_signal(signal.SIGTERM)
         proc.wait(300)
     print(f"{args.memories} memories filled at {rate:.0f}/s; {models_named(models)}")
-    print(f"{args.minutes:g} minutes: {len(written)} writes, {len(turns)} turns remembered, "
+    print(f"{args.minutes:g} minutes: {sum(steps.values())} writes ({steps['new']} new, "
+          f"{steps['update']} updates, {steps['delete']} deletes), "
+          f"{len(turns)} turns remembered, "
           f"{len(searches)} smart searches, {len(syncs)} syncs ({syncs.count('ok')} with "
           f"nothing left to a person)")
     print("RSS (the daemon and its children; the vector process's share):")
@@ -166,7 +205,10 @@ def main() -> None:
             print(f"  smart search {start_s // 60:>2}-{start_s // 60 + 5} min: p50 "
                   f"{statistics.median(window):.1f} ms, p99 {p99(window):.1f} ms "
                   f"({len(window)})")
-    print(f"acknowledged writes not found after: {len(lost)} of {len(written)}")
+    print(f"memories at the end: {count} (turns and what was learned from them "
+          "included)")
+    print(f"acknowledged writes not as acknowledged after: {len(lost)} of "
+          f"{len(held) + len(deleted)}")
     for error in errors:
         print(f"error: {error}")
 
