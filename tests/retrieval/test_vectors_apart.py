@@ -79,7 +79,8 @@ def test_it_answers_as_the_store_in_process_does(apart, tmp_path):
 @pytest.mark.skipif(sys.platform != "linux", reason="a thread's own niceness is Linux's")
 def test_its_every_thread_runs_at_background_priority(apart):
     """Persisting vectors is background work: the daemon's searches get the cores
-    first. chroma's own threads inherit the child's niceness."""
+    first. Every thread: chroma's, which inherit it, and a pool a library started when
+    it was imported, before the child could lower anything."""
     _write(apart, "user:a", ["m1"])
     threads = list(Path(f"/proc/{apart.pid}/task").iterdir())
     assert len(threads) > 1  # chroma's threads, not only the main one
