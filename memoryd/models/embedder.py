@@ -40,6 +40,8 @@ MAX_TOKENS = 256
 CHARS_PER_TOKEN = 16
 # The fewest texts a model call gets when a call's texts are split among workers.
 MIN_SPLIT = 8
+
+
 def clip(text: str, max_tokens: int) -> str:
     return text[: max_tokens * CHARS_PER_TOKEN]
 
