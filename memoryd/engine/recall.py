@@ -87,16 +87,20 @@ class Recall:
     async def start(self, where: Filters, *, token_budget: int | None,
                     recent: int = START_RECENT) -> Block:
         """The block a session starts with, before any prompt: the procedural memories
-        of `where`'s scopes, each scope's newest facts and decisions (in the order of
-        `where.scopes`: a project's before global), and the reminders due now."""
+        of `where`'s scopes, each scope's newest other facts and decisions (in the order
+        of `where.scopes`: a project's before global), and the reminders due now."""
         token_budget = token_budget or self.config.token_budget
         procedural, _ = await self.reads.list_memories(
             Filters(scopes=where.scopes, type="procedural", not_kind="turn"),
             limit=PROCEDURAL_LIMIT, offset=0)
         learned: list[Memory] = []
         for scopes in [[s] for s in where.scopes] if where.scopes else [None]:
+            # A procedural fact is shown above whatever its age: the newest `recent`
+            # are of the others, or rules said late would take every place.
             facts, _ = await self.reads.list_memories(
-                Filters(scopes=scopes, kind="fact"), limit=recent, offset=0)
+                Filters(scopes=scopes, kind="fact"), limit=recent + PROCEDURAL_LIMIT,
+                offset=0)
+            facts = [m for m in facts if m.type != "procedural"][:recent]
             decisions, _ = await self.reads.list_memories(
                 Filters(scopes=scopes, category="decisions", not_kind="turn"),
                 limit=recent, offset=0)

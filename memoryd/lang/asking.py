@@ -36,12 +36,16 @@ _ONCE = re.compile(r"(?<![a-z])(?:once(?!\s+(?:a|an|every|per)(?![a-z]))|recentl
                    r"(?!(?:need|feed|speed|seed|breed|bleed|proceed|succeed)(?![a-z]))"
                    r"[a-z]+ed(?![a-z])")
 # It asks for several: a word for all or some, or a plural noun after what/which
-# ("what cuisines do I …").
+# ("what cuisines do I …"). "What kind of music do I like?" asks for every kind liked,
+# "What kind of car do I drive?" for the one driven: a kind in the singular asks for
+# several only of a taste.
 _SEVERAL = re.compile(
-    r"(?<![a-z])(?:all|any|some|ever|every|list|kinds?|types?|sorts?|things|ways|ones|"
+    r"(?<![a-z])(?:all|any|some|ever|every|list|kinds|types|sorts|things|ways|ones|"
     r"what are|which are|what were|which were|between|total|in total|instead of|compared|"
     r"than)(?![a-z])"
     r"|\s+or\s+"
+    r"|(?<![a-z])(?:kind|type|sort) of\b.*(?<![a-z])(?:like|love|enjoy|prefer|fancy|listen|"
+    r"watch|eat|read)(?![a-z])"
     r"|(?<![a-z])(?:what|which)\s+(?:[a-z]+\s+){0,3}[a-z]+[^su\W]s\s+"
     r"(?:do|does|did|have|am|are|were|was|is)(?![a-z])")
 # Chinese: 我 without 你; several (哪些, 些, 都, 什么样, 类型, 种); a tag (对吗, 是吗, 吧,

@@ -81,7 +81,7 @@ _OBLIGATION = re.compile(
 # An obligation of the speaker's own ("I need to sort the photos") is a fact of theirs;
 # "must be" with a degree word is a guess, not a duty ("you must be very talented").
 _OWN_DUTY = re.compile(r"\b(?:i|i'm|i've)\s+(?:\w+\s+)?(?:need|needs|have|has|must|should|"
-                       r"ought|gotta)\b", re.I)
+                       r"ought|gotta|can't|cannot|couldn't)\b", re.I)
 _GUESS = re.compile(r"\bmust (?:be|have been) (?:very|so|really|quite|pretty|such|a|an)\b",
                     re.I)
 _PREFERS = re.compile(
@@ -143,7 +143,10 @@ def kind_of(sentence: str) -> Kind:
     rest = _without_leads(words)
     if rest and _imperative(rest, words, raw[len(words) - len(rest)]):
         return "rule" if main is not None or _standing(text, words, rest) else "request"
-    if _OBLIGATION.search(text) and not _OWN_DUTY.search(text) and not _GUESS.search(text):
+    # A condition's own modal ("If you need to talk, I'm here") binds nothing: the
+    # clause it governs says whether this is a rule.
+    duty = main if main is not None else text
+    if _OBLIGATION.search(duty) and not _OWN_DUTY.search(duty) and not _GUESS.search(duty):
         return "rule"
     if _FIRST_PERSON.match(text):
         if _PREFERS.search(text):
@@ -151,7 +154,8 @@ def kind_of(sentence: str) -> Kind:
         return "chat" if _FEELING.search(text) and not _specific(text) else "fact"
     if len(words) <= 4 or (_FEELING.search(text) and not _specific(text)):
         return "chat"
-    if not any(w in _AUX or w.endswith(("s", "ed")) for w in words[1:]):
+    if not (any(w in _AUX or w.endswith(("s", "ed")) for w in words[1:])
+            or any(w.endswith(_VERB_CONTRACTIONS) for w in words)):
         return "content"  # no verb to be seen: a heading, a label, a fragment
     return "fact"
 
@@ -162,6 +166,8 @@ def _words(text: str) -> tuple[list[str], list[str]]:
     return raw, [w.lower().replace("’", "'") for w in raw]
 
 
+# "They're written in ...": a pronoun's contraction holds its verb.
+_VERB_CONTRACTIONS = ("'re", "'ve", "'ll", "'d", "'m")
 _VOCATIVE = re.compile(r"^[A-Z][a-z]+,\s+(?=\S)")
 _FEELING_WORDS = frozenset("glad happy sorry excited proud great awesome nice cool".split())
 # "If/When/Before you ..., <do this>": a condition, then the instruction it governs.

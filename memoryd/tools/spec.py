@@ -161,9 +161,9 @@ TOOLS: tuple[ToolSpec, ...] = (
               positional=("query",)), read_only=True),
     _spec("memory_context", "Context for a new session", p.ContextParams, """
         The `<memory>` block a session starts with, before any prompt: the procedural
-        memories (how to behave), each scope's newest facts and decisions (`project`: the
-        project's first, then global), and the reminders that are due. Returns {text,
-        memories, total_tokens, budget_used}.""",
+        memories (how to behave), each scope's newest other facts and decisions
+        (`project`: the project's first, then global), and the reminders that are due.
+        Returns {text, memories, total_tokens, budget_used}.""",
           Cli("context", "the <memory> block a new session starts with (--project DIR: "
               "that repository's)"), read_only=True, idempotent=True),
     _spec("memory_remember", "Remember a conversation turn", p.RememberParams, """

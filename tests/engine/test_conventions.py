@@ -48,3 +48,19 @@ async def test_conventions_said_once_are_shown_at_the_next_sessions_start(rig: R
 def _filters(**kw):
     from memoryd.filters import Filters
     return Filters(scopes=[SHOP], kind="fact", **kw)
+
+
+async def test_rules_said_after_a_projects_fact_do_not_push_it_off_the_start(rig: Rig):
+    """The start shows every rule anyway; the newest facts it shows beside them are
+    the others, however many rules were said since."""
+    said = ["The billing service talks to Stripe through a webhook on /hooks/stripe.",
+            *[f"Always run the {step} step before you open a pull request."
+              for step in ("lint", "format", "typecheck", "unit test", "contract test",
+                           "migration check", "license scan", "bundle size", "a11y")]]
+    for content in said:
+        await rig.result("memory_remember", session="s-tuesday", role="user",
+                         content=content, scope=SHOP)
+    await rig.engine.learning.drain()
+    start = (await rig.result("memory_context", project=SHOP))["text"]
+    assert said[0].rstrip(".") in start, start
+    assert all(rule.rstrip(".") in start for rule in said[1:]), start

@@ -20,6 +20,8 @@ from memoryd.lang.asking import asks_one_now, of_the_asker
     "Do I still play the cello?",
     "Am I vegetarian?",
     "What do I need for my visa now?",
+    "What kind of bike do I ride to work?",  # a kind in the singular, of no taste
+    "What type of mortgage am I on?",
     "我现在开什么车？",
     "我女儿在哪个学校？",
     "我每周跑几次步？",
@@ -36,6 +38,8 @@ def test_one_value_now_of_the_asker(question):
     "What are my favourite films?",
     "List the languages I speak.",
     "What kinds of music do I listen to?",
+    "What kind of food do I enjoy?",  # a kind of a taste: every one liked
+    "What sort of films do I like to watch?",
     "How many days passed between my move and my new job?",
     "Did I go to Rome or to Milan first?",
     "我喜欢哪些菜系？",

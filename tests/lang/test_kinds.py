@@ -61,12 +61,27 @@ def test_a_request_for_now_is_not_a_rule(said: str) -> None:
     ("Thanks, that did it!", "chat"),
     ("Hello again!", "chat"),
     ("Wow, that looks amazing!", "chat"),
+    # a pronoun's contraction holds the verb: a statement, not a fragment
+    ("They're kept in a separate bucket per region.", "fact"),
     ("我最近搬到了上海。", "fact"),
     ("我特别喜欢喝绿茶。", "preference"),
     ("谢谢你的建议。", "chat"),
 ])
 def test_questions_facts_preferences_and_talk(said: str, kind: str) -> None:
     assert kind_of(said) == kind, said
+
+
+@pytest.mark.parametrize(("said", "rule"), [
+    # the speaker's own "can't" is no rule of anyone's
+    ("I can't stop thinking about that trip to Lisbon.", False),
+    ("I cannot believe how fast the kids grow.", False),
+    # a condition's modal binds nothing; the clause it governs decides
+    ("If you ever need to vent, I'm around all evening.", False),
+    ("If you need the logs, I can send them tonight.", False),
+    ("If the schema changes, you must regenerate the client.", True),
+])
+def test_a_modal_makes_a_rule_only_of_the_clause_it_binds(said: str, rule: bool) -> None:
+    assert (kind_of(said) == "rule") is rule, said
 
 
 def test_a_projects_rules_and_facts_are_kept_in_the_speakers_words() -> None:
@@ -78,6 +93,11 @@ def test_a_projects_rules_and_facts_are_kept_in_the_speakers_words() -> None:
     # how things stand this moment, or what happened, is no standing fact of the project
     assert facts.extract("The build is broken right now. The deploy failed yesterday.",
                          5, team=True) == []
+    # a sentence that names the speaker is theirs, not the project's: never kept as
+    # said, whatever else it holds
+    for learned in facts.extract("That screenshot reminds me of our old dashboard.", 3,
+                                 team=True):
+        assert " me " not in f" {learned} " and "the user" in learned.lower(), learned
     # in a person's own memory a sentence is still rewritten as the user's fact
     (fact,) = facts.extract("I always run the tests before I push.", 3)
     assert fact.startswith("The user always runs the tests")
