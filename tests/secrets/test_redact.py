@@ -9,7 +9,7 @@ import string
 import pytest
 
 from memoryd.secrets.redact import Redactor
-from memoryd.secrets.rules import KINDS
+from memoryd.secrets.rules import KINDS, RULES, haystack
 from tests.secrets.corpus import LOOK_ALIKES, SECRETS
 
 
@@ -25,6 +25,21 @@ def test_every_secret_is_cut_and_named(kind, secret, text):
     assert secret not in cleaned
     assert found[kind] >= 1, (cleaned, found)
     assert kind == "private" or f"[REDACTED:{kind}]" in cleaned
+
+
+@pytest.mark.parametrize("case", [str, str.upper, str.lower, str.swapcase])
+def test_every_match_holds_one_of_its_rules_hints(case):
+    """A rule is tried only on a text holding one of its hints: each must be in every
+    match, in every case a pattern that ignores case matches, and for the letters such a
+    pattern takes for an ASCII one ("ſecret", "PASSWORD", "İ")."""
+    odd = ["ſecret_key = 'Zx9fQ2LmT7pV4nK8'", "PASSWORD=hunter22!", "passwordİ = abc123xyz9",
+           "AWS_SECRET_ACCESS_KEY=" + "Ab1/" * 10, "Bearer " + "aB3dE5gH7jK9mN1pQ3sT5vW7"]
+    for text in [t for _, _, t in SECRETS] + odd:
+        text = case(text)
+        for rule in RULES:
+            if rule.hints and rule.pattern.search(text):
+                hay = haystack(text)
+                assert any(hint in hay for hint in rule.hints), (rule.kind, text)
 
 
 def test_look_alikes_stay():
