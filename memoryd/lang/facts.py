@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from memoryd.lang import past
 from memoryd.lang.kinds import kind_of, of_the_speaker
-from memoryd.lang.sentences import clean, has_cjk, sentences
+from memoryd.lang.sentences import clean, has_cjk, is_chinese, sentences
 from memoryd.lang.signals import about_now
 
 MAX_FACTS = 3
@@ -198,8 +198,7 @@ def _without_lead_in(sentence: str) -> str:
     """The sentence without words that open it but say nothing ("Thanks, ", "Big news:
     ", "嗯，"), when something is left."""
     stripped = sentence.strip()
-    lead = _CJK_LEAD_IN if has_cjk(stripped) and not re.search(r"[A-Za-z]{3,}", stripped) \
-        else _LEAD_IN
+    lead = _CJK_LEAD_IN if is_chinese(stripped) else _LEAD_IN
     return lead.sub("", _HEADING.sub("", stripped)) or stripped
 
 
@@ -230,7 +229,7 @@ def _with_subject(clause: str) -> str:
 
 def _is_statement(sentence: str) -> bool:
     stripped = sentence.strip()
-    if has_cjk(stripped) and not re.search(r"[A-Za-z]{3,}", stripped):
+    if is_chinese(stripped):
         return ("我" in stripped and not _CJK_QUESTION.search(stripped) and len(stripped) >= 3
                 and not _CJK_EMPTY.match(stripped))
     if stripped.endswith("?") or _QUESTION_START.match(stripped):
@@ -282,12 +281,12 @@ def _stated(said: str, team: bool) -> list[str]:
     found = []
     for clause in _clauses(said):
         clause = _without_lead_in(clause)
-        if not has_cjk(clause):
+        if not is_chinese(clause):
             clause = _with_subject(clause)
         if not _is_statement(clause):
             continue
-        chinese = has_cjk(clause) and not re.search(r"[A-Za-z]{3,}", clause)
-        fact = _rewrite_chinese(clause, team) if chinese else _rewrite_english(clause, team)
+        fact = (_rewrite_chinese(clause, team) if is_chinese(clause)
+                else _rewrite_english(clause, team))
         found.append(fact[:MAX_FACT_CHARS])
     return found
 

@@ -25,12 +25,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from memoryd.lang.sentences import HAN, has_cjk
+from memoryd.lang.sentences import is_chinese
 
 Kind = Literal["rule", "fact", "preference", "request", "question", "chat", "content"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
-_HAN_CHAR = re.compile(f"[{HAN}]")
 _AUX = frozenset("""
 am is are was were be been being will would can could should must may might shall has
 have had do does did need needs ought 's 're 'll 'd 've isn't aren't wasn't weren't won't
@@ -112,6 +111,7 @@ _ZH_ASK_FOR = re.compile(r"推荐|建议|帮我|请你|能不能|可不可以|�
 _ZH_RULE = re.compile(r"总是|一律|必须|务必|一定要|永远不要|禁止|不得|每次|以后都|"
                       r"(?:^|[，,；;：:]|请)(?:别|不要)")
 _ZH_PREFERS = re.compile(r"我.{0,4}(?:喜欢|爱|讨厌|偏好|感兴趣|最爱)")
+_ZH_SPECIFIC = re.compile(r"[A-Za-z0-9`/]")
 _ZH_CHAT = re.compile(r"^(?:谢谢|感谢|你好|再见|好的|嗯|哈哈|是的|没错|太好了|下次再聊)")
 # 我 as the subject: in the first clause, with no other person before it ("你给我推荐过",
 # "他们给我们发了" are about what another did).
@@ -123,7 +123,7 @@ def kind_of(sentence: str) -> Kind:
     text = sentence.strip()
     if not text:
         return "content"
-    if _chinese_text(text):
+    if is_chinese(text):
         return _chinese(text)
     text = _VOCATIVE.sub("", text)  # "Dave, it's awesome": who is spoken to is not said
     raw, words = _words(text)
@@ -183,14 +183,9 @@ def _main_clause(text: str) -> str | None:
 
 def of_the_speaker(sentence: str) -> bool:
     """Whether the sentence's subject is the speaker ("I", "my", "we"; 我, 我们)."""
-    if _chinese_text(sentence):
+    if is_chinese(sentence):
         return bool(_ZH_FIRST_PERSON.match(sentence))
     return bool(_FIRST_PERSON.match(sentence))
-
-
-def _chinese_text(text: str) -> bool:
-    """Chinese, with perhaps a name or a path in Latin letters."""
-    return has_cjk(text) and len(_HAN_CHAR.findall(text)) >= len(_WORD.findall(text))
 
 
 def _without_leads(words: list[str]) -> list[str]:
@@ -262,4 +257,6 @@ def _chinese(text: str) -> Kind:
         return "rule"
     if _ZH_FIRST_PERSON.match(text):
         return "preference" if _ZH_PREFERS.search(text) else "fact"
-    return "chat"
+    # Of something else: a fact when it names what a feeling does not (a name, a
+    # command, a number: "预发布环境的数据库是 Postgres 16"), as in English.
+    return "fact" if _ZH_SPECIFIC.search(text) else "chat"

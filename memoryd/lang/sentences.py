@@ -53,6 +53,16 @@ def has_han(text: str) -> bool:
     return bool(_HAN.search(text))
 
 
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+
+
+def is_chinese(text: str) -> bool:
+    """Chinese, with perhaps a name, a command or a path in Latin letters ("我们用 pnpm
+    管理依赖"): more than two Han characters for each Latin word ("I love 北京烤鸭" is
+    English)."""
+    return has_cjk(text) and len(_HAN.findall(text)) > 2 * len(_LATIN_WORD.findall(text))
+
+
 def rough_tokens(text: str) -> int:
     """Tokens, roughly: words, and each CJK character on its own."""
     return len(_TOKEN.findall(text))

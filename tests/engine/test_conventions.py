@@ -64,3 +64,16 @@ async def test_rules_said_after_a_projects_fact_do_not_push_it_off_the_start(rig
     start = (await rig.result("memory_context", project=SHOP))["text"]
     assert said[0].rstrip(".") in start, start
     assert all(rule.rstrip(".") in start for rule in said[1:]), start
+
+
+async def test_conventions_said_in_chinese_are_shown_too(rig: Rig):
+    said = ["提交之前一定要先跑 make lint。", "预发布环境的数据库是 Postgres 16，端口 5433。",
+            "帮我看看这个报错？", "所有时间戳都以 UTC 存储。"]
+    for content in said:
+        await rig.result("memory_remember", session="s-wednesday", role="user",
+                         content=content, scope=SHOP)
+    await rig.engine.learning.drain()
+    start = (await rig.result("memory_context", project=SHOP))["text"]
+    for kept in (said[0], said[1], said[3]):
+        assert kept.rstrip("。") in start, start
+    assert "报错" not in start

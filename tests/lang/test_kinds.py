@@ -64,6 +64,10 @@ def test_a_request_for_now_is_not_a_rule(said: str) -> None:
     # a pronoun's contraction holds the verb: a statement, not a fragment
     ("They're kept in a separate bucket per region.", "fact"),
     ("我最近搬到了上海。", "fact"),
+    # of something else: a fact when it names something, chit-chat when it only feels
+    ("生产环境跑在 Kubernetes 1.29 上。", "fact"),
+    ("测试数据放在 fixtures 目录下。", "fact"),
+    ("今天真不错。", "chat"),
     ("我特别喜欢喝绿茶。", "preference"),
     ("谢谢你的建议。", "chat"),
 ])
@@ -93,6 +97,9 @@ def test_a_projects_rules_and_facts_are_kept_in_the_speakers_words() -> None:
     # how things stand this moment, or what happened, is no standing fact of the project
     assert facts.extract("The build is broken right now. The deploy failed yesterday.",
                          5, team=True) == []
+    # in Chinese too, with a name or a command in Latin letters inside
+    assert facts.extract("线上数据库是 MySQL 8。我们用 uv 管理依赖。", 5, team=True) == [
+        "线上数据库是 MySQL 8。", "团队用 uv 管理依赖。"]
     # a sentence that names the speaker is theirs, not the project's: never kept as
     # said, whatever else it holds
     for learned in facts.extract("That screenshot reminds me of our old dashboard.", 3,
