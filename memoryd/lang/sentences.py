@@ -59,8 +59,9 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 def is_chinese(text: str) -> bool:
     """Chinese, with perhaps a name, a command or a path in Latin letters ("我们用 pnpm
     管理依赖"): more than two Han characters for each Latin word ("I love 北京烤鸭" is
-    English)."""
-    return has_cjk(text) and len(_HAN.findall(text)) > 2 * len(_LATIN_WORD.findall(text))
+    English); CJK text with no Latin word at all, whatever its script."""
+    latin = len(_LATIN_WORD.findall(text))
+    return has_cjk(text) and (latin == 0 or len(_HAN.findall(text)) > 2 * latin)
 
 
 def rough_tokens(text: str) -> int:
