@@ -281,12 +281,12 @@ def _stated(said: str, team: bool) -> list[str]:
     found = []
     for clause in _clauses(said):
         clause = _without_lead_in(clause)
-        if not is_chinese(clause):
+        chinese = is_chinese(clause)
+        if not chinese:
             clause = _with_subject(clause)
         if not _is_statement(clause):
             continue
-        fact = (_rewrite_chinese(clause, team) if is_chinese(clause)
-                else _rewrite_english(clause, team))
+        fact = _rewrite_chinese(clause, team) if chinese else _rewrite_english(clause, team)
         found.append(fact[:MAX_FACT_CHARS])
     return found
 

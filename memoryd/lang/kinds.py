@@ -25,11 +25,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from memoryd.lang.sentences import is_chinese
+from memoryd.lang.sentences import LATIN_WORD, is_chinese
 
 Kind = Literal["rule", "fact", "preference", "request", "question", "chat", "content"]
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _AUX = frozenset("""
 am is are was were be been being will would can could should must may might shall has
 have had do does did need needs ought 's 're 'll 'd 've isn't aren't wasn't weren't won't
@@ -162,7 +161,7 @@ def kind_of(sentence: str) -> Kind:
 
 def _words(text: str) -> tuple[list[str], list[str]]:
     """The words of `text` as written, and lowercased with a plain apostrophe."""
-    raw = _WORD.findall(text)
+    raw = LATIN_WORD.findall(text)
     return raw, [w.lower().replace("’", "'") for w in raw]
 
 

@@ -53,15 +53,17 @@ def has_han(text: str) -> bool:
     return bool(_HAN.search(text))
 
 
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 
 
 def is_chinese(text: str) -> bool:
     """Chinese, with perhaps a name, a command or a path in Latin letters ("我们用 pnpm
     管理依赖"): more than two Han characters for each Latin word ("I love 北京烤鸭" is
     English); CJK text with no Latin word at all, whatever its script."""
-    latin = len(_LATIN_WORD.findall(text))
-    return has_cjk(text) and (latin == 0 or len(_HAN.findall(text)) > 2 * latin)
+    if not has_cjk(text):
+        return False  # most sentences: nothing to count
+    latin = len(LATIN_WORD.findall(text))
+    return latin == 0 or len(_HAN.findall(text)) > 2 * latin
 
 
 def rough_tokens(text: str) -> int:
