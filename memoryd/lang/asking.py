@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 
+from memoryd.lang.kinds import names_the_speaker
 from memoryd.lang.past import tells_past
 from memoryd.lang.sentences import HAN, has_han
 
-_ME = re.compile(r"(?<![a-z'’])(?:i|i'm|i’m|i've|i’ve|me|my|mine|myself)(?![a-z])")
 _YOU = re.compile(r"(?<![a-z'’])(?:you|your|you've|you’ve|you're|you’re)(?![a-z])")
 # A tag asks to confirm what the question already says ("I don't like X, right?"): the
 # statement it repeats is its answer, not the latest on the topic. A question that
@@ -62,7 +62,7 @@ def of_the_asker(question: str) -> bool:
     if has_han(question):
         return "我" in question and "你" not in question and "您" not in question
     said = question.casefold()
-    return bool(_ME.search(said)) and not _YOU.search(said)
+    return names_the_speaker(said) and not _YOU.search(said)
 
 
 def asks_one_now(question: str) -> bool:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 
 from memoryd.lang import past
-from memoryd.lang.kinds import kind_of, of_the_speaker
+from memoryd.lang.kinds import kind_of, names_the_speaker, of_the_speaker
 from memoryd.lang.sentences import clean, has_cjk, is_chinese, sentences
 from memoryd.lang.signals import about_now
 
@@ -25,10 +25,6 @@ MAX_FACT_CHARS = 500
 
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|mine|me|myself|we|we're|we've|our|"
                            r"us)\b", re.I)
-# The speaker, anywhere in a sentence ("The pic takes me back"); "we" and "our" are
-# left out, as a project's are its team's.
-_SPEAKER = re.compile(r"(?<![a-z'’])(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|"
-                      r"myself)(?![a-z'’])|我(?!们)", re.I)
 _QUESTION_START = re.compile(
     r"^(what|who|whom|whose|when|where|why|how|which|can|could|would|will|shall|should|"
     r"do|does|did|is|are|am|was|were|have|has|may|might)\b", re.I)
@@ -301,7 +297,7 @@ def _as_said(said: str) -> str | None:
     # A statement that names the speaker is theirs, not the project's: it is read as
     # the user's, in the third person, like any other.
     if kind != "rule" and not (kind == "fact" and not of_the_speaker(said)
-                               and not _SPEAKER.search(said)):
+                               and not names_the_speaker(said)):
         return None
     if kind == "fact" and (about_now(said) or past.tells_past(said.casefold())):
         return None  # how things stand today, or what happened: no standing fact

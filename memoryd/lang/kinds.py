@@ -102,6 +102,10 @@ _CODE = re.compile(r"[{}=<>|\\]|-->|^\W*$|^\d[\d\s.,:;-]*\d$|^[-•*]\s")
 _FIRST_PERSON = re.compile(r"^(?:\W*\w+\W+){0,3}?(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|"
                            r"our)\b", re.I)
 
+# The speaker anywhere, subject or not ("send me", "takes me back").
+_SPEAKER = re.compile(r"(?<![a-z'’])(?:i|i'm|i’m|i've|i’ve|me|my|mine|myself)(?![a-z])")
+_ZH_SPEAKER = re.compile("我(?!们)")
+
 # Chinese, by the same structure: a question particle or mark, the asking verbs, the
 # words of obligation and prohibition, the first person.
 _ZH_QUESTION = re.compile(r"[？?]$|[吗呢]\W*$")
@@ -178,6 +182,12 @@ def _main_clause(text: str) -> str | None:
     """The clause after a leading condition, or None without one."""
     match = _CONDITIONAL.match(text)
     return match.group("main") if match else None
+
+
+def names_the_speaker(text: str) -> bool:
+    """Whether `text` names the one speaking anywhere in it ("The pic takes me back";
+    "I", "me", "my", 我), not the team they may speak for ("we", 我们)."""
+    return bool(_SPEAKER.search(text.casefold()) or _ZH_SPEAKER.search(text))
 
 
 def of_the_speaker(sentence: str) -> bool:
