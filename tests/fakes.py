@@ -4,11 +4,13 @@
 deterministically and in microseconds; `MemoryVectors` is the VectorStore port over
 dicts. `server/wiring.py` takes both, so the engine around them is the real one; the
 type checker holds both to the ports (memoryd/ports.py) the engine is written against.
+`never_ready_interpreter` is a vector process whose start never ends.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -112,6 +114,18 @@ class MemoryVectors:
 
     def migrate(self, model: str | None) -> int:
         return 0  # nothing older in memory
+
+
+def never_ready_interpreter(folder: Path) -> tuple[Path, Path]:
+    """A program to stand in for `sys.executable` when ApartVectors starts its child: a
+    child that never says it is ready (chroma's start-up, for as long as a test needs).
+    Returns the program and a FIFO from which the child's pid is read once it runs."""
+    said = folder / "never-ready.pid"
+    os.mkfifo(said)
+    program = folder / "never-ready"
+    program.write_text(f'#!/bin/sh\necho $$ > "{said}"\nexec sleep 600\n')
+    program.chmod(0o700)
+    return program, said
 
 
 def _conforming() -> tuple[ports.Embedder, ports.VectorStore]:

@@ -190,10 +190,16 @@ class Engine:
         """Enough changed since the corpus snapshot was saved to save it again."""
         return self.sync.snapshots.due()
 
-    async def save_snapshot(self) -> int | None:
+    async def save_snapshot(self, stopping: bool = False) -> int | None:
         """The corpus snapshot saved (writer thread), unless the last one is of the
-        catalog as it is; its size in bytes, None if none was written."""
+        catalog as it is; its size in bytes, None if none was written. `stopping`: not
+        when it would wait for the vector store to start (the snapshot follows its
+        vectors into the store): the next start catches up from the last one."""
         if self.sync.snapshots.saved():
+            return None
+        if stopping and self.stores.hybrid.waits_for_vectors:
+            log.info("index.snapshot.skipped", reason="the vector store is still "
+                     "starting; the next start catches up from the last snapshot")
             return None
         return await self.stores.workers.write(self.sync.snapshots.save_blocking)
 
@@ -241,9 +247,15 @@ class Engine:
         self._closed = True
         self.graph.save(self.graph_store, utcnow().timestamp())
         self.graph_store.close()
-        try:  # what no batch wrote yet (derived: a failure costs a re-embedding at start)
-            self.stores.hybrid.persist_deferred()
-        except Exception:
-            log.exception("vectors.persist_failed")
+        hybrid = self.stores.hybrid
+        if hybrid.waits_for_vectors:  # a stop does not wait for chroma to start
+            log.info("vectors.persist_skipped", vectors=len(hybrid.unpersisted),
+                     reason="the vector store is still starting; the next start "
+                            "writes them (what a kill would leave)")
+        else:
+            try:  # what no batch wrote yet (derived: a failure costs a re-embedding at start)
+                hybrid.persist_deferred()
+            except Exception:
+                log.exception("vectors.persist_failed")
         self.stores.catalog.close()
         self.stores.hybrid.vectors.close()

@@ -52,6 +52,12 @@ class HybridIndex:
         self.diverged = False
         self._ahead = Ahead(lambda: self.corpus, embedder)
 
+    @property
+    def waits_for_vectors(self) -> bool:
+        """Writing what was deferred now would wait for the vector store to start
+        (chroma's import and open: most of a second)."""
+        return bool(self.unpersisted or self.stale_context) and not self.vectors.ready
+
     def adopt(self, corpus: Corpus, stale_context: Iterable[str]) -> None:
         """Serve `corpus` (a snapshot's; start-up, writer thread)."""
         self.corpus = corpus

@@ -68,6 +68,7 @@ class ApartVectors:
         self._opening = threading.Lock()  # held to start or stop the child
         self._started = False
         self._asking = threading.Lock()  # one request and its answer at a time
+        self._starting: subprocess.Popen[bytes] | None = None  # before its hello
         self.last_used = time.monotonic()
 
     # -- the child's life ---------------------------------------------------------------
@@ -88,17 +89,23 @@ class ApartVectors:
         conn = Connection(ours.detach())
         proc: subprocess.Popen[bytes] | None = None
         try:
-            with theirs:
+            with theirs, self._opening:  # `close` kills it, or it is not started
+                if child is not self._child:
+                    raise VectorsLost("the vector store was closed before it started")
                 proc = subprocess.Popen(
                     [sys.executable, "-m", __name__, str(theirs.fileno()), str(self.path),
                      *logging_setup.configured()],
                     pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL)
+                self._starting = proc
             try:
                 status, value = conn.recv()  # the child's hello, once chroma is open
             except EOFError:
                 raise VectorsLost("the vector process ended before it was ready (its "
                                   "error is on the daemon's stderr)") from None
+            finally:
+                with self._opening:
+                    self._starting = None
             if status != "ready":
                 raise value
             self.set_aside = self.set_aside or value
@@ -110,7 +117,10 @@ class ApartVectors:
             conn.close()
             if proc is not None:
                 _end(proc)
-            log.error("vectors.process_failed", error=str(exc)[:300])
+            if child is self._child:
+                log.error("vectors.process_failed", error=str(exc)[:300])
+            else:  # `close` ended it while it started
+                log.info("vectors.start_abandoned", pid=proc.pid if proc else None)
             child.set_exception(exc if isinstance(exc, Exception)
                                 else VectorsLost("the vector process did not start"))
 
@@ -150,10 +160,16 @@ class ApartVectors:
         return True
 
     def close(self) -> None:
+        """Close the child; one still starting is killed, not waited for: before its
+        hello nothing of ours is in its store, and chroma's own start-up writes are
+        SQLite transactions (a stop then takes no second for chroma's import)."""
         with self._opening:
             if not self._started:
                 return
             child, self._child, self._started = self._child, Future(), False
+            starting = self._starting
+        if starting is not None:
+            starting.kill()
         self._stop(child)
 
     def _stop(self, child: Future[_Child]) -> None:

@@ -123,10 +123,10 @@ async def _flush_stats_every(engine: Engine, interval: float) -> None:
             log.exception("stats.flush_failed")
 
 
-async def _save_snapshot(engine: Engine) -> None:
+async def _save_snapshot(engine: Engine, stopping: bool = False) -> None:
     """The snapshot is derived: a failure to save it is logged, never fatal."""
     try:
-        await engine.save_snapshot()
+        await engine.save_snapshot(stopping)
     except Exception:
         log.exception("index.snapshot.failed")
 
@@ -352,5 +352,6 @@ class _Lifecycle:
     async def _shut_down(self) -> None:
         self.stop_watching.set()
         flushed = await self.engine.flush_stats()
-        await _save_snapshot(self.engine)  # the next start reads it, not every memory
+        # the next start reads it, not every memory
+        await _save_snapshot(self.engine, stopping=True)
         log.info("daemon.stopped", flushed_access_counts=flushed)

@@ -21,9 +21,10 @@ from structlog.testing import capture_logs
 from memoryd.config import Config
 from memoryd.retrieval import snapshot
 from memoryd.retrieval.corpus import Corpus
+from memoryd.retrieval.vectors_apart import ApartVectors
 from memoryd.schema import Memory
 from memoryd.store.files import WATCHED_DIRS
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, never_ready_interpreter
 from tests.retrieval.conftest import Harness
 
 REPO = Path(__file__).resolve().parents[2]
@@ -177,6 +178,37 @@ async def test_a_vector_store_set_aside_after_the_snapshot_was_used_removes_it(t
     assert "snapshot_caught_up" not in summary, "rebuilt, not resumed"
     await assert_indexed_once(h, tmp_path)
     h.engine.close()
+
+
+async def test_a_stop_while_the_vector_store_starts_leaves_its_work_to_the_next_start(
+        tmp_path, monkeypatch):
+    """A stop soon after the first write does not wait for chroma to start: no vector is
+    persisted and no snapshot saved (as after a kill), and the next start catches up."""
+    h, _ = await open_root(tmp_path)
+    await fill(h)
+    await h.engine.save_snapshot()
+    h.engine.close()
+    h = Harness(tmp_path, Config(), embedder=FakeEmbedder(),
+                vectors=ApartVectors(tmp_path / "index" / "chroma"))
+    await h.engine.sync.startup()
+    never_ready, said = never_ready_interpreter(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(never_ready))  # (the vector process's)
+    await h.write("the harbour master is called Jens")  # starts the vector process
+    int(said.read_text())  # (it runs, and will never be ready)
+    monkeypatch.undo()
+    with capture_logs() as logs:
+        assert await h.engine.save_snapshot(stopping=True) is None
+        h.engine.close()
+    said_what = {e["event"] for e in logs}
+    assert {"index.snapshot.skipped", "vectors.persist_skipped",
+            "vectors.start_abandoned"} <= said_what
+    assert not [e for e in logs if e["log_level"] == "error"]
+    h, summary = await open_root(tmp_path)
+    assert summary["snapshot_caught_up"] == 1
+    await assert_indexed_once(h, tmp_path)
+    found = await h.call("memory_smart_search", query="who is the harbour master")
+    h.engine.close()
+    assert "Jens" in found["memories"][0]["content"]
 
 
 async def test_a_stale_snapshot_catches_up_on_what_changed_since(tmp_path):

@@ -11,14 +11,17 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from memoryd.priority import BACKGROUND_NICE
 from memoryd.retrieval.vectors import ChromaVectors, text_hash
 from memoryd.retrieval.vectors_apart import ApartVectors, VectorsLost
+from tests.fakes import never_ready_interpreter
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = "mini"
@@ -121,6 +124,30 @@ def test_a_terminal_or_service_stop_signal_does_not_cut_a_write(apart):
         os.kill(pid, sig)  # sent to the whole group: the daemon ends its child itself
     _write(apart, "user:a", ["m2"], seed=1)
     assert apart.pid == pid and sorted(_stored(apart)) == ["m1", "m2"]
+
+
+def test_a_child_still_starting_is_killed_at_close_not_waited_for(tmp_path, monkeypatch):
+    """A stop soon after the first write does not wait out chroma's start-up; the next
+    use starts a child anew."""
+    never_ready, said = never_ready_interpreter(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(never_ready))
+    store = ApartVectors(tmp_path / "chroma")
+    store.warm()
+    pid = int(said.read_text())  # (the child is running)
+    monkeypatch.undo()
+    with capture_logs() as logs:
+        closing = threading.Thread(target=store.close)
+        closing.start()
+        closing.join(120)
+        assert not closing.is_alive(), "close waited for a start that never ends"
+    assert _ended(pid, 30)
+    assert [e for e in logs if e["event"] == "vectors.start_abandoned"]
+    assert not [e for e in logs if e["log_level"] == "error"]
+    try:
+        _write(store, "user:a", ["m1"])
+        assert sorted(_stored(store)) == ["m1"]
+    finally:
+        store.close()
 
 
 def test_an_error_is_raised_as_itself_and_the_child_goes_on(apart):
