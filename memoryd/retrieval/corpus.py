@@ -443,9 +443,10 @@ class Corpus:
         self._field_length = (neighbour_field, length)
         return length
 
-    def named(self, query: str | QueryWords) -> list[tuple[str, ...]]:
-        """The entities `query` names that rows name, each its keys (EntityRows.in_query)."""
-        return self.entities.in_query(query)
+    def named(self, query: str | QueryWords, mask: np.ndarray) -> list[tuple[str, ...]]:
+        """The entities `query` names that rows within `mask` name, each its keys
+        (EntityRows.in_query)."""
+        return self.entities.in_query(query, lambda rows: mask[rows])
 
     def speakers(self, scopes: list[str] | None) -> frozenset[str]:
         """The keys of the speakers of turns in `scopes` (None: all); needs no hold."""
@@ -454,6 +455,10 @@ class Corpus:
     def naming(self, keys: list[str], mask: np.ndarray) -> np.ndarray:
         """The rows within `mask` that name any of `keys`, ascending."""
         return self.entities.rows(keys, lambda rows: mask[rows])
+
+    def naming_count(self, key: str, mask: np.ndarray) -> int:
+        """How many rows within `mask` name `key` (weak mentions not counted)."""
+        return self.entities.count_within(key, lambda rows: mask[rows])
 
     def entities_of(self, row: int) -> tuple[str, ...]:
         meta = self.meta[row]

@@ -13,10 +13,12 @@ import numpy as np
 from memoryd.retrieval.corpus import Corpus
 
 SEEDS = 3  # first-hop rows whose other entities the second hop follows
-# An entity named by more than this share of the store is everywhere (a transcript's
-# speaker, the product a vault documents): it tells the rows apart no more than "the".
+# An entity named by more than this share of the rows searched is everywhere (a
+# transcript's speaker, the product a vault documents): it tells the rows apart no more
+# than "the". Counted within the search's filters, so what other scopes hold never
+# changes a scope's ranking.
 COMMON = 0.1
-TOO_FEW = 20  # ... but in a small store, a handful of rows is not "everywhere"
+TOO_FEW = 20  # ... but among few rows, a handful is not "everywhere"
 
 
 @dataclass
@@ -32,10 +34,11 @@ def hops(corpus: Corpus, named: list[tuple[str, ...]], named_rows: np.ndarray,
     `combined` is the fused score of each of `rows`."""
     first = _best(np.searchsorted(rows, named_rows), combined, pool_size // 2)
     seen = {k for group in named for k in group}
-    common = max(TOO_FEW, COMMON * corpus.live)
-    followed = list(dict.fromkeys(
+    common = max(TOO_FEW, COMMON * int(np.count_nonzero(mask)))
+    followed = [key for key in dict.fromkeys(
         key for p in first[:SEEDS].tolist() for key in corpus.entities_of(int(rows[p]))
-        if key not in seen and corpus.entities.count(key) <= common))
+        if key not in seen)
+        if corpus.entities.count(key) <= common or corpus.naming_count(key, mask) <= common]
     if not followed:
         return Hops(first)
     reached = np.intersect1d(corpus.naming(followed, mask), rows, assume_unique=True)

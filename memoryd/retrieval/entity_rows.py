@@ -56,22 +56,41 @@ class EntityRows:
         found = self._rows.get(key)
         return len(found) if found is not None else 0
 
-    def in_query(self, query: str | QueryWords) -> list[tuple[str, ...]]:
-        """The known keys a query names, each with the multi-word names a single word
-        is the first or last word of ("Ann" -> "Ann", "Ann Smith"): an alias resolved
-        among the names the store holds. One entity of the query, one group."""
-        return [(key, *sorted(self._by_word.get(key, ()) if " " not in key else ()))
-                for key in in_query(query, self._named)]
+    def count_within(self, key: str, keep: Callable[[np.ndarray], np.ndarray]) -> int:
+        """Rows naming `key` that `keep` (a mask's test of rows) admits."""
+        found = self._rows.get(key)
+        if not found:
+            return 0
+        return int(np.count_nonzero(keep(np.frombuffer(found, dtype=np.int32))))
 
-    def _named(self, key: str) -> bool:
-        """Some row names `key` outright, or it is a word of a longer name one does."""
-        return key in self._rows or key in self._by_word
+    def in_query(self, query: str | QueryWords, keep: Callable[[np.ndarray], np.ndarray]
+                 ) -> list[tuple[str, ...]]:
+        """The keys a query names that rows `keep` (a mask's test of rows) admits name,
+        each with the multi-word names a single word is the first or last word of
+        ("Ann" -> "Ann", "Ann Smith"): an alias resolved among the names the rows
+        searched hold, so what other scopes name changes nothing. One entity of the
+        query, one group."""
+        return [(key, *(sorted(n for n in self._by_word.get(key, ()) if self._has(n, keep))
+                        if " " not in key else ()))
+                for key in in_query(query, lambda k: self._named(k, keep))]
+
+    def _has(self, key: str, keep: Callable[[np.ndarray], np.ndarray]) -> bool:
+        """Some row `keep` admits names `key` outright."""
+        found = self._rows.get(key)
+        return found is not None and bool(keep(np.frombuffer(found, dtype=np.int32)).any())
+
+    def _named(self, key: str, keep: Callable[[np.ndarray], np.ndarray]) -> bool:
+        """Some row `keep` admits names `key` outright, or it is a word of a longer name
+        one does."""
+        return self._has(key, keep) or any(self._has(n, keep)
+                                           for n in self._by_word.get(key, ()))
 
     def rows(self, keys: Iterable[str], keep: Callable[[np.ndarray], np.ndarray]
              ) -> np.ndarray:
-        """The rows naming any of `keys` (weakly too, where it is a name: `_named`),
-        ascending, those `keep` (a mask's test of rows) admits."""
-        parts = [np.frombuffer(found, dtype=np.int32) for k in keys if self._named(k)
+        """The rows naming any of `keys` (weakly too, where it is a name among the rows
+        `keep` admits: `_named`), ascending, those `keep` (a mask's test of rows)
+        admits."""
+        parts = [np.frombuffer(found, dtype=np.int32) for k in keys if self._named(k, keep)
                  for found in (self._rows.get(k), self._weak.get(k)) if found]
         if not parts:
             return np.zeros(0, dtype=np.int64)

@@ -141,7 +141,7 @@ class SmartSearch:
                 beside.hand((mask, ann))
                 clock.lap("filter")
                 lex = scoring.lexical(corpus, asked.terms, mask, self.recipe)
-                asked = asked.naming(corpus.named(asked.words))
+                asked = asked.naming(corpus.named(asked.words, mask))
                 named = asked.named
                 named_rows = (_bounded(corpus.naming([k for g in named for k in g], mask),
                                        lex, corpus.created, 2 * pool_size)

@@ -42,7 +42,10 @@ def lexical(corpus: Corpus, query_terms: list[str], mask: np.ndarray, recipe: Re
     prev, nxt = corpus.prev[:n], corpus.next[:n]
     w = recipe.neighbour_field
     length = corpus.field_length(w)
-    avg = float(length[mask].mean()) or 1.0
+    # Summed in float64, where float32 lengths add up exactly (to a total of 2**28 and
+    # more): a float32 sum's rounding depends on the rows' order, which a restart
+    # changes (it loads them in another order than they were written in).
+    avg = float(length[mask].mean(dtype=np.float64)) or 1.0
     idf_mass = 0.0
     linked = bool(corpus.sessions)  # without sessions no row has a neighbour
     for term in dict.fromkeys(query_terms):

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from memoryd.engine import NewMemory
 from memoryd.retrieval.columns import RowMeta
 from memoryd.retrieval.entity_rows import EntityRows
 from memoryd.retrieval.stages.entities import ASKER_WEIGHT, HOP_WEIGHT, OWN_WEIGHT, WEIGHT
+from memoryd.scopes import Caller
 
 TURNS = [  # a conversation: the questions below are about Melanie
     "Caroline: Wow, Melanie! That's great news about the new job.",
@@ -88,6 +90,26 @@ async def test_a_second_hop_follows_a_rarer_entity_beside_the_best_match(harness
     assert reached["scores"]["entities"] == HOP_WEIGHT
 
 
+async def test_whether_an_entity_is_everywhere_is_counted_in_the_scope_searched(harness):
+    """An entity a scope names in most of its rows is not followed, however much other
+    scopes hold: a scope's ranking depends on what it holds, never on the rest."""
+    await harness.write("On her holiday, Ann went to Porto with her sister Maria.",
+                        scope="user:a")
+    for n in range(30):
+        await harness.write(f"The tram in Porto runs every {n + 2} minutes on line {n}.",
+                            scope="user:a")
+    asked = {"query": "What did Ann see on her holiday?", "scope": "user:a"}
+    before = await harness.call("memory_explain", **asked)
+    assert not any("porto" in c["via_entities"] for c in before["candidates"])
+    await harness.engine.writes.write_many(
+        [NewMemory(content=f"Build {n} of service {n} passed on the CI runner.",
+                   scope="user:b") for n in range(400)], Caller())
+    after = await harness.call("memory_explain", **asked)
+    assert ([(c["id"], c["rank"], c["scores"], c["via_entities"]) for c in after["candidates"]]
+            == [(c["id"], c["rank"], c["scores"], c["via_entities"])
+                for c in before["candidates"]])
+
+
 async def test_a_one_word_name_stands_for_the_longer_name_it_begins(harness):
     smith = await harness.write("I met Ann Smith at the Bank of America yesterday.")
     await harness.write("Bob Jones works at the bakery on the corner.")
@@ -110,9 +132,14 @@ def test_a_weak_mention_counts_only_for_a_name_the_store_holds():
              _meta(3, ("rex",), ("ann",))]
     rows.rebuild(list(metas))
     everything = lambda r: np.ones(len(r), dtype=bool)  # noqa: E731
-    assert rows.in_query("What does Ann like?") == [("ann", "ann smith")]
+    assert rows.in_query("What does Ann like?", everything) == [("ann", "ann smith")]
     assert rows.rows(["ann", "ann smith"], everything).tolist() == [0, 1, 3]
-    assert rows.in_query("Is Painting fun?") == []  # never a name outright
+    assert rows.in_query("Is Painting fun?", everything) == []  # never a name outright
+    # Where the only row naming Ann Smith is not searched (another scope's), Ann is no
+    # name among the rows searched, and her weak mentions are no one's.
+    elsewhere = lambda r: r != 0  # noqa: E731
+    assert rows.in_query("What does Ann like?", elsewhere) == []
+    assert rows.rows(["ann"], elsewhere).tolist() == []
     assert rows.rows(["painting"], everything).tolist() == []
     assert rows.rows(["rex"], lambda r: r != 3).tolist() == []  # the mask's say
 
