@@ -84,6 +84,22 @@ class Recall:
         return Block(block, {c.id: round(c.score, 4) for c in result.selected},
                      token_budget)
 
+    async def _newest_others(self, scopes: list[str] | None, n: int) -> list[Memory]:
+        """The newest `n` facts of `scopes` that are not procedural. A procedural fact is
+        shown above whatever its age: the newest others are looked for past however many
+        rules were said since, or rules said late would take every place."""
+        found: list[Memory] = []
+        page = n + PROCEDURAL_LIMIT
+        offset = 0
+        while len(found) < n:
+            facts, _ = await self.reads.list_memories(
+                Filters(scopes=scopes, kind="fact"), limit=page, offset=offset)
+            found += [m for m in facts if m.type != "procedural"]
+            offset += len(facts)
+            if len(facts) < page:
+                break
+        return found[:n]
+
     async def start(self, where: Filters, *, token_budget: int | None,
                     recent: int = START_RECENT) -> Block:
         """The block a session starts with, before any prompt: the procedural memories
@@ -95,12 +111,7 @@ class Recall:
             limit=PROCEDURAL_LIMIT, offset=0)
         learned: list[Memory] = []
         for scopes in [[s] for s in where.scopes] if where.scopes else [None]:
-            # A procedural fact is shown above whatever its age: the newest `recent`
-            # are of the others, or rules said late would take every place.
-            facts, _ = await self.reads.list_memories(
-                Filters(scopes=scopes, kind="fact"), limit=recent + PROCEDURAL_LIMIT,
-                offset=0)
-            facts = [m for m in facts if m.type != "procedural"][:recent]
+            facts = await self._newest_others(scopes, recent)
             decisions, _ = await self.reads.list_memories(
                 Filters(scopes=scopes, category="decisions", not_kind="turn"),
                 limit=recent, offset=0)

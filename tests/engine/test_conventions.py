@@ -66,6 +66,26 @@ async def test_rules_said_after_a_projects_fact_do_not_push_it_off_the_start(rig
     assert all(rule.rstrip(".") in start for rule in said[1:]), start
 
 
+async def test_a_projects_fact_is_shown_however_many_rules_came_after_it(rig: Rig):
+    """More rules said since than the start shows: the fact is still among its newest
+    others."""
+    fact = "The billing service talks to Stripe through a webhook on /hooks/stripe."
+    await rig.result("memory_add", text=fact, scope=SHOP)
+    tools = ["ruff", "mypy", "pytest", "eslint", "prettier", "tsc", "vitest", "stylelint",
+             "hadolint", "shellcheck", "gitleaks", "trivy", "bandit", "semgrep", "black",
+             "isort", "codespell", "markdownlint", "yamllint", "actionlint", "tflint",
+             "sqlfluff", "buf", "golangci-lint", "cargo clippy", "rustfmt", "ktlint",
+             "swiftlint", "pre-commit", "commitlint"]
+    for tool in tools:
+        await rig.result("memory_add", text=f"Always run {tool} before you push a branch.",
+                         scope=SHOP)
+    rules, _ = await rig.engine.reads.list_memories(
+        _filters(type="procedural"), limit=50, offset=0)
+    assert len(rules) == len(tools)
+    start = (await rig.result("memory_context", project=SHOP))["text"]
+    assert fact.rstrip(".") in start, start
+
+
 async def test_conventions_said_in_chinese_are_shown_too(rig: Rig):
     said = ["提交之前一定要先跑 make lint。", "预发布环境的数据库是 Postgres 16，端口 5433。",
             "帮我看看这个报错？", "所有时间戳都以 UTC 存储。"]
