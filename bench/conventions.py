@@ -16,7 +16,8 @@ Printed for each half (tune / held): of the rules and of the project's facts sai
 many the block shows (most of the sentence's words on one line: at least 80%), how
 many of them word for word (the sentence, its last full stop aside, on one line,
 case aside), and how many of the ordinary turns it shows (none should be).
-`--misses` prints the tuning half's sentences the block does not show.
+`--misses` prints the tuning half's sentences the block does not show, and the
+ordinary turns it shows.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-session", type=int, default=10)
     ap.add_argument("--misses", action="store_true",
-                    help="print the tuning half's statements the block leaves out")
+                    help="print the tuning half's statements the block leaves out, "
+                         "and its ordinary turns the block shows")
     args = ap.parse_args()
     rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
     # per half: [rules said, shown, word for word], the same for facts, and the
@@ -109,6 +111,8 @@ def main() -> None:
                             cell = score[half]["ordinary"]
                             cell[0] += 1
                             cell[1] += near
+                            if args.misses and half == "tune" and near:
+                                print(f"  shown ({turn['type']}): {turn['text'][:110]!r}")
                             continue
                         cell = score[half][turn["type"]]
                         cell[0] += 1

@@ -16,7 +16,12 @@ import re
 from collections.abc import Callable
 
 from memoryd.lang import past
-from memoryd.lang.kinds import kind_of, names_the_speaker, of_the_speaker
+from memoryd.lang.kinds import (
+    kind_of,
+    names_the_listener,
+    names_the_speaker,
+    of_the_speaker,
+)
 from memoryd.lang.sentences import clean, has_cjk, is_chinese, sentences
 from memoryd.lang.signals import about_now
 
@@ -282,9 +287,49 @@ def _stated(said: str, team: bool) -> list[str]:
             clause = _with_subject(clause)
         if not _is_statement(clause):
             continue
+        # (the mood is the whole clause's: a question stays one without its "can you")
+        clause = _without_listener(clause)
+        if not _is_statement(clause):
+            continue
         fact = _rewrite_chinese(clause, team) if chinese else _rewrite_english(clause, team)
         found.append(fact[:MAX_FACT_CHARS])
     return found
+
+
+_PART = re.compile(r"[^,，]+(?:[,，]\s*|$)")
+# What opens a clause that leans on another ("If we need help", "如果你需要").
+_LEADING = re.compile(r"(?:if|when|whenever|since|because|although|though|while|once|"
+                      r"unless|as long as|so that)\b|(?:如果|要是|假如|因为|既然|虽然|当)", re.I)
+
+
+def _without_listener(clause: str) -> str:
+    """The clause without its comma-separated parts that name the one spoken to: they
+    are about this exchange ("Since you mentioned pastries, I made ..."; "我是郑思雨，
+    很高兴认识你"), and kept as a fact would say "The user is glad you liked it", a
+    "you" no later reader can place. Empty when every part does."""
+    parts = _PART.findall(clause)
+    aside = [names_the_listener(p) and not _told_to(p) for p in parts]
+    if not any(aside):
+        return clause
+    kept: list[str] = []
+    for part, dropped in zip(parts, aside, strict=True):
+        if not dropped:
+            kept.append(part)
+        elif kept and not is_chinese(kept[-1]):
+            # an aside's comma goes with it: "My sister, who you met, lives ..."
+            kept[-1] = kept[-1].rstrip(" ,") + " "
+    said = "".join(kept).rstrip(" ,，")
+    if _LEADING.match(said) and not re.search(r"[,，]", said):
+        return ""  # "If we need help, we'll let you know": no clause left to say it
+    if said and clause[-1] in ".!。！" and said[-1] not in ".!。！":
+        said += clause[-1]
+    return said
+
+
+def _told_to(part: str) -> bool:
+    """What the speaker did, told to the one they speak to: "I took a lot of shots
+    yesterday and chose the best one to send to you" is an event of theirs."""
+    return names_the_speaker(part) and past.tells_past(part.casefold())
 
 
 def _as_said(said: str) -> str | None:

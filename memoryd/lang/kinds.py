@@ -184,6 +184,16 @@ def _main_clause(text: str) -> str | None:
     return match.group("main") if match else None
 
 
+_LISTENER = re.compile(r"(?<![a-z'’])(?:you|your|yours|yourself|you're|you’re|you've|"
+                       r"you’ve|you'll|you’ll|you'd|you’d)(?![a-z])")
+_ZH_LISTENER = re.compile("[你您]")
+
+
+def names_the_listener(text: str) -> bool:
+    """Whether `text` names the one spoken to ("you", "your", 你, 您)."""
+    return bool(_LISTENER.search(text.casefold()) or _ZH_LISTENER.search(text))
+
+
 def names_the_speaker(text: str) -> bool:
     """Whether `text` names the one speaking anywhere in it ("The pic takes me back";
     "I", "me", "my", 我), not the team they may speak for ("we", 我们)."""

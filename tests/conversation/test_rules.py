@@ -67,6 +67,31 @@ def test_facts_are_statements_about_the_user_in_the_third_person(text, expected)
     assert facts.extract(text) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # about this exchange: kept, it would be a "you" no later reader can place
+    ("I'm really happy you liked my suggestion!", []),
+    ("Your advice helped me a lot.", []),
+    ("If you ever want to vent, I'm always around for you.", []),
+    ("很高兴你喜欢我的建议。", []),
+    # the part that names the listener goes; what the user says of themselves stays
+    ("With your help, I finally finished the marathon.",
+     ["The user finally finished the marathon."]),
+    ("My brother, whom you met last summer, works at Siemens now.",
+     ["The user's brother works at Siemens now."]),
+    ("我叫李明，很高兴认识你。", ["用户叫李明。"]),
+    ("我搬到了杭州，你也知道，在去年秋天。", ["用户搬到了杭州，在去年秋天。"]),
+    # a question stays one without its "could you"
+    ("I'm curious about the Seiko Presage, could you tell me more about it?", []),
+    # no clause left to say anything once the listener's part goes
+    ("Sure, if we ever get stuck, we'll ask you.", []),
+    # what the speaker did, told to the listener, is an event of theirs
+    ("Last night I baked the lemon cake you sent me the recipe for.",
+     ["Last night the user baked the lemon cake you sent the user the recipe for."]),
+])
+def test_what_names_the_listener_is_not_learned(text, expected):
+    assert facts.extract(text) == expected
+
+
 @pytest.mark.parametrize(("text", "family", "team"), [
     ("We deploy the shop with Kamal.", "The user and family deploy the shop with Kamal.",
      "The team deploys the shop with Kamal."),
