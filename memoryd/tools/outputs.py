@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import msgspec
@@ -69,4 +70,8 @@ def _structs(cls: type) -> list[type]:
     return list(seen)
 
 
-OUTPUTS: dict[str, dict[str, Any]] = {name: output_schema(cls) for name, cls in RESULTS.items()}
+@functools.cache
+def outputs() -> dict[str, dict[str, Any]]:
+    """Every tool's output schema, by name: made at the first `tools/list`, not at each
+    start of the daemon (about 50 ms of it)."""
+    return {name: output_schema(cls) for name, cls in RESULTS.items()}

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from memoryd.tools import params as p
-from memoryd.tools.outputs import OUTPUTS
+from memoryd.tools.outputs import outputs
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class ToolSpec:
     def describe(self) -> dict[str, Any]:
         """The tool as `tools/list` shows it (MCP's Tool)."""
         return {"name": self.name, "title": self.title, "description": self.description,
-                "inputSchema": self.input_schema(), "outputSchema": OUTPUTS[self.name],
+                "inputSchema": self.input_schema(), "outputSchema": outputs()[self.name],
                 "annotations": self.annotations()}
 
 

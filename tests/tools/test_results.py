@@ -9,7 +9,7 @@ import jsonschema
 import msgspec
 import pytest
 
-from memoryd.tools.outputs import OUTPUTS
+from memoryd.tools.outputs import outputs
 from memoryd.tools.registry import handlers
 from memoryd.tools.results import RESULTS
 from memoryd.tools.spec import SPECS
@@ -17,8 +17,8 @@ from tests.engine.test_remote import bare, machine
 
 
 def test_every_tool_declares_an_object_schema():
-    assert set(OUTPUTS) == set(SPECS)
-    for name, schema in OUTPUTS.items():
+    assert set(outputs()) == set(SPECS)
+    for name, schema in outputs().items():
         assert schema["type"] == "object", name
         jsonschema.Draft202012Validator.check_schema(schema)
 
@@ -86,7 +86,7 @@ async def test_every_tool_result_matches_its_output_schema(rig, tmp_path: Path):
     for name, got in results.items():
         for result in got:
             try:
-                jsonschema.validate(result, OUTPUTS[name])
+                jsonschema.validate(result, outputs()[name])
             except jsonschema.ValidationError as exc:
                 pytest.fail(f"{name}: {exc.message} at {list(exc.absolute_path)}")
             msgspec.convert(result, RESULTS[name])  # the wire reads back as its Struct
