@@ -288,9 +288,10 @@ def _stated(said: str, team: bool) -> list[str]:
         if not _is_statement(clause):
             continue
         # (the mood is the whole clause's: a question stays one without its "can you")
-        clause = _without_listener(clause)
-        if not _is_statement(clause):
-            continue
+        kept = _without_listener(clause)
+        if kept != clause and not _is_statement(kept):
+            continue  # what is left after the listener's parts says nothing
+        clause = kept
         fact = _rewrite_chinese(clause, team) if chinese else _rewrite_english(clause, team)
         found.append(fact[:MAX_FACT_CHARS])
     return found
