@@ -2,8 +2,18 @@
 run, on a filled store, and where a slow one's time went.
 
     .venv/bin/python bench/write_search.py [--memories 100000] [--runs 5] [--searches 300]
+        [--root DIR]
 
-A fresh temp root is filled through the socket (bench/search.py's pipelined fill). Then
+The writer is a process of its own, as a real one is: in the searcher's process its
+Python would hold that process's GIL while a search's answer waits to be read, and
+the wait would be counted as the daemon's.
+
+A fresh temp root is filled through the socket (bench/search.py's pipelined fill). With
+`--root`, that root is used and kept, and filled only when it holds no memory yet: to
+compare two versions of the code on one filled root, run them in turn, A B A B (each
+call leaves its runs' writes in it, about 6,000). A copy made with `cp -a` is not the
+same root to the daemon: its start reads every file again, and its first git commit
+hashes every file anew, which slows the first minute's writes. Then
 each run: one connection pipelines writes the whole time (up to 64 in flight), another
 asks `memory_smart_search` one query at a time (no query twice). Printed per run: the
 searches' p50 and p99 and the writes a second meanwhile. A last run asks
@@ -17,25 +27,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
 import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
+from typing import Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bench.search import QUERIES, fill, models_named, note, p99, start  # noqa: E402
 from memoryd_client import Client  # noqa: E402
 
+
+class Stop(Protocol):
+    def is_set(self) -> bool: ...
+
+
 WINDOW = 64
 SLOW_MS = 30.0
 
 
-def writer(socket: Path, stop: threading.Event, first: int, counted: list[int]) -> None:
+def writer(socket: Path, stop: Stop, first: int, counted: Synchronized[int]) -> None:
     """Pipelined writes until `stop`; the count of those answered goes in `counted`."""
     rng = random.Random(first)
     with Client(socket, timeout=600) as client:
@@ -55,16 +72,17 @@ def writer(socket: Path, stop: threading.Event, first: int, counted: list[int]) 
             done += 1
             if not stop.is_set() and sent - done <= WINDOW // 2:
                 send(WINDOW // 2)
-        counted.append(done)
+        counted.value = done
 
 
 def run(socket: Path, method: str, searches: int, first: int, offset: int
         ) -> tuple[list[float], list[dict], float]:
     """`searches` of `method` while a writer writes: each one's ms, each answer (for
     explain), writes a second."""
-    stop, counted = threading.Event(), []
-    thread = threading.Thread(target=writer, args=(socket, stop, first, counted))
-    thread.start()
+    spawn = multiprocessing.get_context("spawn")
+    stop, counted = spawn.Event(), spawn.Value("q", 0)
+    process = spawn.Process(target=writer, args=(socket, stop, first, counted))
+    process.start()
     time.sleep(1.0)  # the writer under way
     times, answers = [], []
     started = time.perf_counter()
@@ -77,8 +95,8 @@ def run(socket: Path, method: str, searches: int, first: int, offset: int
             answers.append(answer)
     took = time.perf_counter() - started
     stop.set()
-    thread.join()
-    return times, answers, (counted[0] if counted else 0) / took
+    process.join()
+    return times, answers, counted.value / took
 
 
 def main() -> None:
@@ -86,18 +104,23 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--searches", type=int, default=300)
+    parser.add_argument("--root", type=Path, help="a root to use and keep")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mdw-") as tmp:
-        root = Path(tmp) / "root"
+        root = args.root.expanduser() if args.root else Path(tmp) / "root"
         proc, _ = start(root)
         socket = root / "memory.sock"
         try:
             with Client(socket, timeout=600) as client:
-                rate = fill(client, args.memories)
+                held = client.call("stats")["memories"]
+                if held:
+                    print(f"{held} memories in {root}", end="; ")
+                else:
+                    rate = fill(client, args.memories)
+                    print(f"{args.memories} memories written at {rate:.0f}/s", end="; ")
                 models = client.call("stats")["models"]
-            print(f"{args.memories} memories written at {rate:.0f}/s; {models_named(models)}",
-                  flush=True)
-            first = args.memories
+            print(models_named(models), flush=True)
+            first = max(held, args.memories)
             for n in range(args.runs):
                 times, _, writes = run(socket, "memory_smart_search", args.searches,
                                        first + 10_000_000 * (n + 1), n * args.searches)
