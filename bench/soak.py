@@ -13,8 +13,10 @@ the store grows all along), a searcher
 turn and an answer, TURNS a second, a new session every 20 turns) and a sync
 (memory_sync every SYNC_EVERY seconds). Every SAMPLE seconds the RSS of the daemon and
 its children (bench/write_rss.py's reading: the vector store's process while it runs)
-is taken. Printed: the curve a minute at a time, its lowest and highest after the
-first five minutes and how far apart they are (the goal: within 10%), smart search
+is taken, and every PARTS_EVERY seconds what the daemon holds by part (`stats`'s
+`memory`: malloc's blocks in use, freed and kept, mapped; the index's arrays; the
+embedder's cache). Printed: the curve a minute at a time, those parts, its lowest and
+highest after the first five minutes and how far apart they are (the goal: within 10%), smart search
 p50/p99 each five minutes, the counts, and the acknowledged writes that are not as
 acknowledged after the end: a written or updated memory that cannot be read back with
 its last content, a deleted one still readable (a turn may be compressed away by
@@ -34,6 +36,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -47,6 +50,7 @@ SYNC_EVERY = 60.0
 OWN_NOTES = 1000  # the writer's notes it updates and deletes, once it has written them
 SAMPLE = 10.0
 SETTLE = 300.0  # the first five minutes are not held to the flat curve
+PARTS_EVERY = 300.0  # seconds between two readings of what the daemon holds, by part
 
 
 def paced(rate: float, stop: threading.Event, act) -> None:
@@ -82,6 +86,7 @@ def main() -> None:
     syncs: list[str] = []
     errors: list[str] = []
     curve: list[tuple[float, dict[str, float]]] = []
+    parts: list[tuple[float, dict[str, Any]]] = []  # (seconds in, `stats`'s memory)
     stop = threading.Event()
     try:
         with Client(socket, timeout=600) as c:
@@ -157,14 +162,18 @@ def main() -> None:
         for t in threads:
             t.start()
         end = began + args.minutes * 60
-        while (now := time.monotonic()) < end:
-            curve.append((now - began, rollup(proc.pid)))
-            time.sleep(min(SAMPLE, max(0.0, end - now)))
+        with Client(socket, timeout=600) as c:
+            while (now := time.monotonic()) < end:
+                curve.append((now - began, rollup(proc.pid)))
+                if not parts or now - began - parts[-1][0] >= PARTS_EVERY - SAMPLE / 2:
+                    parts.append((now - began, c.call("stats")["memory"]))
+                time.sleep(min(SAMPLE, max(0.0, end - now)))
         stop.set()
         for t in threads:
             t.join(600)
         curve.append((time.monotonic() - began, rollup(proc.pid)))
         with Client(socket, timeout=600) as c:
+            parts.append((time.monotonic() - began, c.call("stats")["memory"]))
             lost = []
             for memory_id, content in held.items():
                 try:
@@ -194,6 +203,18 @@ def main() -> None:
         if int(at) % 60 < SAMPLE or at == curve[-1][0]:
             print(f"  {at / 60:5.1f} min: {mb['rss']:.0f} MB (the vector process "
                   f"{mb['apart']:.0f})")
+    print("what the daemon holds (its `stats`: MB; malloc's blocks in use, freed and kept,\n"
+          "mapped on their own; the index's arrays; the embedder's vector cache):")
+    for at, mb in parts:
+        index = mb["index_mb"]
+        held = mb["allocator_mb"] or {}
+        print(f"  {at / 60:5.1f} min: daemon {mb.get('rss_mb', 0):.0f} (anonymous "
+              f"{mb.get('anonymous_mb', 0):.0f}), malloc {held.get('in_use', 0):.0f} in use "
+              f"/ {held.get('free', 0):.0f} free / {held.get('mapped', 0):.0f} mapped, index "
+              f"{index['rows']:.0f} rows + {index['keywords']:.0f} keywords + "
+              f"{index['entities'] + index['chunks'] + index['cells']:.0f} other, cache "
+              f"{mb['embedder_cache']['mb']:.0f}, vector process "
+              f"{mb['vectors_process_mb'] or 0:.0f}")
     settled = [mb["rss"] for at, mb in curve if at >= SETTLE]
     if settled:
         low, high = min(settled), max(settled)

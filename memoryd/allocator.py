@@ -13,7 +13,10 @@ long-running daemon would carry that peak for days. Two calls:
   is returned (glibc's default would then be 128 KiB): TRIM_ABOVE, twice MAP_ABOVE as
   glibc's own rule would make it.
 - `give_back()`, when writes stop: `malloc_trim(0)` returns the free pages at the top
-  of each arena and the whole free pages inside them.
+  of each arena and the whole free pages inside them. While writes go on without a
+  pause (an ingest, a sync, a busy agent), `Periodic` gives back at most once every
+  TRIM_EVERY seconds: without it, the blocks a long stream of writes freed stay in the
+  arenas, fragmented, and the daemon grows by what its busiest minute freed.
 
 Elsewhere (macOS' allocator, musl) there are no such calls and nothing to do.
 """
@@ -23,6 +26,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import time
+from collections.abc import Callable
 
 import structlog
 
@@ -37,6 +42,9 @@ log = structlog.get_logger("memoryd.allocator")
 MAP_ABOVE = 4 << 20
 TRIM_ABOVE = 2 * MAP_ABOVE
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters, glibc's malloc.h
+# Seconds between two trims while writes go on. A trim locks each arena in turn for the
+# few milliseconds it takes: once a minute, a search seldom meets one.
+TRIM_EVERY = 60.0
 
 
 @functools.cache
@@ -63,6 +71,26 @@ def tune() -> bool:
     return taken
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def held() -> dict[str, int] | None:
+    """What malloc holds, in bytes, over all its arenas: `in_use` (blocks the program
+    holds), `free` (freed blocks it keeps in its arenas for reuse: what a trim could
+    return, in whole pages), `mapped` (blocks mapped on their own). None where the
+    allocator cannot tell (not glibc 2.33 or later)."""
+    libc = _libc()
+    mallinfo2 = getattr(libc, "mallinfo2", None) if libc is not None else None
+    if mallinfo2 is None:
+        return None
+    mallinfo2.argtypes, mallinfo2.restype = [], _MallInfo2
+    info = mallinfo2()
+    return {"in_use": info.uordblks, "free": info.fordblks, "mapped": info.hblkhd}
+
+
 def give_back() -> bool:
     """Free memory the allocator holds returned to the system; whether it could be."""
     libc = _libc()
@@ -70,3 +98,21 @@ def give_back() -> bool:
         return False
     libc.malloc_trim(0)
     return True
+
+
+class Periodic:
+    """`give_back()` at most once every `every` seconds, for work that never pauses:
+    `tick()` after each piece of it (the writer thread's, or the vector process's)."""
+
+    def __init__(self, every: float = TRIM_EVERY,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.every, self.clock = every, clock
+        self.last = clock()
+
+    def tick(self) -> bool:
+        """Whether memory was given back now."""
+        now = self.clock()
+        if now - self.last < self.every:
+            return False
+        self.last = now
+        return give_back()

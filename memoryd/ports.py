@@ -41,6 +41,8 @@ class Embedder(Protocol):
 
     def count_tokens(self, text: str, limit: int | None = None) -> int: ...
 
+    def cache_bytes(self) -> tuple[int, int]: ...  # texts in its vector cache, their bytes
+
 
 class VectorStore(Protocol):
     """Vectors by (kind, scope, id), each labelled with its text's hash and its model:
@@ -61,6 +63,9 @@ class VectorStore(Protocol):
     def release(self, idle: float) -> bool: ...
 
     def unused_for(self) -> float | None: ...  # seconds since its last use; None: closed
+
+    @property
+    def pid(self) -> int | None: ...  # its process, where it has one of its own and it runs
 
     def upsert(self, kind: str, scope: str, ids: list[str], vectors: np.ndarray,
                hashes: list[str], model: str) -> None: ...

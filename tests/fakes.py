@@ -67,6 +67,9 @@ class FakeEmbedder:
     def count_tokens(self, text: str, limit: int | None = None) -> int:
         return len(_WORD.findall(text))
 
+    def cache_bytes(self) -> tuple[int, int]:
+        return len(self._cache), sum(v.nbytes for v in self._cache.values())
+
 
 class MemoryVectors:
     """The VectorStore port (as retrieval/vectors.py keeps it) in memory."""
@@ -85,6 +88,10 @@ class MemoryVectors:
 
     def release(self, idle: float) -> bool:
         return False  # nothing held beyond what it stores
+
+    @property
+    def pid(self) -> int | None:
+        return None
 
     def unused_for(self) -> float | None:
         return None

@@ -54,3 +54,34 @@ def test_tuned_a_freed_large_block_goes_back_to_the_system_at_once() -> None:
     assert allocator.MAP_ABOVE <= 8 << 20  # the blocks below are above the threshold
     assert _held_after_free("plain") >= 40  # glibc's default keeps them in its heap
     assert _held_after_free("tuned") <= 4  # mapped on their own, unmapped when freed
+
+
+def test_held_tells_what_malloc_holds_where_it_can() -> None:
+    before = allocator.held()
+    if not GLIBC:
+        assert before is None
+        return
+    assert before is not None and set(before) == {"in_use", "free", "mapped"}
+    blocks = [bytearray(64 << 10) for _ in range(64)]  # 4 MiB in blocks malloc keeps
+    during = allocator.held()
+    assert during is not None
+    assert (during["in_use"] + during["mapped"]) - (before["in_use"] + before["mapped"]) \
+        >= 4 << 20
+    del blocks
+    after = allocator.held()
+    assert after is not None and after["in_use"] + after["mapped"] < \
+        during["in_use"] + during["mapped"] - (3 << 20)
+
+
+def test_periodic_gives_back_at_most_once_every_interval() -> None:
+    now = [100.0]
+    trim = allocator.Periodic(every=60.0, clock=lambda: now[0])
+    assert not trim.tick(), "not before its first interval"
+    now[0] = 159.0
+    assert not trim.tick()
+    now[0] = 160.0
+    assert trim.tick() == GLIBC, "due: given back where the allocator can"
+    now[0] = 200.0
+    assert not trim.tick(), "the interval counts from the last give-back"
+    now[0] = 220.0
+    assert trim.tick() == GLIBC

@@ -4,6 +4,8 @@ everything; a name never collapses into another agent's scope or into full acces
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import trio
 
@@ -105,6 +107,24 @@ async def test_an_agent_sees_its_own_figures_in_stats(rig):
     assert stats["by_scope"] == {"global": 1} and stats["memories"] == 1
     assert (await a.ok("stats"))["by_scope"] == {"global": 1, "agent:a": 1}
     assert (await user.ok("stats"))["memories"] == 2
+
+
+async def test_only_the_user_sees_what_the_daemons_memory_holds(rig):
+    """`stats.memory` measures the whole store (every scope's rows): the user's own
+    tooling sees it, an agent does not."""
+    agent, user = Client(rig, "a"), Client(rig)
+    await agent.start()
+    before = (await user.ok("stats"))["memory"]
+    for i in range(5):
+        await user.ok("memory_write", content=f"note {i} about the harbour")
+    after = (await user.ok("stats"))["memory"]
+    assert after["index_mb"]["rows"] >= before["index_mb"]["rows"]
+    assert after["index_mb"]["capacity"] >= after["index_mb"]["rows"]
+    assert after["embedder_cache"]["texts"] > before["embedder_cache"]["texts"]
+    assert after["vectors_process_mb"] is None, "the rig's vectors live in its process"
+    if sys.platform == "linux":
+        assert 0 < after["anonymous_mb"] <= after["rss_mb"]
+    assert "memory" not in await agent.ok("stats")
 
 
 async def test_hand_edit_notifications_reach_only_who_may_see_the_scope(rig, tmp_path):

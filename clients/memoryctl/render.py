@@ -249,6 +249,20 @@ def _sync_rows(sync: dict[str, Any], jobs: list[dict[str, Any]]) -> list[tuple[s
     return rows
 
 
+def _memory(m: dict[str, Any]) -> str:
+    """What the daemon's memory holds, in one line (`stats.memory`, in MB)."""
+    parts = [f"daemon {m['rss_mb']:.0f} MB" if m.get("rss_mb") is not None else "daemon"]
+    held = m.get("allocator_mb")
+    inside = [f"malloc {held['in_use']:.0f} in use, {held['free']:.0f} free, "
+              f"{held['mapped']:.0f} mapped"] if held else []
+    inside.append(f"index {sum(m['index_mb'].values()) - m['index_mb']['capacity']:.0f}")
+    inside.append(f"vector cache {m['embedder_cache']['mb']:.0f}")
+    parts[0] += f" ({'; '.join(inside)})"
+    if m.get("vectors_process_mb") is not None:
+        parts.append(f"vector process {m['vectors_process_mb']:.0f} MB")
+    return ", ".join(parts)
+
+
 def status(s: dict[str, Any]) -> str:
     """`memoryctl status`: one aligned block a person reads top to bottom."""
     rows: list[tuple[str, str]] = [
@@ -276,6 +290,9 @@ def status(s: dict[str, Any]) -> str:
                 f"{vectors.get('chunk', 0)} chunk)")
         rows.append(("index", ("in step: " if index["in_step"] else "OUT OF STEP: ") + line))
         rows += [("", f"! {d}") for d in index["differs"]]
+    memory = s.get("memory")
+    if memory:
+        rows.append(("memory", _memory(memory)))
     redacted = s.get("redacted") or {}
     rows.append(("redacted", f"{sum(redacted.values())} secrets since start "
                              f"({_by(redacted)})" if redacted else "none since start"))

@@ -103,6 +103,8 @@ class Engine:
     git: GitHistory | None = None  # the root's git history (git.enabled)
     remote: RemoteSync | None = None  # sync through git.remote (with the history)
     _closed: bool = field(default=False, repr=False)
+    # What a stream of writes that never pauses frees, given back now and then.
+    _trim: allocator.Periodic = field(default_factory=allocator.Periodic, repr=False)
 
     @property
     def files(self) -> MarkdownStore:
@@ -170,7 +172,12 @@ class Engine:
         writer thread would wait for it)."""
         hybrid = self.stores.hybrid
         if hybrid.unpersisted and hybrid.vectors.ready:
-            await self.stores.workers.write(hybrid.persist_deferred)
+            await self.stores.workers.write(self._persist_and_trim)
+
+    def _persist_and_trim(self) -> int:
+        persisted = self.stores.hybrid.persist_deferred()
+        self._trim.tick()  # writes go on: the allocator's free pages given back at times
+        return persisted
 
     async def release_idle(self, idle: float) -> bool:
         """After `idle` seconds with no vector written: the vector store's indexes

@@ -1,11 +1,13 @@
 """What `stats` reports of the engine: counts, the conversation backlog, the models and
-the LLM, reminders, git and subscribers; paths and file names only to the user's own
-tooling (a caller that named no agent)."""
+the LLM, reminders, git and subscribers; paths and file names, and what the daemon's
+memory holds (footprint.py), only to the user's own tooling (a caller that named no
+agent)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memoryd.engine import footprint
 from memoryd.scopes import Caller
 
 if TYPE_CHECKING:
@@ -34,8 +36,9 @@ async def describe(engine: Engine, caller: Caller) -> dict[str, Any]:
            "git": engine.git.describe() if engine.git else {"enabled": False},
            "sync": _sync(engine, caller),
            **engine.subscription_counts()}
-    if caller.is_user:  # counts every file: the user's own tooling only
+    if caller.is_user:  # counts every file and every memory: the user's own tooling only
         out["index"] = await engine.sync.index_health()
+        out["memory"] = await footprint.describe(engine)
     return out
 
 

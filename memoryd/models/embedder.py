@@ -227,6 +227,16 @@ class OnnxEmbedder:
             out[chunk] = vectors
             self._keep([keys[i] for i in chunk], vectors)
 
+    def cache_bytes(self) -> tuple[int, int]:
+        """Texts in the vector cache, and the bytes their vectors hold: a cached vector
+        is a row of its model call's array, which stays whole while any row of it is
+        cached."""
+        with self._cache_lock:
+            held = list(self._cache.values())
+        bases = {id(v.base if v.base is not None else v): v.base if v.base is not None else v
+                 for v in held}
+        return len(held), sum(a.nbytes for a in bases.values())
+
     def _keep(self, keys: list[bytes], vectors: np.ndarray) -> None:
         with self._cache_lock:
             for key, vector in zip(keys, vectors, strict=True):

@@ -22,6 +22,11 @@ class ChunkVectors:
         self._stacked: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._owners: list[str] = []
 
+    def nbytes(self) -> int:
+        """The bytes its vectors hold, a note's and the stacked copy the scoring reads."""
+        stacked = sum(a.nbytes for a in self._stacked) if self._stacked is not None else 0
+        return stacked + sum(vectors.nbytes for vectors, _ in self._by_id.values())
+
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._by_id
 

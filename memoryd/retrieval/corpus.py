@@ -113,6 +113,19 @@ class Corpus:
         self.groups = CellGroups()
         self._field_length: tuple[float, np.ndarray] | None = None  # until a change
 
+    def footprint(self) -> dict[str, int]:
+        """Bytes held, by part (hold `lock.read()`): `rows`, the columns' rows written so
+        far (a column's capacity beyond them is calloc'd and costs nothing until
+        written), `capacity`, all of it, and the keyword postings, the entities' row
+        lists, the long notes' chunk vectors and the dense index's cells."""
+        columns_ = [getattr(self, name) for name in columns.COLUMNS]
+        per_row = sum(column.nbytes // max(len(column), 1) for column in columns_)
+        cells = self.groups.order.nbytes + self.groups.bounds.nbytes + (
+            self.centroids.nbytes if self.centroids is not None else 0)
+        return {"rows": per_row * self.size, "capacity": sum(c.nbytes for c in columns_),
+                "keywords": self.postings.nbytes(), "entities": self.entities.nbytes(),
+                "chunks": self.chunks.nbytes(), "cells": cells}
+
     def _alloc(self, capacity: int) -> None:
         for name, (dtype, empty) in columns.COLUMNS.items():
             shape = (capacity, self.dim) if name in columns.VECTORS else (capacity,)

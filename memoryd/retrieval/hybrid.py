@@ -87,6 +87,11 @@ class HybridIndex:
             return snapshot.capture(self.corpus, epoch, generation, self.model,
                                     self.stale_context, collections)
 
+    def footprint(self) -> dict[str, int]:
+        """The bytes the corpus holds, by part (Corpus.footprint), under its read hold."""
+        with self.corpus.lock.read():
+            return self.corpus.footprint()
+
     def counts(self) -> dict[str, int]:
         """Vectors ranking reads (own, chunk), and those the vector store still lacks."""
         return {**neighbours.counts(self.corpus), "unpersisted": len(self.unpersisted)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 import numpy as np
 
@@ -37,6 +38,12 @@ class Postings:
 
     def __len__(self) -> int:
         return len(self.index) + sum(1 for t in self.growing if t not in self.index)
+
+    def nbytes(self) -> int:
+        """The bytes its arrays hold, the frozen part's and the growing tail's (a row
+        and its term frequency, 4 bytes each)."""
+        frozen = self.offsets.nbytes + self.rows.nbytes + self.tfs.nbytes
+        return frozen + 8 * sum(map(len, map(itemgetter(0), self.growing.values())))
 
     def items(self) -> Iterator[tuple[str, tuple[np.ndarray, np.ndarray]]]:
         """Every term with its rows and frequencies."""

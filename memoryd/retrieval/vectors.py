@@ -241,6 +241,10 @@ class ChromaVectors:
             close()
         self._collections.clear()
 
+    @property
+    def pid(self) -> int | None:
+        return None  # in this process, or a server's
+
     def unused_for(self) -> float | None:
         """Seconds since it was last used, while open; None when it is not (any
         thread: a glance, before asking the writer thread to `release`)."""

@@ -265,6 +265,7 @@ def serve(conn: Connection, path: Path) -> None:
         return
     conn.send(("ready", vectors.set_aside))
     scanning: Iterator[Any] | None = None
+    trim = allocator.Periodic()  # upserts that never pause: chroma's freed pages given back
     while True:
         try:
             method, args = conn.recv()
@@ -284,6 +285,8 @@ def serve(conn: Connection, path: Path) -> None:
                 value = next(scanning, None) if scanning is not None else None
             else:
                 value = getattr(vectors, method)(*args)
+                if method == "upsert":
+                    trim.tick()
             conn.send(("ok", value))
         except Exception as exc:  # each is the daemon's to raise
             conn.send(("error", _sendable(exc)))

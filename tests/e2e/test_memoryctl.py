@@ -284,6 +284,9 @@ def test_memoryctl_as_a_new_user_tries_it(daemon, short_tmp):
                            capture_output=True, text=True, timeout=60)
     assert piped.stdout.startswith("daemon") and "Traceback" not in piped.stderr
     assert ok(daemon, "status")["index"]["in_step"] is True
+    memory = ok(daemon, "status")["memory"]  # what the daemon's memory holds, by part
+    assert memory["rss_mb"] > memory["index_mb"]["capacity"] > 0
+    assert "\nmemory         daemon " in status and "vector cache" in status
 
     nobody = ctl(short_tmp / "empty-root", "list")
     assert nobody.returncode == 3

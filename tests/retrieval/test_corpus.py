@@ -187,3 +187,20 @@ def test_the_declared_columns_are_the_columns():
     need not be declared."""
     declared = {k for k, v in Corpus.__annotations__.items() if v in ("np.ndarray",)}
     assert declared <= set(COLUMNS) and set(COLUMNS) - declared <= set(CODED)
+
+
+def test_footprint_counts_the_rows_written_not_the_capacity():
+    c = Corpus(dim=8, capacity=1024)
+    empty = c.footprint()
+    assert empty["rows"] == 0 and empty["capacity"] > 0
+    for i in range(10):
+        c.put(turn(i, f"turn {i}"), ["alpha", f"w{i}"], vec(i))
+    ten = c.footprint()
+    for i in range(10, 20):
+        c.put(turn(i, f"turn {i}"), ["alpha", f"w{i}"], vec(i))
+    twenty = c.footprint()
+    assert twenty["rows"] == 2 * ten["rows"] > 0, "a row costs the same, whichever it is"
+    assert twenty["capacity"] == empty["capacity"], "no column grew: 20 rows of 1,024"
+    assert twenty["keywords"] > ten["keywords"] > 0
+    with c.lock.read():
+        assert c.footprint() == twenty
