@@ -42,8 +42,8 @@ log = structlog.get_logger("memoryd.allocator")
 MAP_ABOVE = 4 << 20
 TRIM_ABOVE = 2 * MAP_ABOVE
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters, glibc's malloc.h
-# Seconds between two trims while writes go on. A trim locks each arena in turn for the
-# few milliseconds it takes: once a minute, a search seldom meets one.
+# Seconds between two trims while writes go on. A trim locks each arena in turn while
+# it walks it: once a minute, a search seldom meets one.
 TRIM_EVERY = 60.0
 
 
