@@ -47,6 +47,12 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters, glibc's m
 TRIM_EVERY = 60.0
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
 @functools.cache
 def _libc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
@@ -58,6 +64,8 @@ def _libc() -> ctypes.CDLL | None:
         libc.mallopt.argtypes, libc.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     except (OSError, AttributeError):  # not glibc
         return None
+    if hasattr(libc, "mallinfo2"):  # glibc 2.33 and later
+        libc.mallinfo2.argtypes, libc.mallinfo2.restype = [], _MallInfo2
     return libc
 
 
@@ -71,23 +79,15 @@ def tune() -> bool:
     return taken
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-        "fordblks", "keepcost")]
-
-
 def held() -> dict[str, int] | None:
     """What malloc holds, in bytes, over all its arenas: `in_use` (blocks the program
     holds), `free` (freed blocks it keeps in its arenas for reuse: what a trim could
     return, in whole pages), `mapped` (blocks mapped on their own). None where the
     allocator cannot tell (not glibc 2.33 or later)."""
     libc = _libc()
-    mallinfo2 = getattr(libc, "mallinfo2", None) if libc is not None else None
-    if mallinfo2 is None:
+    if libc is None or not hasattr(libc, "mallinfo2"):
         return None
-    mallinfo2.argtypes, mallinfo2.restype = [], _MallInfo2
-    info = mallinfo2()
+    info = libc.mallinfo2()
     return {"in_use": info.uordblks, "free": info.fordblks, "mapped": info.hblkhd}
 
 

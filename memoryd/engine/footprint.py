@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from memoryd.engine import Engine
 
 MB = 1_000_000
-# /proc/<pid>/status fields, by the name `stats` gives them.
-_STATUS = {"rss": "VmRSS", "anonymous": "RssAnon", "files": "RssFile"}
+# /proc/<pid>/status fields -> the names `stats` gives them.
+_STATUS = {"VmRSS": "rss", "RssAnon": "anonymous", "RssFile": "files"}
 
 
 async def describe(engine: Engine) -> dict[str, Any]:
@@ -52,9 +52,9 @@ def process(pid: int) -> dict[str, float] | None:
     found: dict[str, float] = {}
     for line in lines:
         name, _, value = line.partition(":")
-        for key, field in _STATUS.items():
-            if name == field and value.strip().endswith("kB"):
-                found[key] = _mb(int(value.split()[0]) * 1024)
+        key = _STATUS.get(name)
+        if key is not None and value.strip().endswith("kB"):
+            found[key] = _mb(int(value.split()[0]) * 1024)
     return found or None
 
 

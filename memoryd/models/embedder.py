@@ -233,9 +233,8 @@ class OnnxEmbedder:
         cached."""
         with self._cache_lock:
             held = list(self._cache.values())
-        bases = {id(v.base if v.base is not None else v): v.base if v.base is not None else v
-                 for v in held}
-        return len(held), sum(a.nbytes for a in bases.values())
+        arrays = {id(a): a for a in (v if v.base is None else v.base for v in held)}
+        return len(held), sum(a.nbytes for a in arrays.values())
 
     def _keep(self, keys: list[bytes], vectors: np.ndarray) -> None:
         with self._cache_lock:
