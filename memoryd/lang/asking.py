@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import re
 
-from memoryd.lang.kinds import names_the_speaker
+from memoryd.lang.kinds import names_the_listener, names_the_speaker
 from memoryd.lang.past import tells_past
 from memoryd.lang.sentences import HAN, has_han
 
-_YOU = re.compile(r"(?<![a-z'’])(?:you|your|you've|you’ve|you're|you’re)(?![a-z])")
 # A tag asks to confirm what the question already says ("I don't like X, right?"): the
 # statement it repeats is its answer, not the latest on the topic. A question that
 # opens with its verb ("Do I still …?", "Am I …?") asks what holds now, and stays.
@@ -59,10 +58,9 @@ _ZH_ONCE = re.compile(f"曾|最近|近来|[{HAN}]过(?!去|得|来)")
 def of_the_asker(question: str) -> bool:
     """Whether `question` asks about the one asking ("I", "my", "我"), not about what
     the one asked did or said ("you", "你")."""
-    if has_han(question):
-        return "我" in question and "你" not in question and "您" not in question
-    said = question.casefold()
-    return names_the_speaker(said) and not _YOU.search(said)
+    if names_the_listener(question):
+        return False
+    return "我" in question if has_han(question) else names_the_speaker(question)
 
 
 def asks_one_now(question: str) -> bool:
