@@ -1,7 +1,7 @@
 """A soak: the daemon at work for a long while, writes, searches, remembers and syncs
 side by side; its memory every few seconds, and nothing acknowledged lost.
 
-    .venv/bin/python bench/soak.py [--memories 20000] [--minutes 30]
+    .venv/bin/python bench/soak.py [--memories 20000] [--minutes 30] [--append-only] [--keep]
 
 A fresh root with a bare git repository on this machine as its remote is filled
 through the socket (bench/search.py's pipelined fill). Then, for `--minutes`, on
@@ -20,14 +20,17 @@ highest after the first five minutes and how far apart they are (the goal: withi
 p50/p99 each five minutes, the counts, and the acknowledged writes that are not as
 acknowledged after the end: a written or updated memory that cannot be read back with
 its last content, a deleted one still readable (a turn may be compressed away by
-design, so turns are counted, not read). The embedder's variant and the scoring path
-are named.
+design, so turns are counted, not read). Then the daemon is started afresh on the store
+the soak left and searched RESTART_SEARCHES times: its RSS beside the soaked daemon's is
+what the work itself left held. The embedder's variant and the scoring path are named.
+The temporary root is removed at the end unless `--keep`.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -51,6 +54,7 @@ OWN_NOTES = 1000  # the writer's notes it updates and deletes, once it has writt
 SAMPLE = 10.0
 SETTLE = 300.0  # the first five minutes are not held to the flat curve
 PARTS_EVERY = 300.0  # seconds between two readings of what the daemon holds, by part
+RESTART_SEARCHES = 300  # after a restart on the soak's store, before its RSS is read
 
 
 def paced(rate: float, stop: threading.Event, act) -> None:
@@ -64,12 +68,29 @@ def paced(rate: float, stop: threading.Event, act) -> None:
             stop.wait(wait)
 
 
+def settled_after_restart(root: Path) -> dict[str, float]:
+    """RSS of a daemon started afresh on the soak's store and searched as the soak
+    searched: what the store itself costs, so that the soak's end less this is what its
+    work left held (the store grew by its turns and what was learned from them)."""
+    proc, _ = start(root)
+    try:
+        with Client(root / "memory.sock", timeout=600) as c:
+            for n in range(RESTART_SEARCHES):
+                c.call("memory_smart_search", {"query": f"{QUERIES[n % len(QUERIES)]} {n}"})
+        return rollup(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(300)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=20_000)
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--append-only", action="store_true",
                         help="every write a new note: the store grows all along")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the root and its remote (printed) instead of removing them")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="md-soak-"))
     root, remote = work / "root", work / "remote.git"
@@ -192,6 +213,11 @@ def main() -> None:
         stop.set()
         proc.send_signal(signal.SIGTERM)
         proc.wait(300)
+    restarted = settled_after_restart(root)
+    if args.keep:
+        print(f"kept: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
     print(f"{args.memories} memories filled at {rate:.0f}/s; {models_named(models)}")
     print(f"{args.minutes:g} minutes: {sum(steps.values())} writes ({steps['new']} new, "
           f"{steps['update']} updates, {steps['delete']} deletes), "
@@ -220,6 +246,13 @@ def main() -> None:
         low, high = min(settled), max(settled)
         print(f"after the first 5 minutes: lowest {low:.0f} MB, highest {high:.0f} MB, "
               f"{(high - low) / low:.1%} apart")
+    # The daemon's own share: a restarted daemon that only searches starts no vector
+    # process, and the soak's ends 20 s after its last vector.
+    own = curve[-1][1]["rss"] - curve[-1][1]["apart"]
+    again = restarted["rss"] - restarted["apart"]
+    print(f"the daemon at the end {own:.0f} MB; the same store restarted, then "
+          f"{RESTART_SEARCHES} smart searches: {again:.0f} MB; what the run's work left "
+          f"held in the daemon: {own - again:.0f} MB")
     for start_s in range(0, int(args.minutes * 60), 300):
         window = [ms for at, ms in searches if start_s <= at < start_s + 300]
         if window:

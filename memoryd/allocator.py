@@ -11,7 +11,11 @@ long-running daemon would carry that peak for days. Two calls:
   and stayed there, a little more fragmented with each write. Fixed, the arenas hold
   only the smaller blocks. Fixing it also fixes the free top of a heap kept before it
   is returned (glibc's default would then be 128 KiB): TRIM_ABOVE, twice MAP_ABOVE as
-  glibc's own rule would make it.
+  glibc's own rule would make it. And malloc keeps at most ARENAS arenas: by default
+  each thread gets one of its own at its first allocation (up to eight a core), and
+  each keeps the fragments of what was freed in it; the daemon's
+  threads (the event loop, the writer, searches, the embedder's) spread every write's
+  short-lived buffers over as many arenas, and a trim returns only whole free pages.
 - `give_back()`, when writes stop: `malloc_trim(0)` returns the free pages at the top
   of each arena and the whole free pages inside them. While writes go on without a
   pause (an ingest, a sync, a busy agent), `Periodic` gives back at most once every
@@ -41,7 +45,11 @@ log = structlog.get_logger("memoryd.allocator")
 # batch, and searches beside writes were slower for it (bench/soak.py's p99).
 MAP_ABOVE = 4 << 20
 TRIM_ABOVE = 2 * MAP_ABOVE
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters, glibc's malloc.h
+# Arenas malloc may keep (the main one counted). With one, every thread that allocates
+# outside the GIL (the model's, chroma's) would wait on a single lock; two were measured
+# (bench/README.md, "Half an hour at work"), one was not.
+ARENAS = 2
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's malloc.h
 # Seconds between two trims while writes go on. A trim locks each arena in turn while
 # it walks it: once a minute, a search seldom meets one.
 TRIM_EVERY = 60.0
@@ -70,12 +78,14 @@ def _libc() -> ctypes.CDLL | None:
 
 
 def tune() -> bool:
-    """Large blocks mapped on their own from now on (see the module's docstring);
-    whether the allocator took it."""
+    """Large blocks mapped on their own, and at most ARENAS arenas, from now on (see
+    the module's docstring); whether the allocator took it."""
     libc = _libc()
     taken = (libc is not None and libc.mallopt(_M_MMAP_THRESHOLD, MAP_ABOVE) == 1
-             and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_ABOVE) == 1)
-    log.debug("allocator.tuned", taken=taken, map_above=MAP_ABOVE, trim_above=TRIM_ABOVE)
+             and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_ABOVE) == 1
+             and libc.mallopt(_M_ARENA_MAX, ARENAS) == 1)
+    log.debug("allocator.tuned", taken=taken, map_above=MAP_ABOVE, trim_above=TRIM_ABOVE,
+              arenas=ARENAS)
     return taken
 
 

@@ -42,9 +42,11 @@ def test_the_allocator_gives_memory_back_where_it_can() -> None:
     assert allocator.give_back() == GLIBC  # again: the same answer, nothing breaks
 
 
-def _held_after_free(how: str) -> int:
+def _in_a_fresh_interpreter(script: str, how: str) -> int:
+    """The number `script` prints last, run as `how` ("plain" or "tuned") in a fresh
+    interpreter without the caller's MALLOC_ settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
-    done = subprocess.run([sys.executable, "-c", _HELD_AFTER_FREE, how], env=env,
+    done = subprocess.run([sys.executable, "-c", script, how], env=env,
                           capture_output=True, text=True, check=True, timeout=60)
     return int(done.stdout.split()[-1])
 
@@ -52,8 +54,52 @@ def _held_after_free(how: str) -> int:
 @pytest.mark.skipif(not GLIBC, reason="mallopt is glibc's")
 def test_tuned_a_freed_large_block_goes_back_to_the_system_at_once() -> None:
     assert allocator.MAP_ABOVE <= 8 << 20  # the blocks below are above the threshold
-    assert _held_after_free("plain") >= 40  # glibc's default keeps them in its heap
-    assert _held_after_free("tuned") <= 4  # mapped on their own, unmapped when freed
+    # glibc's default keeps them in its heap; tuned, each is mapped on its own and
+    # unmapped when freed
+    assert _in_a_fresh_interpreter(_HELD_AFTER_FREE, "plain") >= 40
+    assert _in_a_fresh_interpreter(_HELD_AFTER_FREE, "tuned") <= 4
+
+
+# A fresh interpreter: eight threads each allocate while all are alive (a thread's first
+# block comes from an arena of its own while malloc may make one), then malloc_info's
+# report is counted: the heaps (arenas) it holds.
+_ARENAS_AFTER_THREADS = textwrap.dedent("""
+    import ctypes, ctypes.util, os, sys, tempfile, threading
+    from memoryd import allocator
+    if sys.argv[1] == "tuned":
+        assert allocator.tune()
+    ready = threading.Barrier(9)
+    def work():
+        held = [bytearray(50_000) for _ in range(20)]
+        ready.wait()
+        ready.wait()
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.fdopen.restype = ctypes.c_void_p
+    libc.fdopen.argtypes = [ctypes.c_int, ctypes.c_char_p]
+    libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    libc.fclose.argtypes = [ctypes.c_void_p]
+    with tempfile.TemporaryFile() as report:
+        stream = libc.fdopen(os.dup(report.fileno()), b"w")
+        libc.malloc_info(0, stream)
+        libc.fclose(stream)
+        report.seek(0)
+        print(report.read().count(b"<heap nr="))
+    ready.wait()
+    for t in threads:
+        t.join()
+""")
+
+
+@pytest.mark.skipif(not GLIBC, reason="mallopt is glibc's")
+def test_tuned_threads_share_at_most_two_arenas() -> None:
+    """Each arena keeps the fragments of what was freed in it: the daemon's threads
+    spread over a few, not one each."""
+    assert _in_a_fresh_interpreter(_ARENAS_AFTER_THREADS, "plain") > allocator.ARENAS
+    assert _in_a_fresh_interpreter(_ARENAS_AFTER_THREADS, "tuned") <= allocator.ARENAS
 
 
 def test_held_tells_what_malloc_holds_where_it_can() -> None:
