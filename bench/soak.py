@@ -3,27 +3,26 @@ side by side; its memory every few seconds, and nothing acknowledged lost.
 
     .venv/bin/python bench/soak.py [--memories 20000] [--minutes 30] [--append-only] [--keep]
 
-A fresh root with a bare git repository on this machine as its remote is filled
-through the socket (bench/search.py's pipelined fill). Then, for `--minutes`, on
-connections of their own: a writer (WRITES a second: new notes until it has written
-OWN_NOTES, then in turn a new note, an update of one of its notes and a delete of its
-oldest, so the store stops growing; with `--append-only`, every write a new note and
-the store grows all along), a searcher
-(memory_smart_search, one after another), a conversation (memory_remember, a user's
-turn and an answer, TURNS a second, a new session every 20 turns) and a sync
-(memory_sync every SYNC_EVERY seconds). Every SAMPLE seconds the RSS of the daemon and
-its children (bench/write_rss.py's reading: the vector store's process while it runs)
-is taken, and every PARTS_EVERY seconds what the daemon holds by part (`stats`'s
-`memory`: malloc's blocks in use, freed and kept, mapped; the index's arrays; the
-embedder's cache). Printed: the curve a minute at a time, those parts, its lowest and
-highest after the first five minutes and how far apart they are (the goal: within 10%), smart search
-p50/p99 each five minutes, the counts, and the acknowledged writes that are not as
-acknowledged after the end: a written or updated memory that cannot be read back with
-its last content, a deleted one still readable (a turn may be compressed away by
-design, so turns are counted, not read). Then the daemon is started afresh on the store
-the soak left and searched RESTART_SEARCHES times: its RSS beside the soaked daemon's is
-what the work itself left held. The embedder's variant and the scoring path are named.
-The temporary root is removed at the end unless `--keep`.
+A fresh root with a bare git repository on this machine as its remote is filled through
+the socket (bench/search.py's pipelined fill). Then, for `--minutes`, on connections of
+their own: a writer (WRITES a second: new notes until it has written OWN_NOTES, then in
+turn a new note, an update of one of its notes and a delete of its oldest, so the store
+stops growing; with `--append-only`, every write a new note and the store grows all
+along), a searcher (memory_smart_search, one after another), a conversation
+(memory_remember, a user's turn and an answer, TURNS a second, a new session every 20
+turns) and a sync (memory_sync every SYNC_EVERY seconds). Every SAMPLE seconds the RSS
+of the daemon and its children (bench/write_rss.py's reading: the vector store's process
+while it runs) is taken, and every PARTS_EVERY seconds what the daemon holds by part
+(`stats`'s `memory`: malloc's blocks in use, freed and kept, mapped; the index's arrays;
+the embedder's cache). Printed: the curve a minute at a time, those parts, its lowest
+and highest after the first five minutes and how far apart they are (the goal: within
+10%), smart search p50/p99 each five minutes, the counts, and the acknowledged writes
+that are not as acknowledged after the end: a written or updated memory that cannot be
+read back with its last content, a deleted one still readable (a turn may be compressed
+away by design, so turns are counted, not read). Then the daemon is started afresh on
+the store the soak left and searched RESTART_SEARCHES times: its RSS beside the soaked
+daemon's is what the work itself left held. The embedder's variant and the scoring path
+are named. The temporary root is removed at the end unless `--keep`.
 """
 
 from __future__ import annotations
@@ -68,6 +67,11 @@ def paced(rate: float, stop: threading.Event, act) -> None:
             stop.wait(wait)
 
 
+def query(n: int) -> str:
+    """The soak's n-th smart search: every query new, none of them cached."""
+    return f"{QUERIES[n % len(QUERIES)]} {n}"
+
+
 def settled_after_restart(root: Path) -> dict[str, float]:
     """RSS of a daemon started afresh on the soak's store and searched as the soak
     searched: what the store itself costs, so that the soak's end less this is what its
@@ -76,7 +80,7 @@ def settled_after_restart(root: Path) -> dict[str, float]:
     try:
         with Client(root / "memory.sock", timeout=600) as c:
             for n in range(RESTART_SEARCHES):
-                c.call("memory_smart_search", {"query": f"{QUERIES[n % len(QUERIES)]} {n}"})
+                c.call("memory_smart_search", {"query": query(n)})
         return rollup(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -145,8 +149,7 @@ def main() -> None:
                 n = 0
                 while not stop.is_set():
                     t0 = time.perf_counter()
-                    client.call("memory_smart_search",
-                                {"query": f"{QUERIES[n % len(QUERIES)]} {n}"})
+                    client.call("memory_smart_search", {"query": query(n)})
                     searches.append((time.monotonic() - began,
                                      (time.perf_counter() - t0) * 1000))
                     n += 1

@@ -13,9 +13,9 @@ long-running daemon would carry that peak for days. Two calls:
   is returned (glibc's default would then be 128 KiB): TRIM_ABOVE, twice MAP_ABOVE as
   glibc's own rule would make it. And malloc keeps at most ARENAS arenas: by default
   each thread gets one of its own at its first allocation (up to eight a core), and
-  each keeps the fragments of what was freed in it; the daemon's
-  threads (the event loop, the writer, searches, the embedder's) spread every write's
-  short-lived buffers over as many arenas, and a trim returns only whole free pages.
+  each keeps the fragments of what was freed in it; the daemon's threads (the event
+  loop, the writer, searches, the embedder's) spread every write's short-lived
+  buffers over as many arenas, and a trim returns only whole free pages.
 - `give_back()`, when writes stop: `malloc_trim(0)` returns the free pages at the top
   of each arena and the whole free pages inside them. While writes go on without a
   pause (an ingest, a sync, a busy agent), `Periodic` gives back at most once every
