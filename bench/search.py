@@ -120,10 +120,14 @@ def fill(client: Client, n: int, window: int = 256, first: int = 0,
 
 
 def models_named(models: dict) -> str:
-    """What `stats`' `models` says ran: the embedder's variant and the scoring path."""
+    """What `stats`' `models` says ran: the embedder's variant, where a write's model
+    calls run, and the scoring path."""
     scoring = models["scoring"]
-    return (f"embedder {models['embedder'].get('variant')}, vectors scored on the "
-            f"{scoring['path']} path ({scoring['why']})")
+    apart = models["embedder"].get("apart")
+    where = ("a write's model calls in the daemon" if apart is None else
+             f"a write's model calls in the model process ({apart['state']})")
+    return (f"embedder {models['embedder'].get('variant')}, {where}, vectors scored on "
+            f"the {scoring['path']} path ({scoring['why']})")
 
 
 def p99(samples: list[float]) -> float:

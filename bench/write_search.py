@@ -138,6 +138,12 @@ def main() -> None:
                 longest = max(stages, key=lambda s: stages[s])
                 print(f"  {ms:6.1f} ms: stages {inside:5.1f} ms (longest {longest} "
                       f"{stages[longest]:.1f}), waiting {ms - inside:5.1f} ms")
+            with Client(socket, timeout=600) as client:
+                apart = client.call("stats")["models"]["embedder"].get("apart")
+            if apart is not None:
+                print(f"model process: {apart['calls']} model calls, {apart['declined']} "
+                      f"left to the daemon (full), {apart['late']} texts made by the daemon "
+                      f"after waiting for it, {apart['starts']} starts, {apart['lost']} lost")
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(300)

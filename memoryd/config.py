@@ -88,6 +88,9 @@ class EmbedderConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Model calls at once when many texts are embedded together (bulk writes, imports,
     # re-index); a single write or a search makes one call.
     workers: int = 2
+    # A write's texts embedded ahead of its commit by a process of its own that runs
+    # only on a core nothing else wants (models/apart.py).
+    apart: bool = True
 
 
 class VectorsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

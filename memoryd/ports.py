@@ -43,6 +43,8 @@ class Embedder(Protocol):
 
     def cache_bytes(self) -> tuple[int, int]: ...  # texts in its vector cache, their bytes
 
+    def close(self) -> None: ...  # ends what it started (a process, threads)
+
 
 class VectorStore(Protocol):
     """Vectors by (kind, scope, id), each labelled with its text's hash and its model:

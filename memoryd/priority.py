@@ -38,6 +38,28 @@ def background_process() -> None:
     _lower([0])
 
 
+def idle_process() -> None:
+    """Every thread of this process, and those it starts, in the kernel's idle class
+    (Linux's SCHED_IDLE: it runs only on a core no other thread wants, and gives it up
+    the moment one does); elsewhere at the lowest niceness. For a process whose every
+    call has a fallback in the daemon (models/apart.py): a thread there could be
+    stopped holding a lock the daemon waits for."""
+    if sys.platform == "linux":
+        for tid in (int(t) for t in os.listdir("/proc/self/task")):
+            try:
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+            except ProcessLookupError:
+                continue
+            except OSError as exc:
+                log.warning("priority.unchanged", error=str(exc))
+                break
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+    except OSError as exc:
+        log.warning("priority.unchanged", error=str(exc))
+
+
 def _lower(ids: list[int]) -> None:
     for tid in ids:
         try:

@@ -70,6 +70,9 @@ class FakeEmbedder:
     def cache_bytes(self) -> tuple[int, int]:
         return len(self._cache), sum(v.nbytes for v in self._cache.values())
 
+    def close(self) -> None:
+        pass  # nothing started
+
 
 class MemoryVectors:
     """The VectorStore port (as retrieval/vectors.py keeps it) in memory."""

@@ -266,3 +266,4 @@ class Engine:
                 log.exception("vectors.persist_failed")
         self.stores.catalog.close()
         self.stores.hybrid.vectors.close()
+        self.embedder.close()

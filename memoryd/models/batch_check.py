@@ -46,13 +46,28 @@ def cut(ids: list[int], length: int) -> list[int]:
     return ids[:length - 1] + ids[-1:]
 
 
+def _rows(probe_ids: list[list[int]], length: int) -> list[list[int]]:
+    return [cut(ids, length) for ids in probe_ids if len(ids) >= length]
+
+
+def calls(probe_ids: list[list[int]], size: int) -> list[list[list[int]]]:
+    """The probe as model calls of up to `size` texts, for each of `LENGTHS`, and each
+    text alone: what another process's vectors are compared with, bit for bit."""
+    out: list[list[list[int]]] = []
+    for length in LENGTHS:
+        rows = _rows(probe_ids, length)
+        out += [rows[start:start + size] for start in range(0, len(rows), size)]
+        out += [[row] for row in rows]
+    return out
+
+
 def check(run: Run, probe_ids: list[list[int]]) -> BatchVerdict:
     """Embed the probe (each text's token ids) alone, as one batch, and as one batch in
     reverse, for each of `LENGTHS`; every vector must be bit-identical to the text's
     vector alone."""
     differed, worst = False, 0.0
     for length in LENGTHS:
-        rows = [cut(ids, length) for ids in probe_ids if len(ids) >= length]
+        rows = _rows(probe_ids, length)
         if len(rows) < 2:
             continue
         alone = np.concatenate([run([row]) for row in rows])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import structlog
 from tokenizers import Tokenizer
 
 from memoryd.models import batch_check
+from memoryd.models.apart import ApartModel
 from memoryd.models.assets import FILES, TOKENIZER, WEIGHTS, locate_assets, user_cache_dir, verify
 from memoryd.models.int8_model import quantized
 from memoryd.models.onnx import session, unmasked
@@ -40,6 +42,12 @@ MAX_TOKENS = 256
 CHARS_PER_TOKEN = 16
 # The fewest texts a model call gets when a call's texts are split among workers.
 MIN_SPLIT = 8
+# A commit waits for texts the model process is embedding while it keeps answering, at
+# most LATE seconds; once it has answered nothing for a while (apart.STALLED) it gets
+# no core (it runs only on one nothing else wants: a machine busy with other programs),
+# and the texts are made here at once.
+LATE = 1.0
+POLL = 0.02
 
 
 def clip(text: str, max_tokens: int) -> str:
@@ -78,9 +86,12 @@ def by_tokens(ids: list[list[int]], size: int) -> list[list[int]]:
             for start in range(0, len(group), size)]
 
 
-def _fp32_session(model: Path, threads: int) -> Any:
-    """The verified fp32 model, its attention masks taken out in memory (`onnx.unmasked`;
-    0.5 s at load, where a derived copy would be 90 MB more in the user's cache)."""
+def model_session(model: Path, variant: str, threads: int) -> Any:
+    """A session of the model file: the int8 one as it is; the verified fp32 one with
+    its attention masks taken out in memory (`onnx.unmasked`; 0.5 s at load, where a
+    derived copy would be 90 MB more in the user's cache)."""
+    if variant == "int8":
+        return session(model, threads)
     import onnx
 
     return session(unmasked(onnx.load(str(model))).SerializeToString(), threads)
@@ -89,16 +100,16 @@ def _fp32_session(model: Path, threads: int) -> Any:
 class OnnxEmbedder:
     def __init__(self, assets: Path | None = None, threads: int = 1, batch_size: int = 16,
                  cache_size: int = 4096, variant: str = "fp32",
-                 cache_dirs: list[Path] | None = None, workers: int = 1) -> None:
+                 cache_dirs: list[Path] | None = None, workers: int = 1,
+                 apart: bool = False) -> None:
         assets = assets or locate_assets()
         verify(assets, TOKENIZER)
         model = assets / "onnx" / "model.onnx"
         if variant == "int8":
             model = quantized(model, cache_dirs or [user_cache_dir()])
-            self._session = session(model, threads)
         else:
             verify(assets, WEIGHTS)
-            self._session = _fp32_session(model, threads)
+        self._session = model_session(model, variant, threads)
         self.model_id = INT8_ID if variant == "int8" else MODEL_ID
         self.dim = DIM
         self.tokenizer = load_tokenizer(assets / "tokenizer.json", pad=False)
@@ -123,21 +134,37 @@ class OnnxEmbedder:
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # writes and searches embed from two threads
         self._flying: dict[bytes, threading.Event] = {}  # texts being embedded now
+        self._apart_keys: set[bytes] = set()  # those the model process is making
         self.hits = self.misses = 0
         self.model_file = model
         self.variant = variant
+        self.late = 0  # texts waited for LATE, then made here
         self.batches = self._check_batches()
+        # A prefetch's model calls go to a process of its own in the kernel's idle class
+        # (models/apart.py), once it has made the probe's vectors exactly as this one.
+        self._apart = ApartModel(model, variant, threads, self._run_ids,
+                                 batch_check.calls(self._probe_ids(), self._batch)
+                                 ) if apart else None
+
+    def _run_ids(self, ids: list[list[int]]) -> np.ndarray:
+        return self.run_model(ModelCall([""] * len(ids), ids))
+
+    def _probe_ids(self) -> list[list[int]]:
+        return [e.ids for e in self.tokenizer.encode_batch(list(batch_check.PROBE))]
 
     def _check_batches(self) -> batch_check.BatchVerdict:
         """Prove that a text's vector does not depend on its batch here, before any
         vector is made; where it does, every model call holds one text."""
-        probe = [e.ids for e in self.tokenizer.encode_batch(list(batch_check.PROBE))]
-        verdict = batch_check.check(
-            lambda ids: self.run_model(ModelCall([""] * len(ids), ids)), probe)
+        verdict = batch_check.check(self._run_ids, self._probe_ids())
         if not verdict.independent:
             self._batch = 1
             log.warning("embedder.batch_dependent", variant=self.variant, why=verdict.why)
         return verdict
+
+    def close(self) -> None:
+        """End the model process, if one runs (the daemon's end ends it anyway)."""
+        if self._apart is not None:
+            self._apart.close()
 
     @property
     def inputs(self) -> list[str]:
@@ -155,7 +182,9 @@ class OnnxEmbedder:
         and whether a text's vector was proved independent of its batch here."""
         return {"model": self.model_id, "variant": self.variant, "file": str(self.model_file),
                 "dim": self.dim, "sha256": FILES["onnx/model.onnx"],
-                "batches": {**self.batches.describe(), "batch_size": self._batch}}
+                "batches": {**self.batches.describe(), "batch_size": self._batch},
+                **({"apart": {**self._apart.describe(), "late": self.late}}
+                   if self._apart is not None else {})}
 
     def count_tokens(self, text: str, limit: int | None = None) -> int:
         """Tokens in `text`; with `limit`, any count above it may stand for "too many"
@@ -171,7 +200,9 @@ class OnnxEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """(len(texts), 384) float32, L2-normalised; cached by text. A text another call
-        is embedding now is waited for, not embedded twice."""
+        is embedding now is waited for, not embedded twice; the model process's, while
+        it keeps answering and LATE at most, then made here (the same vector: the
+        process was checked)."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         todo: list[int] = []
         waits: list[tuple[int, threading.Event]] = []
@@ -199,20 +230,48 @@ class OnnxEmbedder:
                         del self._flying[keys[i]]
             flight.set()
         missing: list[int] = []
+        late: list[int] = []
+        deadline = time.monotonic() + LATE
         for i, other in waits:
-            other.wait()
+            if not self._waited(keys[i], other, deadline):
+                late.append(i)
+                continue
             with self._cache_lock:
                 hit = self._cache.get(keys[i])
             if hit is None:  # that call failed, or its vector left the cache already
                 missing.append(i)
             else:
                 out[i] = hit
+        if late:
+            with self._cache_lock:
+                self.late += len(late)
+            self._embed_into(out, texts, keys, late, background=True)
         if missing:
             out[missing] = self.embed([texts[i] for i in missing])
         return out
 
+    def _waited(self, key: bytes, other: threading.Event, deadline: float) -> bool:
+        """Wait for a text another call is making: the daemon's own model call to its
+        end, the model process's while it keeps answering, until `deadline` at most.
+        (`other` is set when all of that call's texts are made: a text whose own model
+        call landed is not waited for past it.)"""
+        apart = self._apart
+        if apart is None:
+            return other.wait()
+        while not other.wait(POLL):
+            with self._cache_lock:
+                if key in self._cache:
+                    return True
+                theirs = key in self._apart_keys
+            if theirs and (time.monotonic() >= deadline or apart.stalled()):
+                return False
+        return True
+
     def _embed_into(self, out: np.ndarray, texts: list[str], keys: list[bytes],
-                    todo: list[int]) -> None:
+                    todo: list[int], background: bool = False) -> None:
+        """Embed `texts[i]` for i in `todo` into `out` and the cache: model calls side
+        by side on the pool when there are many, or every one on the pool (at its
+        lower priority) when `background`, else in the caller's thread."""
         ids = self.tokenize([texts[i] for i in todo])
         size = self._batch
         if self._workers > 1 and len(todo) >= 2 * MIN_SPLIT:  # every worker gets some
@@ -221,8 +280,8 @@ class OnnxEmbedder:
         chunks = [[todo[j] for j in batch] for batch in batches]
         runs = [ModelCall([texts[i] for i in chunk], [ids[j] for j in batch])
                 for chunk, batch in zip(chunks, batches, strict=True)]
-        results = (self._pool.map(self.run_model, runs) if self._workers > 1 and len(runs) > 1
-                   else map(self.run_model, runs))
+        pooled = background or (self._workers > 1 and len(runs) > 1)
+        results = self._pool.map(self.run_model, runs) if pooled else map(self.run_model, runs)
         for chunk, vectors in zip(chunks, results, strict=True):
             out[chunk] = vectors
             self._keep([keys[i] for i in chunk], vectors)
@@ -278,6 +337,7 @@ class OnnxEmbedder:
             else:
                 log.warning("embedder.prefetch_failed", texts=len(chunk), error=str(error))
             with self._cache_lock:
+                self._apart_keys.difference_update(chunk)
                 left[0] -= 1
                 if left[0]:
                     return
@@ -301,12 +361,25 @@ class OnnxEmbedder:
         left[0] = len(chunks)
         for chunk in chunks:
             texts, chunk_keys = [todo[keys[i]] for i in chunk], [keys[i] for i in chunk]
+            run = ModelCall(texts, [ids[i] for i in chunk])
             try:
-                call = self._pool.submit(self.run_model, ModelCall(texts, [ids[i] for i in chunk]))
+                call = self._offer(run, chunk_keys) or self._pool.submit(self.run_model, run)
             except RuntimeError as exc:  # the pool is shut down
                 failed(chunk_keys, exc)
                 continue
             call.add_done_callback(partial(landed, chunk_keys))
+
+    def _offer(self, run: ModelCall, keys: list[bytes]) -> Future[np.ndarray] | None:
+        """The model process's future of `run`; None when it does not take it."""
+        if self._apart is None:
+            return None
+        with self._cache_lock:  # before it can land
+            self._apart_keys.update(keys)
+        call = self._apart.submit(run.ids)
+        if call is None:
+            with self._cache_lock:
+                self._apart_keys.difference_update(keys)
+        return call
 
     def tokenize(self, texts: list[str]) -> list[list[int]]:
         """Each text's token ids (clipped to the model's limit, unpadded)."""

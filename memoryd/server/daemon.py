@@ -9,6 +9,7 @@ idle connections, let busy ones finish what they received (up to
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -250,6 +251,11 @@ class _Lifecycle:
                     connections.cancel_scope.cancel()
                     return False
                 await self._start_services(services, app)
+                # What the start loaded (the corpus's rows, the catalog's) lives as long
+                # as the daemon: out of the cycle collector's sight, a full collection
+                # no longer walks all of it while every thread waits for it.
+                gc.collect()
+                gc.freeze()
                 self._announce_ready(services, app, summary)
                 task_status.started(app)
                 await self.stop.wait()

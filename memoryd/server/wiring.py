@@ -64,7 +64,8 @@ def _embedder(root: Path, config: Config, reindex: bool) -> Embedder:
     index = root / "index"
     chosen = variant.choose(index, e.variant, rebuild=reindex)
     embedder = OnnxEmbedder(threads=e.threads, batch_size=e.batch_size, variant=chosen,
-                            cache_dirs=[user_cache_dir(), index / "models"], workers=e.workers)
+                            cache_dirs=[user_cache_dir(), index / "models"], workers=e.workers,
+                            apart=e.apart)
     variant.record(index, chosen)
     return embedder
 

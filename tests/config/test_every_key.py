@@ -77,6 +77,7 @@ EFFECTS: dict[str, str] = {
     "embedder.threads": "onnxruntime's threads for one call",
     "embedder.batch_size": "texts per model call in bulk",
     "embedder.workers": "model calls side by side in bulk",
+    "embedder.apart": "whether a write's model calls run in a process of their own",
     "vectors.url": "an embedded chromadb or a server",
     "retrieval.top_k": "smart search's results",
     "retrieval.candidate_factor": "candidates per retriever",

@@ -255,6 +255,31 @@ def test_vectors_reach_the_vector_store_in_the_background(make_daemon):
     assert reconciled[-1]["vectors_embedded"] == 0, "every vector was in the store"
 
 
+def test_a_writes_texts_are_embedded_by_a_model_process_of_its_own(make_daemon):
+    """The model process (models/apart.py): a child of the daemon, in the kernel's idle
+    class on Linux, making the vectors of what is written; it ends with the daemon."""
+    d = make_daemon().start()
+    written: list[str] = []
+
+    def running() -> dict | None:
+        n = len(written)
+        written.append(d.call("memory_write", {
+            "content": f"the ferry to the island leaves from pier {n} at dawn"})["id"])
+        apart = d.call("stats")["models"]["embedder"]["apart"]
+        return apart if apart["state"] == "on" and apart["calls"] else None
+
+    apart = wait_for(running, 120, "a write's texts embedded by the model process")
+    pid = apart["pid"]
+    stat = Path(f"/proc/{pid}/stat").read_text() if sys.platform == "linux" else ""
+    if stat:
+        assert int(stat.rsplit(")", 1)[1].split()[1]) == d.proc.pid, "the daemon's child"
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE
+    found = d.call("memory_smart_search", {"query": "when does the island ferry leave"})
+    assert found["memories"] and {m["id"] for m in found["memories"]} <= set(written)
+    d.stop()
+    wait_for(lambda: not Path(f"/proc/{pid}").exists(), 30, "the model process to end")
+
+
 def test_bad_config_fails_at_start_naming_the_key(short_tmp):
     root = short_tmp / "cfg"
     root.mkdir()
