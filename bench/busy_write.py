@@ -6,8 +6,8 @@ core, against every model call in the daemon (`embedder.apart: false`).
 
 A fresh root a way, each with its own daemon; the busy programs are plain Python loops
 at the default priority, started once a stream of writes has started the daemon's
-processes (the vector store's, the model's) and every vector is persisted. Printed a way: p50 / p99 / max of the writes' round trips,
-and what the model process did.
+processes (the vector store's, the model's) and every vector is persisted. Printed a
+way: p50 / p99 / max of the writes' round trips, and what the model process did.
 """
 
 from __future__ import annotations

@@ -227,10 +227,11 @@ def main() -> None:
           f"{len(turns)} turns remembered, "
           f"{len(searches)} smart searches, {len(syncs)} syncs ({syncs.count('ok')} with "
           f"nothing left to a person)")
-    print("RSS (the daemon and its children; the vector process's share):")
+    print("RSS (the daemon and its children; the children's share: the vector process,\n"
+          "and the model process while writes stream in):")
     for at, mb in curve:
         if int(at) % 60 < SAMPLE or at == curve[-1][0]:
-            print(f"  {at / 60:5.1f} min: {mb['rss']:.0f} MB (the vector process "
+            print(f"  {at / 60:5.1f} min: {mb['rss']:.0f} MB (the children "
                   f"{mb['apart']:.0f})")
     print("what the daemon holds (its `stats`: MB; malloc's blocks in use, freed and kept,\n"
           "mapped on their own; the index's arrays; the embedder's vector cache):")
@@ -243,7 +244,8 @@ def main() -> None:
               f"{index['rows']:.0f} rows + {index['keywords']:.0f} keywords + "
               f"{index['entities'] + index['chunks'] + index['cells']:.0f} other, cache "
               f"{mb['embedder_cache']['mb']:.0f}, vector process "
-              f"{mb['vectors_process_mb'] or 0:.0f}")
+              f"{mb['vectors_process_mb'] or 0:.0f}, model process "
+              f"{mb.get('model_process_mb') or 0:.0f}")
     settled = [mb["rss"] for at, mb in curve if at >= SETTLE]
     if settled:
         low, high = min(settled), max(settled)

@@ -1,7 +1,8 @@
 """Memory after writes: a store filled through the socket, then searched with writes
 between the searches, then left alone; the daemon's RSS at each step and every 5 s of
 the quiet minute after the last write, without a restart: the daemon's and its
-children's (the vector store's process, while it runs), and that process's share.
+children's (the vector store's process and the model process, while they run), and
+their share.
 
     .venv/bin/python bench/write_rss.py [--memories 100000] [--searches 300]
 

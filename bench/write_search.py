@@ -142,8 +142,9 @@ def main() -> None:
                 apart = client.call("stats")["models"]["embedder"].get("apart")
             if apart is not None:
                 print(f"model process: {apart['calls']} model calls, {apart['declined']} "
-                      f"left to the daemon (full), {apart['late']} texts made by the daemon "
-                      f"after waiting for it, {apart['starts']} starts, {apart['lost']} lost")
+                      f"left to the daemon (its queue full, or it starved), "
+                      f"{apart['late']} texts made by the daemon after waiting for it, "
+                      f"{apart['starts']} starts, {apart['lost']} lost")
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(300)

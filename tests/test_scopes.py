@@ -122,6 +122,7 @@ async def test_only_the_user_sees_what_the_daemons_memory_holds(rig):
     assert after["index_mb"]["capacity"] >= after["index_mb"]["rows"]
     assert after["embedder_cache"]["texts"] > before["embedder_cache"]["texts"]
     assert after["vectors_process_mb"] is None, "the rig's vectors live in its process"
+    assert after["model_process_mb"] is None, "and its embedder starts none"
     if sys.platform == "linux":
         assert 0 < after["anonymous_mb"] <= after["rss_mb"]
     assert "memory" not in await agent.ok("stats")

@@ -31,6 +31,7 @@ async def describe(engine: Engine) -> dict[str, Any]:
     texts, cached = engine.embedder.cache_bytes()
     held = allocator.held()
     vectors_pid = engine.stores.hybrid.vectors.pid
+    model_pid = (engine.embedder.describe().get("apart") or {}).get("pid")
     return {
         **{f"{k}_mb": v for k, v in (process(os.getpid()) or {}).items()},
         "allocator_mb": {k: _mb(v) for k, v in held.items()} if held is not None else None,
@@ -38,6 +39,8 @@ async def describe(engine: Engine) -> dict[str, Any]:
         "embedder_cache": {"texts": texts, "mb": _mb(cached)},
         "vectors_process_mb": (process(vectors_pid) or {}).get("rss")
         if vectors_pid is not None else None,
+        "model_process_mb": (process(model_pid) or {}).get("rss")
+        if model_pid is not None else None,
     }
 
 

@@ -274,6 +274,7 @@ def test_a_writes_texts_are_embedded_by_a_model_process_of_its_own(make_daemon):
     if stat:
         assert int(stat.rsplit(")", 1)[1].split()[1]) == d.proc.pid, "the daemon's child"
         assert os.sched_getscheduler(pid) == os.SCHED_IDLE
+        assert d.call("stats")["memory"]["model_process_mb"] > 0, "its share is named"
     found = d.call("memory_smart_search", {"query": "when does the island ferry leave"})
     assert found["memories"] and {m["id"] for m in found["memories"]} <= set(written)
     d.stop()
