@@ -55,10 +55,10 @@ IDLE = 20.0  # seconds without a model call before the child ends
 START_WAIT = 120.0  # seconds a child may take to load the model on a busy machine
 STOP_WAIT = 10.0  # seconds `close` waits for the threads that speak to the child
 START_AFTER = 32  # model calls within IDLE seconds that start a child
-# A child that answered nothing for this long while calls wait gets no core: commits
-# stop waiting for it, and new calls go to the daemon's threads for REST seconds (each
-# call offered to a starved child costs its commit STALLED).
-# Under a stream of writes and searches it answers every few ms.
+# A child that answered nothing for this long while calls wait gets no core (under a
+# stream of writes and searches it answers every few ms): commits stop waiting for it,
+# and new calls go to the daemon's threads for REST seconds (each call offered to a
+# starved child costs its commit STALLED).
 STALLED = 0.25
 REST = 5.0  # seconds after a stall before calls are offered to the child again
 # Model calls queued in the child at most: past it, calls go to the daemon's threads.
@@ -116,7 +116,8 @@ class ApartModel:
 
     def submit(self, ids: list[list[int]]) -> Future[np.ndarray] | None:
         """The vectors of one model call, made by the child; None when it cannot take
-        the call now (starting, refused, or MOST_QUEUED behind): the caller makes it."""
+        the call now (not running, MOST_QUEUED behind, or starved): the caller makes
+        it."""
         with self._sending:
             with self._lock:
                 if self.state == "off" and self._a_stream():

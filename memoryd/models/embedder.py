@@ -138,7 +138,7 @@ class OnnxEmbedder:
         self.hits = self.misses = 0
         self.model_file = model
         self.variant = variant
-        self.late = 0  # texts waited for LATE, then made here
+        self.late = 0  # texts the model process did not make in time, made here
         self.batches = self._check_batches()
         # A prefetch's model calls go to a process of its own in the kernel's idle class
         # (models/apart.py), once it has made the probe's vectors exactly as this one.
