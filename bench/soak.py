@@ -12,17 +12,18 @@ along), a searcher (memory_smart_search, one after another), a conversation
 (memory_remember, a user's turn and an answer, TURNS a second, a new session every 20
 turns) and a sync (memory_sync every SYNC_EVERY seconds). Every SAMPLE seconds the RSS
 of the daemon and its children (bench/write_rss.py's reading: the vector store's process
-while it runs) is taken, and every PARTS_EVERY seconds what the daemon holds by part
-(`stats`'s `memory`: malloc's blocks in use, freed and kept, mapped; the index's arrays;
-the embedder's cache). Printed: the curve a minute at a time, those parts, its lowest
-and highest after the first five minutes and how far apart they are (the goal: within
-10%), smart search p50/p99 each five minutes, the counts, and the acknowledged writes
-that are not as acknowledged after the end: a written or updated memory that cannot be
-read back with its last content, a deleted one still readable (a turn may be compressed
-away by design, so turns are counted, not read). Then the daemon is started afresh on
-the store the soak left and searched RESTART_SEARCHES times: its RSS beside the soaked
-daemon's is what the work itself left held. The embedder's variant and the scoring path
-are named. The temporary root is removed at the end unless `--keep`.
+and the model process, while they run) is taken, and every PARTS_EVERY seconds what the
+daemon holds by part (`stats`'s `memory`: malloc's blocks in use, freed and kept,
+mapped; the index's arrays; the embedder's cache). Printed: the curve a minute at a
+time, those parts, its lowest and highest after the first five minutes and how far apart
+they are (the goal: within 10%), smart search p50/p99 each five minutes, the counts, and
+the acknowledged writes that are not as acknowledged after the end: a written or updated
+memory that cannot be read back with its last content, a deleted one still readable (a
+turn may be compressed away by design, so turns are counted, not read). Then the daemon
+is started afresh on the store the soak left and searched RESTART_SEARCHES times: its
+RSS beside the soaked daemon's is what the work itself left held. The embedder's variant
+and the scoring path are named. The temporary root is removed at the end unless
+`--keep`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 
 import structlog
 
@@ -25,17 +26,14 @@ def background_priority() -> None:
     nothing). Never raised back: that needs a privilege the daemon does not have, so
     only threads kept for background work call it."""
     if sys.platform == "linux":
-        _lower([threading.get_native_id()])
+        _each([threading.get_native_id()], _lower)
 
 
 def background_process() -> None:
     """Every thread of this process at BACKGROUND_NICE, those already running (a
     library's pool started at its import) and, through the calling thread, those it
     starts (Linux; elsewhere the whole process is lowered, as a process is there)."""
-    if sys.platform == "linux":
-        _lower([int(t) for t in os.listdir("/proc/self/task")])
-        return
-    _lower([0])
+    _each(_threads(), _lower)
 
 
 def idle_process() -> None:
@@ -45,26 +43,29 @@ def idle_process() -> None:
     call has a fallback in the daemon (models/apart.py): a thread there could be
     stopped holding a lock the daemon waits for."""
     if sys.platform == "linux":
-        for tid in (int(t) for t in os.listdir("/proc/self/task")):
-            try:
-                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
-            except ProcessLookupError:
-                continue
-            except OSError as exc:
-                log.warning("priority.unchanged", error=str(exc))
-                break
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, 19)
-    except OSError as exc:
-        log.warning("priority.unchanged", error=str(exc))
+        _each(_threads(), lambda tid: os.sched_setscheduler(tid, os.SCHED_IDLE,
+                                                            os.sched_param(0)))
+    else:
+        _each([0], lambda pid: os.setpriority(os.PRIO_PROCESS, pid, 19))
 
 
-def _lower(ids: list[int]) -> None:
+def _threads() -> list[int]:
+    """This process's threads (Linux: each has a priority of its own), or 0: the whole
+    process, as a process is elsewhere."""
+    if sys.platform == "linux":
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    return [0]
+
+
+def _lower(tid: int) -> None:
+    os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid),
+                                             BACKGROUND_NICE))
+
+
+def _each(ids: list[int], change: Callable[[int], None]) -> None:
     for tid in ids:
         try:
-            os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid),
-                                                     BACKGROUND_NICE))
+            change(tid)
         except ProcessLookupError:
             continue  # a thread that ended meanwhile
         except OSError as exc:  # a sandbox that forbids it: the default priority stands

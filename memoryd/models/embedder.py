@@ -139,23 +139,20 @@ class OnnxEmbedder:
         self.model_file = model
         self.variant = variant
         self.late = 0  # texts the model process did not make in time, made here
-        self.batches = self._check_batches()
+        probe = [e.ids for e in self.tokenizer.encode_batch(list(batch_check.PROBE))]
+        self.batches = self._check_batches(probe)
         # A prefetch's model calls go to a process of its own in the kernel's idle class
         # (models/apart.py), once it has made the probe's vectors exactly as this one.
         self._apart = ApartModel(model, variant, threads, self._run_ids,
-                                 batch_check.calls(self._probe_ids(), self._batch)
-                                 ) if apart else None
+                                 batch_check.calls(probe, self._batch)) if apart else None
 
     def _run_ids(self, ids: list[list[int]]) -> np.ndarray:
         return self.run_model(ModelCall([""] * len(ids), ids))
 
-    def _probe_ids(self) -> list[list[int]]:
-        return [e.ids for e in self.tokenizer.encode_batch(list(batch_check.PROBE))]
-
-    def _check_batches(self) -> batch_check.BatchVerdict:
+    def _check_batches(self, probe: list[list[int]]) -> batch_check.BatchVerdict:
         """Prove that a text's vector does not depend on its batch here, before any
         vector is made; where it does, every model call holds one text."""
-        verdict = batch_check.check(self._run_ids, self._probe_ids())
+        verdict = batch_check.check(self._run_ids, probe)
         if not verdict.independent:
             self._batch = 1
             log.warning("embedder.batch_dependent", variant=self.variant, why=verdict.why)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 import time
 
 import numpy as np
@@ -17,6 +16,7 @@ from structlog.testing import capture_logs
 from memoryd.models import batch_check
 from memoryd.models.apart import STALLED, START_AFTER, ApartModel
 from memoryd.models.embedder import LATE, ModelCall, OnnxEmbedder
+from tests.e2e.test_lifecycle import wait_for
 
 TEXTS = [f"note {i}: the kayak club meets at the heron pond on day {i * 7}" for i in range(40)]
 
@@ -33,14 +33,6 @@ def embedder():
     made.close()
 
 
-def _until(condition, what: str = "") -> None:
-    for _ in range(6000):
-        if condition():
-            return
-        threading.Event().wait(0.01)
-    raise AssertionError(f"timed out: {what}")
-
-
 def _started(embedder: OnnxEmbedder) -> dict:
     """Write texts as a stream until the model process runs (until then the daemon's
     own threads make them)."""
@@ -51,7 +43,7 @@ def _started(embedder: OnnxEmbedder) -> dict:
         ahead.result(60)
         return embedder.describe()["apart"]["state"] == "on"
 
-    _until(running, "the model process")
+    wait_for(running, 60, "the model process")
     return embedder.describe()["apart"]
 
 
@@ -63,7 +55,7 @@ def test_a_prefetch_is_embedded_in_another_process_bit_for_bit(embedder, referen
     ahead = embedder.prefetch(TEXTS)
     assert ahead is not None
     ahead.result(60)
-    assert embedder.describe()["apart"]["calls"] >= 1, "the process made them"
+    assert embedder.describe()["apart"]["calls"] > apart["calls"], "the process made them"
     got = embedder.embed(TEXTS)
     assert embedder.describe()["apart"]["late"] == 0
     assert np.array_equal(got, reference.embed(TEXTS)), "the daemon's vectors, exactly"
@@ -101,7 +93,7 @@ def test_a_model_process_whose_vectors_differ_is_refused(reference) -> None:
         for _ in range(START_AFTER):  # a stream of calls starts it
             assert model.submit(probe[:1]) is None, "not started yet: the caller makes it"
         assert model.state == "starting"
-        _until(lambda: model.state != "starting", "the probe")
+        wait_for(lambda: model.state != "starting", 60, "the probe")
     assert model.state == "refused" and "differ" in model.why
     assert [e["event"] for e in logs if e["log_level"] != "info"] == ["embedder.apart_refused"]
     assert model.submit(probe[:1]) is None, "never used"
@@ -113,12 +105,14 @@ def test_a_commit_waits_for_a_starved_model_process_a_moment_only(embedder, refe
     """A process in the idle class may get no core for a while: a commit that needs
     texts it has not made waits until it has answered nothing for STALLED (LATE at
     most), then makes them itself."""
-    pid = _started(embedder)["pid"]
+    before = _started(embedder)
+    pid = before["pid"]
     os.kill(pid, signal.SIGSTOP)  # as starved as it can be
     try:
         ahead = embedder.prefetch(TEXTS)
         assert ahead is not None
-        _until(lambda: embedder.describe()["apart"]["calls"] > 0, "the calls offered")
+        wait_for(lambda: embedder.describe()["apart"]["calls"] > before["calls"], 60,
+                 "the calls offered")
         got = embedder.embed(TEXTS)
         assert not ahead.done(), "the process has not made them"
         late = embedder.describe()["apart"]["late"]
@@ -139,7 +133,7 @@ def test_a_model_process_that_dies_is_started_again(embedder, reference) -> None
     first = _started(embedder)["pid"]
     with capture_logs() as logs:
         os.kill(first, signal.SIGKILL)
-        _until(lambda: embedder.describe()["apart"]["state"] == "off", "the loss seen")
+        wait_for(lambda: embedder.describe()["apart"]["state"] == "off", 60, "the loss seen")
     assert [e["event"] for e in logs] == ["embedder.apart_lost"]
     assert embedder.describe()["apart"]["lost"] == 1
     second = _started(embedder)["pid"]
@@ -158,16 +152,19 @@ def test_a_quiet_model_process_ends(reference) -> None:
     call = batch_check.calls(probe, 16)[0]  # texts of one token count
     made: list = []
 
-    def taken() -> bool:  # (offered until a child runs: a slow test may see one end)
-        made[:] = [model.submit(call)]
-        return made[0] is not None
+    def taken() -> bool:  # (offered as a stream until a child runs: one may end)
+        for _ in range(START_AFTER):
+            made[:] = [model.submit(call)]
+            if made[0] is not None:
+                return True
+        return False
 
     try:
         with capture_logs() as logs:
-            _until(taken, "the model process")
+            wait_for(taken, 60, "the model process")
             assert np.array_equal(made[0].result(60), run(call))
-            _until(lambda: any(e["event"] == "embedder.apart_released" for e in logs),
-                   "released")
+            wait_for(lambda: any(e["event"] == "embedder.apart_released" for e in logs),
+                     60, "released")
         events = [e["event"] for e in logs]
         pid = next(e["pid"] for e in logs if e["event"] == "embedder.apart_started")
         assert events[-1] == "embedder.apart_released", events
