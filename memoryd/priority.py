@@ -1,7 +1,8 @@
 """Background work's CPU priority: a search's thread gets the cores first.
 
-The threads that embed ahead of a write and the vector store's process do work no
-caller waits for at once (a write is acknowledged before its vectors are persisted):
+The threads that embed ahead of a write, the vector store's process and git do work no
+caller waits for at once (a write is acknowledged before its vectors are persisted and
+before its history commit):
 they run at BACKGROUND_NICE, so that while a search wants a core they get about a
 tenth of it (the kernel weighs nice 0 against 10 at 1024 to 110) and, alone, all of it.
 """
@@ -34,6 +35,13 @@ def background_process() -> None:
     library's pool started at its import) and, through the calling thread, those it
     starts (Linux; elsewhere the whole process is lowered, as a process is there)."""
     _each(_threads(), _lower)
+
+
+def background_child(pid: int) -> None:
+    """A child process just started, at BACKGROUND_NICE: on Linux its first thread,
+    which every thread and process it starts from then on inherits; elsewhere the
+    whole process."""
+    _each([pid], _lower)
 
 
 def idle_process() -> None:

@@ -18,6 +18,17 @@ from memoryd_client import Client, DaemonUnavailable, RpcFailure
 from tests.rig import Rig
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: a worker more than the cores this process may use. An end-to-end
+    test waits on its daemon, its git, its browser for part of its time, and with a
+    worker a core the cores stood a fifth idle. `PYTEST_XDIST_AUTO_NUM_WORKERS` still
+    decides where it is set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
+
+
 class Daemon:
     """A memoryd process under test; `client()` opens a fresh socket connection."""
 

@@ -5,15 +5,22 @@ A remote may be unreachable, slow or asking for a password nobody will type: git
 is told never to prompt (`GIT_TERMINAL_PROMPT=0`, ssh in batch mode), HTTP transfers
 slower than a trickle for half a minute give up, and a deadline kills the process
 (trio kills what it started when a cancel scope runs out).
+
+git runs at the background priority (`priority.background_child`): no reply waits on
+a history commit, and the first one after a start stages the whole store (seconds of
+a core at 200,000 memories) while searches want the cores.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
 import trio
+
+from memoryd import priority
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "memoryd", "GIT_AUTHOR_EMAIL": "memoryd@localhost",
            "GIT_COMMITTER_NAME": "memoryd", "GIT_COMMITTER_EMAIL": "memoryd@localhost",
@@ -43,16 +50,29 @@ async def git(root: Path, *args: str, stdin: bytes = b"", env: dict[str, str] | 
     full = {**os.environ, **GIT_ENV, **(env or {})}
     if index is not None:
         full["GIT_INDEX_FILE"] = str(index)
+    done: list[subprocess.CompletedProcess[bytes]] = []
+
+    async def run(task_status: trio.TaskStatus[trio.Process] = trio.TASK_STATUS_IGNORED
+                  ) -> None:
+        done.append(await trio.run_process(["git", *args], cwd=root, env=full, stdin=stdin,
+                                           capture_stdout=True, capture_stderr=True,
+                                           check=False, task_status=task_status))
+
+    failed: OSError | None = None
     with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-        try:
-            proc = await trio.run_process(["git", *args], cwd=root, env=full, stdin=stdin,
-                                          capture_stdout=True, capture_stderr=True,
-                                          check=False)
-        except OSError as exc:
-            raise GitError(f"cannot run git: {exc}") from None
+        async with trio.open_nursery() as nursery:
+            try:
+                started = await nursery.start(run)
+            except OSError as exc:  # raised here, not in the nursery's group
+                failed = exc
+            else:
+                priority.background_child(started.pid)
+    if failed is not None:
+        raise GitError(f"cannot run git: {failed}")
     name = _command(args)
     if scope.cancelled_caught:
         raise GitError(f"git {name} gave no answer in {timeout:g} s and was stopped")
+    proc = done[0]
     if proc.returncode != 0:
         raise GitError(f"git {name} failed ({proc.returncode}): "
                        f"{proc.stderr.decode(errors='replace').strip()[:300]}")

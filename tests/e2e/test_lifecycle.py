@@ -364,7 +364,7 @@ def test_sigterm_during_a_long_start_up(make_daemon):
     d = make_daemon()
     notes = d.root / "categories" / "knowledge"
     notes.mkdir(parents=True)
-    for i in range(1200):  # written by hand while no daemon ran: all need embedding
+    for i in range(500):  # written by hand while no daemon ran: all need embedding
         (notes / f"n{i}.md").write_text(f"hand-written note number {i} about topic {i % 97}\n")
     d.start(wait=False)
     deadline = time.monotonic() + 60
@@ -376,7 +376,7 @@ def test_sigterm_during_a_long_start_up(make_daemon):
     assert time.monotonic() - t0 < 10, "stopped without finishing the re-embedding"
     assert "daemon.stopped" in d.log
     d.start()  # the next start finishes the job
-    assert d.call("memory_search", {"query": "number 1199"})["total"] == 1
-    found = d.call("memory_smart_search", {"query": "note number 1234 topic"})
+    assert d.call("memory_search", {"query": "number 499"})["total"] == 1
+    found = d.call("memory_smart_search", {"query": "note number 434 topic"})
     assert found["memories"]
     assert d.stop() == 0  # (a kill would leave its first git commit writing objects)

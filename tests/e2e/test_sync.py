@@ -129,7 +129,7 @@ def test_a_sync_that_cannot_reach_its_remote_fails(make_daemon, short_tmp) -> No
     assert ok(daemon, "status")["sync"]["last"]["error"]
 
 
-ROUNDS = 5
+ROUNDS = 3
 JOURNAL = ".git/memoryd-sync.json"
 
 
