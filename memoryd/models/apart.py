@@ -16,18 +16,21 @@ answering, LATE at most; one that answered nothing for STALLED while calls wait 
 core (the machine is busy with other programs), and the daemon makes the texts itself
 at once (embedder.py).
 
-The child is `python -m memoryd.models.apart FD MODEL VARIANT THREADS LEVEL FORMAT`: one
-end of a socket pair only the two hold, pickled token ids in and vectors out, answered
-in order. It starts when writes come as a stream (START_AFTER model calls within
-`idle` seconds; until it is ready the daemon's own threads take them), and ends after
-`idle` seconds without one, when the daemon closes it, or when the daemon dies (it
-reads the end of its socket).
+The child is `python -m memoryd.models.apart FD MODEL VARIANT THREADS WORKERS LEVEL
+FORMAT`: one end of a socket pair only the two hold, pickled token ids in and vectors
+out, answered in order, WORKERS calls made side by side (as the daemon's own pool makes
+them: under a bulk write the model is the bottleneck, and one call at a time left a core
+to the daemon's main thread alone). It starts when writes come as a stream (START_AFTER
+model calls within `idle` seconds; until it is ready the daemon's own threads take
+them), and ends after `idle` seconds without one, when the daemon closes it, or when
+the daemon dies (it reads the end of its socket).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -36,7 +39,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -72,8 +75,9 @@ class ModelLost(RuntimeError):
 
 class ApartModel:
     def __init__(self, model: Path, variant: str, threads: int, reference: Run,
-                 probe: list[list[list[int]]], idle: float = IDLE) -> None:
+                 probe: list[list[list[int]]], idle: float = IDLE, workers: int = 1) -> None:
         self.model, self.variant, self.threads = model, variant, threads
+        self.workers = max(1, workers)
         self.reference = reference  # the daemon's own model calls, to check the child's
         self.probe = probe  # model calls whose vectors the child must match
         self.idle = idle
@@ -183,7 +187,7 @@ class ApartModel:
         proc: subprocess.Popen[bytes] | None = None
         try:
             with theirs:
-                # one thread for numpy's libraries too: the child's work is one call
+                # one thread for numpy's libraries too: each call has a thread of its own
                 env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
                 with self._lock:
                     if self.state != "starting":
@@ -191,7 +195,7 @@ class ApartModel:
                     proc = self._starting = subprocess.Popen(
                         [sys.executable, "-m", __name__, str(theirs.fileno()),
                          str(self.model), self.variant, str(self.threads),
-                         *logging_setup.configured()],
+                         str(self.workers), *logging_setup.configured()],
                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                         stdout=subprocess.DEVNULL, env=env)
             started = time.monotonic()
@@ -301,28 +305,42 @@ class ApartModel:
 
 
 # -- the child ------------------------------------------------------------------------------
-def serve(conn: Connection, run: Run) -> None:
-    """Answer model calls in order until the daemon's end of the socket closes."""
+def serve(conn: Connection, run: Run, workers: int = 1) -> None:
+    """Answer model calls in order until the daemon's end of the socket closes,
+    `workers` of them made side by side."""
     conn.send(("ready", None))
-    trim = allocator.Periodic()
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="embed")
+    answers: queue.SimpleQueue[Future[np.ndarray] | None] = queue.SimpleQueue()
+    sender = threading.Thread(target=_send_in_order, args=(conn, answers), daemon=True)
+    sender.start()
     while True:
         try:
             ids = conn.recv()
         except (EOFError, OSError):
-            return
+            break
+        answers.put(pool.submit(run, ids))
+    answers.put(None)  # the daemon is gone: nothing made now is read
+
+
+def _send_in_order(conn: Connection, answers: queue.SimpleQueue[Future[np.ndarray] | None]
+                   ) -> None:
+    trim = allocator.Periodic()
+    while (made := answers.get()) is not None:
         try:
-            conn.send(("ok", run(ids)))
+            reply: tuple[str, Any] = ("ok", made.result())
+        except Exception as exc:  # told to the daemon, which makes the call itself
+            reply = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(reply)
         except (EOFError, OSError):
             return
-        except Exception as exc:  # told to the daemon, which makes the call itself
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
         trim.tick()
 
 
 def main(argv: list[str]) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # the daemon ends it, with the terminal's group
-    fd, model, variant, threads, level, fmt = argv
+    fd, model, variant, threads, workers, level, fmt = argv
     logging_setup.configure(level, fmt)
     allocator.tune()
     # Loaded at nice 10 (a start in the idle class, on a busy machine, took seconds
@@ -332,7 +350,8 @@ def main(argv: list[str]) -> None:
 
     session = model_session(Path(model), variant, int(threads))
     priority.idle_process()
-    serve(Connection(int(fd)), lambda ids: vectors(session, ids))
+    # the threads that make calls, started after this, are in the idle class too
+    serve(Connection(int(fd)), lambda ids: vectors(session, ids), int(workers))
     os._exit(0)  # nothing to write: an interpreter's teardown is time for nothing
 
 

@@ -144,7 +144,8 @@ class OnnxEmbedder:
         # A prefetch's model calls go to a process of its own in the kernel's idle class
         # (models/apart.py), once it has made the probe's vectors exactly as this one.
         self._apart = ApartModel(model, variant, threads, self._run_ids,
-                                 batch_check.calls(probe, self._batch)) if apart else None
+                                 batch_check.calls(probe, self._batch),
+                                 workers=self._workers) if apart else None
 
     def _run_ids(self, ids: list[list[int]]) -> np.ndarray:
         return self.run_model(ModelCall([""] * len(ids), ids))

@@ -28,7 +28,7 @@ def reference() -> OnnxEmbedder:
 
 @pytest.fixture
 def embedder():
-    made = OnnxEmbedder(variant="int8", apart=True)
+    made = OnnxEmbedder(variant="int8", apart=True, workers=2)  # two calls side by side
     yield made
     made.close()
 
@@ -172,5 +172,30 @@ def test_a_quiet_model_process_ends(reference) -> None:
         assert model.describe()["pid"] is None
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)  # ended and reaped
+    finally:
+        model.close()
+
+
+def test_calls_made_side_by_side_are_answered_in_the_order_asked(reference) -> None:
+    """Two workers in the child: a short call asked after a long one is made first,
+    and still answered after it, each with its own vectors."""
+    probe = _probe(reference)
+    run = _run(reference)
+    model = ApartModel(reference.model_file, "int8", 1, run, batch_check.calls(probe, 16),
+                       workers=2)
+    ids = [e.ids for e in reference.tokenizer.encode_batch(TEXTS)]
+    calls = [ids[:16], ids[16:17], ids[17:33], ids[33:34], ids[34:40], ids[:1]] * 4
+    try:
+        first: list = []
+
+        def taken() -> bool:
+            first[:] = [model.submit(calls[0])]
+            return first[0] is not None
+
+        wait_for(taken, 60, "the model process")
+        made = [first[0], *(model.submit(call) for call in calls[1:])]
+        assert all(m is not None for m in made), "none declined: the queue is short"
+        for call, answer in zip(calls, made, strict=True):
+            assert np.array_equal(answer.result(60), run(call))
     finally:
         model.close()
