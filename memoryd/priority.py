@@ -2,9 +2,9 @@
 
 The threads that embed ahead of a write, the vector store's process and git do work no
 caller waits for at once (a write is acknowledged before its vectors are persisted and
-before its history commit):
-they run at BACKGROUND_NICE, so that while a search wants a core they get about a
-tenth of it (the kernel weighs nice 0 against 10 at 1024 to 110) and, alone, all of it.
+before its history commit): they run at BACKGROUND_NICE, so that while a search wants a
+core they get about a tenth of it (the kernel weighs nice 0 against 10 at 1024 to 110)
+and, alone, all of it.
 """
 
 from __future__ import annotations
