@@ -203,5 +203,9 @@ def test_writes_are_synced_soon_after_they_are_committed(make_daemon, short_tmp)
         return bool(listed.strip())
 
     wait_for(on_the_remote, timeout=150, what="the write on the remote")
+    # The push lands before the sync has finished and recorded itself (it checks the
+    # remote's branch after it; git runs at a lower priority on a busy machine).
+    wait_for(lambda: d.call("stats")["sync"]["last"] is not None, timeout=60,
+             what="the sync's record")
     status = d.call("stats")["sync"]
     assert status["last"]["error"] is None and status["last"]["went_out"] >= 1
