@@ -18,6 +18,7 @@ from memoryd_client import Client, DaemonUnavailable, RpcFailure
 from tests.rig import Rig
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: `-p no:xdist` still runs the suite
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: a worker more than the cores this process may use. An end-to-end
     test waits on its daemon, its git, its browser for part of its time, and with a
